@@ -1,0 +1,34 @@
+// KernelConfig: one point of a template's search space (template + ordered parameters),
+// with the stable name and the -D list NVRTC sees.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tgemm {
+
+struct KernelConfig {
+  std::string template_name;  // "sgemm_simt"
+  // Parameter name -> value, in the order the search space declares them; that
+  // order makes canonical_name() stable.
+  std::vector<std::pair<std::string, int64_t>> params;
+
+  // "sgemm_simt_bm128_bn128_bk8_..." : template name, then lower-case name + value per parameter.
+  std::string canonical_name() const;
+  // {"-DBM=128", ...}
+  std::vector<std::string> defines() const;
+  bool has(const std::string& name) const;
+  int64_t get(const std::string& name) const;  // throws Error when absent
+  int64_t get_or(const std::string& name, int64_t fallback) const;
+  void set(const std::string& name, int64_t value);  // replaces or appends
+
+  // Parameters as "BM=128,BN=128,..." and back; the form the database stores.
+  std::string params_text() const;
+  static KernelConfig from_params_text(const std::string& template_name, const std::string& text);
+
+  bool operator==(const KernelConfig&) const = default;
+};
+
+}  // namespace tgemm

@@ -1,0 +1,110 @@
+#include "src/jit/nvrtc_compiler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nvrtc.h>
+
+#include <chrono>
+#include <memory>
+
+#include "src/core/arch_limits.h"
+#include "src/core/hash.h"
+
+namespace tgemm {
+
+namespace {
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram* p) const {
+    nvrtcDestroyProgram(p);
+    delete p;
+  }
+};
+using ProgramPtr = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
+
+std::string program_log(nvrtcProgram program) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  log.resize(size - 1);  // drop the terminating NUL
+  return log;
+}
+
+}  // namespace
+
+std::string NvrtcCompiler::version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<std::string> NvrtcCompiler::options(const KernelConfig& config, Op op_a, Op op_b,
+                                                const std::string& arch) {
+  arch_number(arch);  // throws on a malformed arch
+  // A real arch (sm_XY, not compute_XY) makes NVRTC emit a cubin: nothing is left to the driver.
+  std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "-Xptxas=-v",
+                                   fmt::format("-DTGEMM_OP_A={}", op_a == Op::T ? 1 : 0),
+                                   fmt::format("-DTGEMM_OP_B={}", op_b == Op::T ? 1 : 0)};
+  for (auto& d : config.defines()) opts.push_back(d);
+  return opts;
+}
+
+std::string NvrtcCompiler::cache_key(const KernelSource& source, const KernelConfig& config,
+                                     Op op_a, Op op_b, const std::string& arch) {
+  return stable_hash(fmt::format("{}|{}|{}|{}", source.hash,
+                                 fmt::join(options(config, op_a, op_b, arch), " "), arch,
+                                 version()));
+}
+
+CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const KernelConfig& config,
+                                      Op op_a, Op op_b, const std::string& arch) {
+  CompiledKernel out;
+  out.entry = source.name;
+  out.arch = arch;
+  out.op_a = op_a;
+  out.op_b = op_b;
+  out.nvrtc_version = version();
+  std::vector<std::string> opts;
+  try {
+    opts = options(config, op_a, op_b, arch);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    return out;
+  }
+  out.options = fmt::format("{}", fmt::join(opts, " "));
+  out.cache_key = cache_key(source, config, op_a, op_b, arch);
+
+  auto started = std::chrono::steady_clock::now();
+  ProgramPtr program(new nvrtcProgram(nullptr));
+  std::string file_name = source.name + ".cu";
+  nvrtcResult rc =
+      nvrtcCreateProgram(program.get(), source.text.c_str(), file_name.c_str(), 0, nullptr, nullptr);
+  if (rc != NVRTC_SUCCESS) {
+    out.error = fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(rc));
+    return out;
+  }
+  std::vector<const char*> argv;
+  for (auto& o : opts) argv.push_back(o.c_str());
+  rc = nvrtcCompileProgram(*program, int(argv.size()), argv.data());
+  out.log = program_log(*program);
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (rc != NVRTC_SUCCESS) {
+    out.error = fmt::format("NVRTC failed to compile {} ({}) with options [{}]:\n{}",
+                            config.canonical_name(), nvrtcGetErrorString(rc), out.options, out.log);
+    return out;
+  }
+  size_t size = 0;
+  nvrtcGetCUBINSize(*program, &size);
+  out.cubin.resize(size);
+  if (size == 0 || nvrtcGetCUBIN(*program, out.cubin.data()) != NVRTC_SUCCESS) {
+    out.error = fmt::format("NVRTC produced no cubin for {} ({})", config.canonical_name(), arch);
+    return out;
+  }
+  out.resources = parse_ptxas_log(out.log, out.entry);
+  out.ok = true;
+  return out;
+}
+
+}  // namespace tgemm

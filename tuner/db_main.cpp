@@ -1,0 +1,2 @@
+// placeholder until written
+int main() { return 1; }

@@ -1,0 +1,30 @@
+// Strategy: which legal configs to try, and in what order (Kernel Tuner's idea: strategies
+// behind one small ask/tell interface).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/core/kernel_config.h"
+#include "src/core/trial_result.h"
+
+namespace tgemm {
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Up to `max_count` configs not proposed before; empty when the strategy is done.
+  virtual std::vector<KernelConfig> propose(size_t max_count) = 0;
+  // Results of proposed configs, for strategies that learn from them.
+  virtual void report(const std::vector<TrialResult>& results) { (void)results; }
+};
+
+// name: "exhaustive" (every legal config, in order) or "random" (a uniform sample without
+// replacement, seeded). `budget` caps the number of configs proposed (0 = no cap).
+// Throws Error naming the accepted strategies for any other name.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
+                                        uint64_t budget, uint64_t seed);
+
+}  // namespace tgemm
