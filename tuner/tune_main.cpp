@@ -1,2 +1,64 @@
-// placeholder until written
-int main() { return 1; }
+// tgemm-tune: compile a kernel template's search space with NVRTC, verify and time each
+// config on the GPU against cuBLAS, and store every trial and the best per shape in SQLite.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "src/core/error.h"
+#include "tuner/tuning_session.h"
+
+namespace {
+
+std::string executable_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tgemm::TuneOptions opt;
+  opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  std::string log_level = "info";
+
+  CLI::App app{"tgemm-tune: autotune CUDA GEMM kernels per problem shape"};
+  app.add_option("--shapes", opt.shapes_path, "shape set (YAML), e.g. configs/shapes/square.yaml")
+      ->required();
+  app.add_option("--space", opt.space_path, "search space (YAML); default: sgemm_simt's");
+  app.add_option("--db", opt.db_path, "tuning database (SQLite)")->capture_default_str();
+  app.add_option("--arch", opt.arch, "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
+  app.add_option("--strategy", opt.strategy, "exhaustive | random")->capture_default_str();
+  app.add_option("--budget", opt.budget, "configs to try per layout (0 = all)")->capture_default_str();
+  app.add_option("--seed", opt.seed, "seed of the random strategy")->capture_default_str();
+  app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--device", opt.device, "CUDA device ordinal")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("--compile-only", opt.compile_only,
+               "compile and prune for --arch, store the cubins; no GPU needed");
+  app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
+  for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
+  const std::string exe_dir = executable_dir();
+  opt.worker_path = exe_dir + "/tgemm-worker";
+  try {
+    if (opt.space_path.empty()) opt.space_path = tgemm::default_space_path(exe_dir, "sgemm_simt");
+    tgemm::run_tuning_session(opt);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,7 +1,11 @@
-// tgemm: per-shape tuned CUDA GEMM. C++ API.
-// Storage is row-major: C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C.
+// tgemm C++ API: a GEMM that launches the kernel tuned for each problem shape.
+// Storage is ROW-MAJOR: C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C.
+// See tgemm_c.h for the layout rules and how column-major callers swap the operands.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +15,35 @@ namespace tgemm {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+enum class Selection { exact, nearest, fallback_default, cublas };
+const char* to_string(Selection selection);
+
+class Dispatcher;
+
+// A handle on a tuning database. Thread-safe; calls run on the calling thread's current device.
+class Handle {
+ public:
+  // db_path: the tuning database, else $TGEMM_DB, else "tgemm.db". A missing or corrupt
+  // database still gives a working handle (defaults, then cuBLAS), logged once.
+  explicit Handle(const std::string& db_path = "");
+  ~Handle();
+  Handle(Handle&&) noexcept;
+  Handle& operator=(Handle&&) noexcept;
+
+  // op_a / op_b: 'N' or 'T'. Throws Error for bad arguments or a failed launch.
+  void sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+             const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream = nullptr);
+
+  // Which path sgemm takes for this problem with these pointers (their alignment matters).
+  Selection selection(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
+                      const float* b, int ldb, float* c, int ldc);
+
+  void set_cublas_fallback(bool enabled);
+
+ private:
+  std::unique_ptr<Dispatcher> dispatcher_;
 };
 
 }  // namespace tgemm

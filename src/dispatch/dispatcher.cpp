@@ -1,0 +1,269 @@
+#include "src/dispatch/dispatcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "src/core/error.h"
+#include "src/cuda/cuda_check.h"
+#include "src/jit/kernel_source.h"
+#include "src/jit/nvrtc_compiler.h"
+
+namespace tgemm {
+
+namespace {
+template <typename... Args>
+[[noreturn]] void invalid(fmt::format_string<Args...> format, Args&&... args) {
+  throw InvalidValueError(fmt::format(format, std::forward<Args>(args)...));
+}
+}  // namespace
+
+struct Dispatcher::DeviceState {
+  DeviceInfo info;
+  std::unique_ptr<KernelSelector> selector;
+  std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by NVRTC cache key
+  std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
+  cublasHandle_t cublas = nullptr;
+  ~DeviceState() {
+    if (cublas) cublasDestroy(cublas);
+  }
+};
+
+size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
+  size_t h = std::hash<int>()(key.device);
+  auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  mix(uint64_t(key.m));
+  mix(uint64_t(key.n));
+  mix(uint64_t(key.k));
+  mix(uint64_t(key.op_a) | uint64_t(key.op_b) << 8 | uint64_t(key.align_a) << 16 |
+      uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
+  return h;
+}
+
+Dispatcher::Dispatcher(DispatcherOptions options)
+    : options_(std::move(options)), cublas_fallback_(options_.cublas_fallback) {
+  db_path_ = options_.db_path;
+  if (db_path_.empty()) {
+    const char* env = std::getenv("TGEMM_DB");
+    db_path_ = env && *env ? env : "tgemm.db";
+  }
+  try {
+    db_ = std::make_unique<TuningDb>(db_path_, TuningDb::Mode::read_only);
+  } catch (const std::exception& e) {
+    db_problem_ = e.what();
+    spdlog::warn("tgemm: tuning database unavailable ({}); using default kernels", e.what());
+  }
+}
+
+Dispatcher::~Dispatcher() = default;
+
+int Dispatcher::current_device() {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw NoDeviceError(fmt::format("no CUDA driver/device available ({})", cudaGetErrorString(err)));
+  }
+  return device;
+}
+
+Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
+  if (call.m < 0 || call.n < 0 || call.k < 0)
+    invalid("m, n and k must be >= 0 (got m={}, n={}, k={})", call.m, call.n, call.k);
+  Problem p;
+  p.dtype = DType::f32;
+  p.op_a = call.op_a;
+  p.op_b = call.op_b;
+  p.m = call.m;
+  p.n = call.n;
+  p.k = call.k;
+  p.lda = call.lda;
+  p.ldb = call.ldb;
+  p.ldc = call.ldc;
+  p.beta_zero = call.beta == 0.0f;
+  // cuBLAS's rules: leading dimensions cover a row even when nothing is read.
+  if (call.lda < std::max<int64_t>(1, p.a_cols()))
+    invalid("lda = {} is smaller than the row length of A ({})", call.lda, p.a_cols());
+  if (call.ldb < std::max<int64_t>(1, p.b_cols()))
+    invalid("ldb = {} is smaller than the row length of B ({})", call.ldb, p.b_cols());
+  if (call.ldc < std::max(1, call.n))
+    invalid("ldc = {} is smaller than the row length of C ({})", call.ldc, call.n);
+  *empty = call.m == 0 || call.n == 0;
+  if (*empty) return p;
+  if (!call.c) invalid("C is a null pointer");
+  if (call.k > 0 && (!call.a || !call.b)) invalid("A or B is a null pointer");
+  p.align_a = vector_alignment(p.lda, reinterpret_cast<uintptr_t>(call.a), 4);
+  p.align_b = vector_alignment(p.ldb, reinterpret_cast<uintptr_t>(call.b), 4);
+  p.align_c = vector_alignment(p.ldc, reinterpret_cast<uintptr_t>(call.c), 4);
+  return p;
+}
+
+Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
+  return {device,
+          int(p.m),
+          int(p.n),
+          int(p.k),
+          uint8_t(p.op_a),
+          uint8_t(p.op_b),
+          uint8_t(p.align_a),
+          uint8_t(p.align_b),
+          uint8_t(p.align_c),
+          uint8_t(p.beta_zero)};
+}
+
+Dispatcher::DeviceState& Dispatcher::device_state(int device) {
+  std::lock_guard lock(devices_mutex_);
+  auto& slot = devices_[device];
+  if (!slot) {
+    auto state = std::make_unique<DeviceState>();
+    state->info = query_device(device);
+    std::vector<BestEntry> tuned;
+    if (db_) {
+      try {
+        tuned = db_->best_entries("", state->info.name, state->info.arch);
+      } catch (const std::exception& e) {
+        spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
+      }
+    }
+    spdlog::debug("tgemm: {} tuned problem(s) for {} ({})", tuned.size(), state->info.name,
+                  state->info.arch);
+    state->selector = std::make_unique<KernelSelector>(
+        std::move(tuned), options_.defaults ? *options_.defaults : shipped_default_kernels(),
+        state->info.arch);
+    slot = std::move(state);
+  }
+  return *slot;
+}
+
+// The cubin comes from the database when it holds one for this kernel, layout, arch and
+// NVRTC version; otherwise NVRTC compiles it once, and it is written back when the file is
+// writable, so the next process finds it.
+const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice& choice,
+                                          const Problem& problem) {
+  const KernelSource source = kernel_source(choice.config.template_name);
+  const std::string template_hash = choice.template_hash.empty() ? source.hash : choice.template_hash;
+  const std::string arch = state.info.arch;
+  const std::string key = template_hash + "|" + problem.layout() + "|" + choice.config.params_text();
+  if (auto it = state.kernels.find(key); it != state.kernels.end()) return it->second.get();
+
+  std::optional<BinaryRecord> stored;
+  if (db_) {
+    try {
+      stored = db_->find_binary_for(choice.config, template_hash, problem.op_a, problem.op_b, arch,
+                                    NvrtcCompiler::version());
+    } catch (const std::exception& e) {
+      spdlog::warn("tgemm: reading a cubin from {} failed: {}", db_path_, e.what());
+    }
+  }
+  std::vector<char> cubin;
+  std::string entry = source.name;
+  if (stored && stored->status == BinaryStatus::ok && !stored->compiled.cubin.empty()) {
+    cubin = std::move(stored->compiled.cubin);
+    entry = stored->compiled.entry.empty() ? entry : stored->compiled.entry;
+  } else {
+    CompiledKernel compiled =
+        NvrtcCompiler::compile(source, choice.config, problem.op_a, problem.op_b, arch);
+    if (!compiled.ok) fail("{}", compiled.error);
+    spdlog::info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
+                 compiled.compile_ms);
+    try {  // best effort: a read-only file or a busy writer only costs the next process a compile
+      TuningDb writable(db_path_, TuningDb::Mode::read_write);
+      const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", arch);
+      const int64_t kernel_id = writable.upsert_kernel(choice.config, source.hash);
+      writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
+      writable.finish_run(run, "stored 1 cubin");
+    } catch (const std::exception& e) {
+      spdlog::debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
+    }
+    cubin = std::move(compiled.cubin);
+  }
+  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, entry);
+  const GemmKernel* raw = kernel.get();
+  state.kernels.emplace(key, std::move(kernel));
+  return raw;
+}
+
+Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& problem) {
+  DeviceState& state = device_state(key.device);
+  KernelChoice choice = state.selector->choose(problem);
+  Resolved out;
+  out.path = choice.path;
+  if (choice.path != Selection::cublas) {
+    try {
+      out.kernel = load_kernel(state, choice, problem);
+      out.plan = plan_launch(choice.config, problem);
+    } catch (const std::exception& e) {
+      // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
+      spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(),
+                   problem.key(), e.what());
+      out = Resolved{};
+    }
+  }
+  return out;
+}
+
+Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem) {
+  const CallKey key = make_key(device, problem);
+  {
+    std::shared_lock lock(cache_mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  std::unique_lock lock(cache_mutex_);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  Resolved resolved = resolve(key, problem);
+  cache_.emplace(key, resolved);
+  return resolved;
+}
+
+Selection Dispatcher::selection(const GemmCall& call) {
+  bool empty = false;
+  Problem problem = to_problem(call, &empty);
+  if (empty) return Selection::exact;  // nothing to compute; no kernel involved
+  return lookup(current_device(), problem).path;
+}
+
+void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream) {
+  std::lock_guard lock(state.cublas_mutex);
+  if (!state.cublas && cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS)
+    fail("cublasCreate failed");
+  cublasSetStream(state.cublas, stream);
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  const cublasOperation_t op_b = call.op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = call.op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t st = cublasSgemm(state.cublas, op_b, op_a, call.n, call.m, call.k, &call.alpha,
+                                  call.b, call.ldb, call.a, call.lda, &call.beta, call.c, call.ldc);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw ExecutionError(fmt::format("cublasSgemm failed: {}", cublasGetStatusString(st)));
+}
+
+void Dispatcher::sgemm(const GemmCall& call, cudaStream_t stream) {
+  bool empty = false;
+  const Problem problem = to_problem(call, &empty);
+  if (empty) return;
+  const int device = current_device();
+  const Resolved r = lookup(device, problem);
+  if (r.path == Selection::cublas) {
+    if (!cublas_fallback_)
+      throw NotSupportedError(fmt::format(
+          "no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+    run_cublas(device_state(device), call, stream);
+    return;
+  }
+  const GemmParams params = make_params(problem, call.a, call.b, call.c, call.alpha, call.beta);
+  cudaError_t err = r.kernel->launch(r.plan, params, stream);
+  if (err != cudaSuccess)
+    throw ExecutionError(fmt::format("launching {} failed: {}", r.kernel->config().canonical_name(),
+                                     cudaGetErrorString(err)));
+}
+
+const char* to_string(Selection selection) {
+  switch (selection) {
+    case Selection::exact: return "exact";
+    case Selection::nearest: return "nearest";
+    case Selection::fallback_default: return "default";
+    case Selection::cublas: return "cublas";
+  }
+  return "?";
+}
+
+}  // namespace tgemm

@@ -1,0 +1,55 @@
+// KernelSelector: the dispatcher's choice of kernel for a problem on one GPU, from the
+// tuned entries (exact key, then the nearest tuned shape that can run it) and the shipped
+// per-arch defaults. Pure logic: no CUDA, no SQL, so it is tested on the CPU.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.h"
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "tgemm/tgemm.h"
+
+namespace tgemm {
+
+struct DefaultKernel {
+  std::string arch;  // "sm_90" or "*"
+  DType dtype = DType::f32;
+  KernelConfig config;
+};
+
+// Parses configs/default_kernels.txt; throws Error naming the line for a malformed one.
+std::vector<DefaultKernel> parse_default_kernels(const std::string& text);
+// The table embedded in the library.
+const std::vector<DefaultKernel>& shipped_default_kernels();
+
+struct KernelChoice {
+  Selection path = Selection::cublas;
+  KernelConfig config;          // empty for cublas
+  std::string template_hash;    // of the tuned kernel; empty for defaults
+  std::string tuned_key;        // the tuned problem it came from (exact / nearest)
+};
+
+class KernelSelector {
+ public:
+  // `tuned`: best entries of this GPU (the dispatcher filters by device name and arch).
+  KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
+                 std::string arch);
+
+  // Exact key -> nearest tuned shape in log(M, N, K) of the same dtype and layout whose
+  // kernel can run the problem -> first default that can -> cublas.
+  KernelChoice choose(const Problem& problem) const;
+
+ private:
+  std::vector<BestEntry> tuned_;
+  std::vector<DefaultKernel> defaults_;
+  std::string arch_;
+};
+
+// Whether `config` can run `problem` and is a sensible choice for it: the launch plan's
+// alignment rules, and no split-K slice left without a full K tile.
+bool can_run(const KernelConfig& config, const Problem& problem);
+
+}  // namespace tgemm

@@ -1,0 +1,146 @@
+// tgemm-tune as a user runs it: compile-only tuning fills the database and resumes, and
+// every bad input gets a clear message and a non-zero exit without losing rows.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "src/core/device_info.h"
+#include "tests/cli/cli_runner.h"
+
+namespace tgemm {
+namespace {
+
+using testing::read_bytes;
+using testing::run_tool;
+using testing::TempDir;
+
+const std::string kQuick = TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml";
+
+// One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it.
+int64_t query_int(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t value = -1;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      value = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
+class TuneCli : public ::testing::Test {
+ protected:
+  TempDir dir_{"tune_cli"};
+  std::string db_ = dir_.file("t.db");
+  std::string compile_only(const std::string& extra = "") {
+    return "--compile-only --arch sm_75 --shapes " + kQuick + " --db " + db_ +
+           " --strategy random --budget 6 --jobs 2 " + extra;
+  }
+};
+
+TEST_F(TuneCli, compile_only_fills_database_then_rerun_compiles_nothing) {
+  auto first = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("6 proposed"), std::string::npos) << first.output;
+  EXPECT_EQ(query_int(db_, "select count(*) from binaries where arch = 'sm_75'"), 6);
+  EXPECT_GT(query_int(db_, "select count(*) from binaries where status = 'ok' and length(cubin) > 0"),
+            0);
+  EXPECT_EQ(query_int(db_, "select count(*) from problems"), 3);
+  EXPECT_EQ(query_int(db_, "select count(*) from runs"), 1);
+
+  auto second = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("0 compiled, 6 from cache"), std::string::npos) << second.output;
+  EXPECT_EQ(query_int(db_, "select count(*) from binaries"), 6);
+  EXPECT_EQ(query_int(db_, "select count(*) from runs"), 2);
+}
+
+TEST_F(TuneCli, missing_shapes_option_is_a_usage_error) {
+  auto r = run_tool("tgemm-tune", "--compile-only --db " + db_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--shapes"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, shapes_file_that_does_not_exist_is_named) {
+  auto r = run_tool("tgemm-tune", "--compile-only --shapes " + dir_.file("nope.yaml") + " --db " + db_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("nope.yaml"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, malformed_yaml_is_named_with_its_line) {
+  auto bad = dir_.write("bad.yaml", "shapes:\n  - [1, 2, 3]\n  - [4, 5\n");
+  auto r = run_tool("tgemm-tune", "--compile-only --shapes " + bad + " --db " + db_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("bad.yaml"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, zero_dimension_is_rejected) {
+  auto bad = dir_.write("zero.yaml", "shapes:\n  - [0, 2, 3]\n");
+  auto r = run_tool("tgemm-tune", "--compile-only --shapes " + bad + " --db " + db_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("zero.yaml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("m"), std::string::npos);
+}
+
+TEST_F(TuneCli, unknown_arch_strategy_and_bad_jobs_are_rejected) {
+  auto arch = run_tool("tgemm-tune", "--compile-only --arch sm_61 --shapes " + kQuick + " --db " + db_);
+  EXPECT_EQ(arch.exit_code, 1);
+  EXPECT_NE(arch.output.find("unknown arch 'sm_61'"), std::string::npos) << arch.output;
+  auto strategy = run_tool("tgemm-tune", compile_only("--strategy annealing"));
+  EXPECT_EQ(strategy.exit_code, 1);
+  EXPECT_NE(strategy.output.find("annealing"), std::string::npos) << strategy.output;
+  auto jobs = run_tool("tgemm-tune", compile_only("--jobs 0"));
+  EXPECT_NE(jobs.exit_code, 0);
+  EXPECT_NE(jobs.output.find("--jobs"), std::string::npos) << jobs.output;
+}
+
+TEST_F(TuneCli, space_with_no_legal_config_is_rejected) {
+  auto space = dir_.write("empty_space.yaml",
+                          "template: sgemm_simt\nparameters:\n  BM: [64]\n  BN: [64]\n  BK: [8]\n"
+                          "  TM: [4]\n  TN: [4]\n  WARP_N: [8]\n  VEC: [4]\n  PAD_A: [0]\n"
+                          "  PAD_B: [0]\n  STAGES: [2]\n  SPLIT_K: [1]\n  SWIZZLE: [1]\n"
+                          "constraints:\n  - {expr: \"BM > 64\", reason: \"BM must exceed 64\"}\n");
+  auto r = run_tool("tgemm-tune", compile_only("--space " + space));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no legal config"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, tuning_without_gpu_asks_for_compile_only) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  auto r = run_tool("tgemm-tune", "--shapes " + kQuick + " --db " + db_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no GPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--compile-only"), std::string::npos);
+}
+
+TEST_F(TuneCli, unwritable_database_path_is_named) {
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + kQuick +
+                                      " --db " + dir_.file("no/such/dir/t.db"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no/such/dir/t.db"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, corrupt_database_is_refused_and_left_untouched) {
+  auto path = dir_.write("corrupt.db", std::string(4096, 'x'));
+  auto before = read_bytes(path);
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --budget 2 --strategy random --shapes " +
+                                      kQuick + " --db " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("corrupt.db"), std::string::npos) << r.output;
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST_F(TuneCli, failed_run_keeps_existing_rows) {
+  ASSERT_EQ(run_tool("tgemm-tune", compile_only()).exit_code, 0);
+  const int64_t binaries = query_int(db_, "select count(*) from binaries");
+  auto bad = dir_.write("neg.yaml", "shapes:\n  - [16, -4, 16]\n");
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + bad + " --db " + db_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(query_int(db_, "select count(*) from binaries"), binaries);
+  EXPECT_EQ(query_int(db_, "select count(*) from problems"), 3);
+}
+
+}  // namespace
+}  // namespace tgemm

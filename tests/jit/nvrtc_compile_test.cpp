@@ -1,0 +1,119 @@
+// NVRTC compiles of the kernel templates for every arch we claim, with the ptxas resource
+// report parsed. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "src/jit/nvrtc_compiler.h"
+#include "src/launch/launch_plan.h"
+#include "tuner/resource_check.h"
+#include "tuner/search_space.h"
+
+namespace tgemm {
+namespace {
+
+const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/sgemm_simt.yaml";
+
+KernelConfig default_config() {
+  return {"sgemm_simt",
+          {{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8}, {"VEC", 4},
+           {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", 1}, {"SWIZZLE", 1}}};
+}
+
+class CompilesForArch : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CompilesForArch, default_config_in_every_layout_with_resources_parsed) {
+  const std::string arch = GetParam();
+  auto source = kernel_source("sgemm_simt");
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      auto k = NvrtcCompiler::compile(source, default_config(), a, b, arch);
+      ASSERT_TRUE(k.ok) << k.error;
+      EXPECT_EQ(k.arch, arch);
+      EXPECT_GT(k.cubin.size(), 1000u);
+      ASSERT_TRUE(k.resources.found) << k.log;
+      EXPECT_GT(k.resources.registers, 32);
+      EXPECT_LE(k.resources.registers, 255);
+      EXPECT_EQ(k.resources.spill_store_bytes, 0) << k.log;
+      EXPECT_EQ(resource_violation(k, default_config(), arch_limits(arch)), std::nullopt);
+    }
+}
+
+// A seeded sample of the legal space: whatever the space calls legal must compile.
+TEST_P(CompilesForArch, sample_of_legal_space_compiles) {
+  const std::string arch = GetParam();
+  auto space = SearchSpace::load(kSpace);
+  auto legal = space.enumerate(arch_limits(arch)).legal;
+  ASSERT_GT(legal.size(), 10u);
+  std::mt19937_64 rng(arch_number(arch));
+  std::shuffle(legal.begin(), legal.end(), rng);
+  auto source = kernel_source(space.template_name());
+  for (size_t i = 0; i < 4; ++i) {
+    const Op a = i % 2 ? Op::T : Op::N, b = i / 2 % 2 ? Op::T : Op::N;
+    auto k = NvrtcCompiler::compile(source, legal[i], a, b, arch);
+    EXPECT_TRUE(k.ok) << legal[i].canonical_name() << "\n" << k.error;
+    EXPECT_TRUE(k.resources.found) << k.log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));
+
+TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
+  KernelConfig bad = default_config();
+  bad.set("BM", 100);  // not a multiple of TM = 8
+  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), bad, Op::N, Op::N, "sm_80");
+  EXPECT_FALSE(k.ok);
+  EXPECT_NE(k.error.find("BM must be a multiple of TM"), std::string::npos) << k.error;
+  EXPECT_NE(k.error.find(bad.canonical_name()), std::string::npos);
+  EXPECT_NE(k.error.find("-DBM=100"), std::string::npos);
+  EXPECT_TRUE(k.cubin.empty());
+}
+
+TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
+  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N,
+                                  "gfx90a");
+  EXPECT_FALSE(k.ok);
+  EXPECT_NE(k.error.find("gfx90a"), std::string::npos);
+}
+
+TEST(NvrtcCompiler, cache_key_depends_on_every_input) {
+  auto source = kernel_source("sgemm_simt");
+  auto base = NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_80");
+  EXPECT_EQ(base, NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_80"));
+  EXPECT_NE(base, NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_90"));
+  EXPECT_NE(base, NvrtcCompiler::cache_key(source, default_config(), Op::T, Op::N, "sm_80"));
+  KernelConfig other = default_config();
+  other.set("BK", 16);
+  EXPECT_NE(base, NvrtcCompiler::cache_key(source, other, Op::N, Op::N, "sm_80"));
+  KernelSource edited = source;
+  edited.hash = "0000000000000000";
+  EXPECT_NE(base, NvrtcCompiler::cache_key(edited, default_config(), Op::N, Op::N, "sm_80"));
+}
+
+TEST(ResourceCheck, prunes_spills_and_oversized_shared_memory) {
+  CompiledKernel k;
+  k.resources.found = true;
+  k.resources.registers = 64;
+  EXPECT_EQ(resource_violation(k, default_config(), arch_limits("sm_75")), std::nullopt);
+  k.resources.spill_store_bytes = 8;
+  auto why = resource_violation(k, default_config(), arch_limits("sm_75"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("spills"), std::string::npos);
+  k.resources.spill_store_bytes = 0;
+  KernelConfig big = default_config();
+  big.set("BK", 64);  // 2 stages x 64 x 264 floats = 135 KB: fits sm_90, not sm_75
+  EXPECT_EQ(resource_violation(k, big, arch_limits("sm_90")), std::nullopt);
+  why = resource_violation(k, big, arch_limits("sm_75"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("shared memory"), std::string::npos);
+  k.resources.registers = 255;  // 255 x 512 threads > 65536
+  KernelConfig wide = default_config();
+  wide.set("TM", 4);
+  why = resource_violation(k, wide, arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("registers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tgemm

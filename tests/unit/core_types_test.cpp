@@ -1,0 +1,138 @@
+// Problem, KernelConfig, arch limits and launch planning: the value types every module shares.
+#include <gtest/gtest.h>
+
+#include "src/core/arch_limits.h"
+#include "src/core/error.h"
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/core/trial_result.h"
+#include "src/launch/launch_plan.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig config_128() {
+  return {"sgemm_simt",
+          {{"BM", 128}, {"BN", 64}, {"BK", 8}, {"TM", 8}, {"TN", 4}, {"WARP_N", 8}, {"VEC", 4},
+           {"PAD_A", 4}, {"PAD_B", 0}, {"STAGES", 2}, {"SPLIT_K", 4}, {"SWIZZLE", 1}}};
+}
+
+TEST(Problem, packed_sets_leading_dimensions_and_alignment_per_layout) {
+  auto p = Problem::packed(DType::f32, Op::T, Op::N, 127, 256, 64);
+  EXPECT_EQ(p.lda, 127);  // A stored k x m
+  EXPECT_EQ(p.ldb, 256);
+  EXPECT_EQ(p.ldc, 256);
+  EXPECT_EQ(p.align_a, 1);
+  EXPECT_EQ(p.align_b, 4);
+  EXPECT_EQ(p.layout(), "TN");
+  EXPECT_EQ(p.key(), "f32_TN_m127_n256_k64_a144_b0");
+}
+
+TEST(Problem, validate_rejects_bad_dimensions_and_leading_dimensions) {
+  auto p = Problem::packed(DType::f32, Op::N, Op::N, 8, 8, 8);
+  EXPECT_NO_THROW(p.validate());
+  auto zero = p;
+  zero.m = 0;
+  EXPECT_THROW(zero.validate(), Error);
+  auto small = p;
+  small.lda = 7;
+  try {
+    small.validate();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lda = 7"), std::string::npos);
+  }
+  auto huge = p;
+  huge.k = int64_t(1) << 40;
+  huge.lda = huge.k;
+  EXPECT_THROW(huge.validate(), Error);
+}
+
+TEST(Problem, vector_alignment_needs_both_ld_and_address) {
+  EXPECT_EQ(vector_alignment(1024, 0, 4), 4);
+  EXPECT_EQ(vector_alignment(1024, 4, 4), 1);  // pointer one float past 16 bytes
+  EXPECT_EQ(vector_alignment(1024, 8, 4), 2);
+  EXPECT_EQ(vector_alignment(1023, 0, 4), 1);
+  EXPECT_EQ(vector_alignment(1022, 0, 4), 2);
+}
+
+TEST(DType, parses_known_and_rejects_unknown_names) {
+  EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
+  EXPECT_THROW(parse_dtype("f64"), Error);
+  Op a, b;
+  parse_layout("TN", &a, &b);
+  EXPECT_EQ(a, Op::T);
+  EXPECT_EQ(b, Op::N);
+  EXPECT_THROW(parse_layout("NX", &a, &b), Error);
+  EXPECT_THROW(parse_layout("N", &a, &b), Error);
+}
+
+TEST(KernelConfig, canonical_name_and_params_text_round_trip) {
+  auto c = config_128();
+  EXPECT_EQ(c.canonical_name(),
+            "sgemm_simt_bm128_bn64_bk8_tm8_tn4_warp_n8_vec4_pad_a4_pad_b0_stages2_split_k4_"
+            "swizzle1");
+  auto back = KernelConfig::from_params_text("sgemm_simt", c.params_text());
+  EXPECT_EQ(back, c);
+  EXPECT_EQ(c.defines().front(), "-DBM=128");
+  EXPECT_THROW(KernelConfig::from_params_text("sgemm_simt", "BM=12x"), Error);
+  EXPECT_THROW(KernelConfig::from_params_text("sgemm_simt", "=3"), Error);
+  EXPECT_THROW(c.get("NOPE"), Error);
+}
+
+TEST(ArchLimits, knows_the_claimed_archs_and_rejects_others) {
+  for (auto arch : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90"})
+    EXPECT_GT(arch_limits(arch).smem_per_block_optin, 48 * 1024) << arch;
+  EXPECT_EQ(arch_limits("sm_90").smem_per_block_optin, 227 * 1024);
+  try {
+    arch_limits("sm_61");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sm_61"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("sm_90"), std::string::npos);
+  }
+  EXPECT_EQ(arch_number("sm_89"), 89);
+  EXPECT_THROW(arch_number("sm_"), Error);
+  EXPECT_THROW(arch_number("compute_90"), Error);
+}
+
+TEST(TrialStatus, text_round_trips) {
+  for (auto s : {TrialStatus::ok, TrialStatus::crashed, TrialStatus::timeout,
+                 TrialStatus::wrong_result, TrialStatus::resource_exceeded})
+    EXPECT_EQ(parse_trial_status(to_string(s)), s);
+  EXPECT_THROW(parse_trial_status("fine"), Error);
+}
+
+TEST(LaunchPlan, grid_covers_the_problem_and_split_k_prepares_c) {
+  auto p = Problem::packed(DType::f32, Op::N, Op::N, 257, 132, 1000);
+  auto plan = plan_launch(config_128(), p);
+  EXPECT_EQ(plan.grid[0], 3u);  // ceil(132 / 64)
+  EXPECT_EQ(plan.grid[1], 3u);  // ceil(257 / 128)
+  EXPECT_EQ(plan.grid[2], 4u);
+  EXPECT_EQ(plan.block[0], 256u);
+  EXPECT_EQ(plan.smem_bytes, size_t(2 * 8 * (132 + 64) * 4));
+  EXPECT_TRUE(plan.prepare_c);
+}
+
+TEST(LaunchPlan, vector_width_needs_operand_alignment) {
+  auto p = Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 63);  // lda = 63
+  auto why = unsupported_reason(config_128(), p);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("VEC=4"), std::string::npos);
+  EXPECT_THROW(plan_launch(config_128(), p), Error);
+  auto c1 = config_128();
+  c1.set("VEC", 1);
+  EXPECT_EQ(unsupported_reason(c1, p), std::nullopt);
+  auto f16 = Problem::packed(DType::f16, Op::N, Op::N, 64, 64, 64);
+  EXPECT_TRUE(unsupported_reason(c1, f16));
+}
+
+TEST(LaunchPlan, params_carry_c_alignment_for_vector_stores) {
+  auto p = Problem::packed(DType::f32, Op::N, Op::N, 4, 8, 4);
+  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_vec4, 1);
+  p.align_c = 2;
+  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_vec4, 0);
+}
+
+}  // namespace
+}  // namespace tgemm

@@ -1,0 +1,158 @@
+// The dispatcher's choice of kernel: exact -> nearest -> default -> cuBLAS, on plain entries
+// and on a fixture database written through TuningDb.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "db/tuning_db.h"
+#include "src/core/error.h"
+#include "src/dispatch/kernel_selector.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig simt(int64_t bm, int64_t vec, int64_t split_k = 1) {
+  return {"sgemm_simt",
+          {{"BM", bm}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8},
+           {"VEC", vec}, {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", split_k},
+           {"SWIZZLE", 1}}};
+}
+
+BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op::N,
+                Op b = Op::N) {
+  BestEntry e;
+  e.problem = Problem::packed(DType::f32, a, b, m, n, k);
+  e.device_name = "NVIDIA H200";
+  e.arch = "sm_90";
+  e.config = std::move(config);
+  e.template_hash = "abc";
+  e.trial.status = TrialStatus::ok;
+  e.trial.time_median_us = 100;
+  return e;
+}
+
+std::vector<DefaultKernel> defaults() {
+  return {{"sm_90", DType::f32, simt(256, 4)}, {"*", DType::f32, simt(64, 4)},
+          {"*", DType::f32, simt(32, 1)}};
+}
+
+TEST(KernelSelector, exact_key_wins) {
+  KernelSelector s({entry(4096, 4096, 4096, simt(128, 4)), entry(4000, 4096, 4096, simt(64, 4))},
+                   defaults(), "sm_90");
+  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096));
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, simt(128, 4));
+  EXPECT_EQ(c.template_hash, "abc");
+}
+
+TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
+  KernelSelector s({entry(4096, 4096, 4096, simt(128, 4)), entry(256, 256, 256, simt(64, 4)),
+                    entry(3000, 3000, 3000, simt(32, 4), Op::T, Op::N)},
+                   defaults(), "sm_90");
+  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2900, 2900, 2900));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, simt(128, 4));  // 4096^3, not the TN entry at 3000^3
+  EXPECT_EQ(c.tuned_key, Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096).key());
+  auto small = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 300, 200, 256));
+  EXPECT_EQ(small.config, simt(64, 4));
+}
+
+TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
+  KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 64, simt(64, 1))},
+                   defaults(), "sm_90");
+  // k = 1023: lda is odd, so the VEC=4 kernel tuned at 1024^3 cannot load A.
+  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1023));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, simt(64, 1));
+}
+
+TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
+  EXPECT_FALSE(can_run(simt(128, 4, 16), Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 64)));
+  EXPECT_TRUE(can_run(simt(128, 4, 16), Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 4096)));
+}
+
+TEST(KernelSelector, defaults_prefer_own_arch_then_any_then_cublas) {
+  KernelSelector on90({}, defaults(), "sm_90");
+  auto p = Problem::packed(DType::f32, Op::N, Op::N, 512, 512, 512);
+  EXPECT_EQ(on90.choose(p).path, Selection::fallback_default);
+  EXPECT_EQ(on90.choose(p).config, simt(256, 4));
+  KernelSelector on80({}, defaults(), "sm_80");
+  EXPECT_EQ(on80.choose(p).config, simt(64, 4));
+  EXPECT_EQ(on80.choose(Problem::packed(DType::f32, Op::N, Op::N, 7, 7, 7)).config, simt(32, 1));
+  KernelSelector none({}, {}, "sm_80");
+  EXPECT_EQ(none.choose(p).path, Selection::cublas);
+  // No f16 kernel exists yet: cuBLAS.
+  EXPECT_EQ(on90.choose(Problem::packed(DType::f16, Op::N, Op::N, 64, 64, 64)).path,
+            Selection::cublas);
+}
+
+TEST(DefaultKernels, shipped_table_parses_and_covers_unaligned_f32) {
+  const auto& table = shipped_default_kernels();
+  ASSERT_FALSE(table.empty());
+  KernelSelector s({}, table, "sm_75");
+  for (int k : {1, 2, 3, 1023, 4096}) {
+    auto c = s.choose(Problem::packed(DType::f32, Op::T, Op::N, 17, 33, k));
+    EXPECT_EQ(c.path, Selection::fallback_default) << k;
+  }
+}
+
+TEST(DefaultKernels, malformed_line_names_its_number) {
+  try {
+    parse_default_kernels("# comment\n* f32 sgemm_simt BM=1\nsm_90 f32 sgemm_simt\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_default_kernels("sm_9x f32 sgemm_simt BM=1"), Error);
+  EXPECT_THROW(parse_default_kernels("* f99 sgemm_simt BM=1"), Error);
+}
+
+// The same chain over what a tuner wrote: entries read back through TuningDb::best_entries.
+TEST(KernelSelector, chooses_from_fixture_database) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tgemm_selector_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "fixture.db").string();
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    const int64_t run = db.begin_run("test", "tgemm", "sm_90");
+    DeviceInfo dev;
+    dev.name = "NVIDIA H200";
+    dev.arch = "sm_90";
+    dev.sm_count = 132;
+    const int64_t device = db.upsert_device(dev);
+    auto add = [&](int64_t m, int64_t n, int64_t k, const KernelConfig& cfg, double us) {
+      const int64_t problem = db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, m, n, k));
+      const int64_t kernel = db.upsert_kernel(cfg, "hash1");
+      TrialResult t;
+      t.config = cfg;
+      t.status = TrialStatus::ok;
+      t.time_min_us = t.time_median_us = t.time_max_us = us;
+      t.runs = 10;
+      db.record_trial(run, problem, kernel, device, std::nullopt, t);
+      db.update_best(problem, device);
+    };
+    add(2048, 2048, 2048, simt(128, 4), 500);
+    add(2048, 2048, 2048, simt(64, 4), 400);  // faster: the best
+    add(128, 128, 128, simt(32, 1), 10);
+    db.finish_run(run, "fixture");
+  }
+  TuningDb ro(path, TuningDb::Mode::read_only);
+  KernelSelector s(ro.best_entries("", "NVIDIA H200", "sm_90"), defaults(), "sm_90");
+  auto exact = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048));
+  EXPECT_EQ(exact.path, Selection::exact);
+  EXPECT_EQ(exact.config, simt(64, 4));
+  EXPECT_EQ(exact.template_hash, "hash1");
+  auto near = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 100, 120, 140));
+  EXPECT_EQ(near.path, Selection::nearest);
+  EXPECT_EQ(near.config, simt(32, 1));
+  KernelSelector other(ro.best_entries("", "Tesla T4", "sm_75"), defaults(), "sm_75");
+  EXPECT_EQ(other.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048)).path,
+            Selection::fallback_default);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tgemm

@@ -1,0 +1,56 @@
+// CompileStage: turns the configs a strategy proposed into cubins for one layout and arch,
+// NVRTC in a thread pool, cubins cached in the database, static pruning by resources.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.h"
+#include "src/core/arch_limits.h"
+#include "src/core/kernel_config.h"
+#include "src/jit/compiled_kernel.h"
+#include "src/jit/kernel_source.h"
+
+namespace tgemm {
+
+struct CompileOutcome {
+  KernelConfig config;
+  int64_t kernel_id = 0;
+  int64_t binary_id = 0;
+  BinaryStatus status = BinaryStatus::ok;
+  std::string reason;  // why pruned or failed
+  CompiledKernel compiled;
+  bool from_cache = false;
+};
+
+// compiled: fresh cubins that fit; cached: outcomes found in the database (any status);
+// pruned / failed: resource_exceeded / compile_failed outcomes, fresh or cached.
+struct CompileStats {
+  uint64_t compiled = 0, cached = 0, pruned = 0, failed = 0;
+  double seconds = 0;
+};
+
+class CompileStage {
+ public:
+  // Called about five times a second while compiling: (done, total).
+  using Progress = std::function<void(size_t done, size_t total)>;
+
+  CompileStage(TuningDb& db, int64_t run_id, KernelSource source, ArchLimits limits, int jobs);
+
+  // One outcome per config, in order. Only the calling thread touches the database.
+  std::vector<CompileOutcome> run(const std::vector<KernelConfig>& configs, Op op_a, Op op_b,
+                                  const Progress& progress);
+  const CompileStats& stats() const { return stats_; }
+
+ private:
+  TuningDb& db_;
+  int64_t run_id_;
+  KernelSource source_;
+  ArchLimits limits_;
+  int jobs_;
+  CompileStats stats_;
+};
+
+}  // namespace tgemm
