@@ -1,1 +1,679 @@
-// placeholder until written
+#include "db/tuning_db.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <string_view>
+#include <utility>
+
+#include "src/core/error.h"
+
+namespace tgemm {
+
+extern const char kSchemaSql[];  // db/schema.sql, embedded at build time
+
+namespace {
+
+// Migration i takes a database from user_version i to i + 1; a new file runs them all.
+// A schema change is one more line here (and its SQL), never an edit of an earlier step.
+const char* const kMigrations[] = {
+    kSchemaSql,  // 0 -> 1: the first schema
+};
+constexpr int kSchemaVersion = int(std::size(kMigrations));
+
+// Two tuners may write the same file; a writer waits this long for the other's transaction
+// (set_busy_timeout_ms changes it per connection).
+constexpr int kBusyTimeoutMs = 10000;
+
+// Wraps the connection's last error in a message that names the file and what failed.
+[[noreturn]] void fail_sqlite(sqlite3* db, const std::string& path, int rc, std::string_view what) {
+  const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+      fail("'{}' is not a SQLite database or is corrupt ({}) while trying to {}", path, message,
+           what);
+    case SQLITE_CORRUPT:
+      fail("tuning database '{}' is corrupt ({}) while trying to {}", path, message, what);
+    case SQLITE_READONLY:
+      fail("cannot {} in tuning database '{}': it is open read-only ({})", what, path, message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      fail("tuning database '{}' is locked by another writer; gave up waiting to {} ({})", path,
+           what, message);
+    default:
+      fail("tuning database '{}': cannot {}: {}", path, what, message);
+  }
+}
+
+// One prepared statement; values are always bound, never spliced into the SQL text.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, std::string_view what, std::string_view sql)
+      : db_(db), path_(path), what_(what) {
+    int rc = sqlite3_prepare_v2(db, sql.data(), int(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, what_);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int index, int64_t value) {
+    return check_bind(sqlite3_bind_int64(stmt_, index, value));
+  }
+  Statement& bind(int index, int value) { return bind(index, int64_t(value)); }
+  Statement& bind(int index, bool value) { return bind(index, int64_t(value ? 1 : 0)); }
+  Statement& bind(int index, double value) {
+    return check_bind(sqlite3_bind_double(stmt_, index, value));
+  }
+  Statement& bind(int index, std::string_view value) {
+    return check_bind(sqlite3_bind_text64(stmt_, index, value.data(), value.size(),
+                                          SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, std::optional<int64_t> value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind_null(int index) { return check_bind(sqlite3_bind_null(stmt_, index)); }
+  // An empty blob is stored as NULL: "no cubin".
+  Statement& bind_blob(int index, const std::vector<char>& bytes) {
+    if (bytes.empty()) return bind_null(index);
+    return check_bind(
+        sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT));
+  }
+  // Rows that point at a run keep NULL instead when there is none (id 0).
+  Statement& bind_run(int index, int64_t run_id) {
+    return run_id > 0 ? bind(index, run_id) : bind_null(index);
+  }
+
+  // True when a row is ready, false when the statement is done.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail_sqlite(db_, path_, rc, what_);
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  // Steps to the single row a statement must produce (RETURNING id, count(*)).
+  int64_t single_int() {
+    if (!step()) fail("tuning database '{}': {} returned no row", path_, what_);
+    int64_t value = int_at(0);
+    run();
+    return value;
+  }
+
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t int_at(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double double_at(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string text_at(int col) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return text ? std::string(text, size_t(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+  std::vector<char> blob_at(int col) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return data ? std::vector<char>(data, data + sqlite3_column_bytes(stmt_, col))
+                : std::vector<char>();
+  }
+  int column_count() const { return sqlite3_column_count(stmt_); }
+  std::string column_name(int col) const { return sqlite3_column_name(stmt_, col); }
+
+ private:
+  Statement& check_bind(int rc) {
+    if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, what_);
+    return *this;
+  }
+
+  sqlite3* db_;
+  const std::string& path_;
+  std::string_view what_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Runs SQL without values (pragmas, transaction control, the schema).
+void exec(sqlite3* db, const std::string& path, std::string_view what, const char* sql) {
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail_sqlite(db, path, rc, what);
+}
+
+int user_version(sqlite3* db, const std::string& path) {
+  return int(Statement(db, path, "read the schema version", "PRAGMA user_version").single_int());
+}
+
+BinaryStatus parse_binary_status(const std::string& text) {
+  if (text == "ok") return BinaryStatus::ok;
+  if (text == "compile_failed") return BinaryStatus::compile_failed;
+  if (text == "resource_exceeded") return BinaryStatus::resource_exceeded;
+  fail("unknown binary status '{}' in the tuning database", text);
+}
+
+// Problem columns in this order, so every query that rebuilds a Problem selects the same.
+constexpr const char* kProblemColumns =
+    "p.dtype, p.layout, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.align_a, p.align_b, p.align_c, "
+    "p.beta_zero";
+constexpr int kProblemColumnCount = 12;
+
+Problem problem_at(const Statement& s, int first) {
+  Problem p;
+  p.dtype = parse_dtype(s.text_at(first));
+  parse_layout(s.text_at(first + 1), &p.op_a, &p.op_b);
+  p.m = s.int_at(first + 2);
+  p.n = s.int_at(first + 3);
+  p.k = s.int_at(first + 4);
+  p.lda = s.int_at(first + 5);
+  p.ldb = s.int_at(first + 6);
+  p.ldc = s.int_at(first + 7);
+  p.align_a = int(s.int_at(first + 8));
+  p.align_b = int(s.int_at(first + 9));
+  p.align_c = int(s.int_at(first + 10));
+  p.beta_zero = s.int_at(first + 11) != 0;
+  return p;
+}
+
+// Trial columns in this order (after kr.template and kr.params for the config).
+constexpr const char* kTrialColumns =
+    "kr.template, kr.params, t.status, t.error, t.time_min_us, t.time_median_us, t.time_max_us, "
+    "t.runs, t.tflops, t.max_rel_error";
+constexpr int kTrialColumnCount = 10;
+
+TrialResult trial_at(const Statement& s, int first) {
+  TrialResult t;
+  t.config = KernelConfig::from_params_text(s.text_at(first), s.text_at(first + 1));
+  t.status = parse_trial_status(s.text_at(first + 2));
+  t.error = s.text_at(first + 3);
+  t.time_min_us = s.double_at(first + 4);
+  t.time_median_us = s.double_at(first + 5);
+  t.time_max_us = s.double_at(first + 6);
+  t.runs = int(s.int_at(first + 7));
+  t.tflops = s.double_at(first + 8);
+  t.max_rel_error = s.double_at(first + 9);
+  return t;
+}
+
+constexpr const char* kBinaryColumns =
+    "b.id, b.kernel_id, b.status, b.reason, b.arch, b.nvrtc_version, b.op_a, b.op_b, b.entry, "
+    "b.options, b.cache_key, b.cubin, b.registers, b.smem_bytes, b.stack_bytes, "
+    "b.spill_store_bytes, b.spill_load_bytes, b.resources_found, b.compile_ms, b.log";
+
+BinaryRecord binary_at(const Statement& s) {
+  BinaryRecord r;
+  r.id = s.int_at(0);
+  r.kernel_id = s.int_at(1);
+  r.status = parse_binary_status(s.text_at(2));
+  r.reason = s.text_at(3);
+  CompiledKernel& c = r.compiled;
+  // NVRTC produced a cubin unless compilation failed; a resource prune still compiled.
+  c.ok = r.status != BinaryStatus::compile_failed;
+  c.error = r.status == BinaryStatus::compile_failed ? r.reason : "";
+  c.arch = s.text_at(4);
+  c.nvrtc_version = s.text_at(5);
+  c.op_a = parse_op(s.text_at(6));
+  c.op_b = parse_op(s.text_at(7));
+  c.entry = s.text_at(8);
+  c.options = s.text_at(9);
+  c.cache_key = s.text_at(10);
+  c.cubin = s.blob_at(11);
+  c.resources.registers = int(s.int_at(12));
+  c.resources.smem_bytes = int(s.int_at(13));
+  c.resources.stack_frame_bytes = int(s.int_at(14));
+  c.resources.spill_store_bytes = int(s.int_at(15));
+  c.resources.spill_load_bytes = int(s.int_at(16));
+  c.resources.found = s.int_at(17) != 0;
+  c.compile_ms = s.double_at(18);
+  c.log = s.text_at(19);
+  return r;
+}
+
+}  // namespace
+
+std::string to_string(BinaryStatus status) {
+  switch (status) {
+    case BinaryStatus::ok:
+      return "ok";
+    case BinaryStatus::compile_failed:
+      return "compile_failed";
+    case BinaryStatus::resource_exceeded:
+      return "resource_exceeded";
+  }
+  return "?";
+}
+
+int TuningDb::schema_version() { return kSchemaVersion; }
+
+TuningDb::TuningDb(const std::string& path, Mode mode) : path_(path), mode_(mode) {
+  namespace fs = std::filesystem;
+  if (path.empty()) fail("tuning database path is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) fail("tuning database '{}' is a directory, not a file", path);
+  if (!fs::exists(st)) {
+    if (mode == Mode::read_only) fail("tuning database '{}' does not exist", path);
+    // SQLite says only "unable to open database file"; say which part of the path is wrong.
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    const fs::file_status dir_st = fs::status(dir, ec);
+    if (!fs::exists(dir_st))
+      fail("cannot create tuning database '{}': directory '{}' does not exist", path, dir.string());
+    if (!fs::is_directory(dir_st))
+      fail("cannot create tuning database '{}': '{}' is not a directory", path, dir.string());
+  }
+
+  const int flags =
+      mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    const int err = db_ ? sqlite3_system_errno(db_) : 0;
+    if (err != 0) message += fmt::format(" ({})", std::strerror(err));
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    fail("cannot {} tuning database '{}': {}", mode == Mode::read_only ? "open" : "open or create",
+         path, message);
+  }
+  try {
+    open_checks();
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+// Everything after sqlite3_open: nothing here writes before the file is known to be a tgemm
+// database of a version this build understands, so a refused file keeps its bytes.
+void TuningDb::open_checks() {
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  if (mode_ == Mode::read_write && sqlite3_db_readonly(db_, "main") == 1)
+    fail(
+        "cannot open tuning database '{}' for writing: permission denied (tgemm-db and the "
+        "dispatcher can still read it)",
+        path_);
+  exec(db_, path_, "enable foreign keys", "PRAGMA foreign_keys = ON");
+
+  const int version = user_version(db_, path_);  // the first read: "not a database" shows here
+  if (version > kSchemaVersion)
+    fail(
+        "tuning database '{}' has schema version {}, newer than this build of tgemm supports "
+        "(version {}); use a newer tgemm, or another database file",
+        path_, version, kSchemaVersion);
+
+  if (mode_ == Mode::read_only) {
+    if (version == 0)
+      fail("'{}' is not a tgemm tuning database (it has no tgemm schema; tgemm-tune creates one)",
+           path_);
+    if (version < kSchemaVersion)
+      fail(
+          "tuning database '{}' has schema version {} but this build reads version {}; open it "
+          "once read-write (e.g. with tgemm-tune) to migrate it",
+          path_, version, kSchemaVersion);
+    return;
+  }
+
+  if (version == 0) {
+    Statement tables(db_, path_, "inspect the schema",
+                     "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name LIMIT 1");
+    if (tables.step())
+      fail(
+          "'{}' is a SQLite database but not a tgemm tuning database (user_version 0, has table "
+          "'{}'); refusing to add tables to it",
+          path_, tables.text_at(0));
+  }
+  // WAL lets the dispatcher read while a tuner writes; NORMAL sync is safe under WAL.
+  Statement(db_, path_, "switch to WAL mode", "PRAGMA journal_mode = WAL").run();
+  exec(db_, path_, "set synchronous mode", "PRAGMA synchronous = NORMAL");
+  // A current file needs no write lock, so opening never waits behind a running tuner.
+  if (version < kSchemaVersion) migrate();
+}
+
+void TuningDb::migrate() {
+  exec(db_, path_, "start the schema migration", "BEGIN IMMEDIATE");
+  try {
+    // Read again under the write lock: another tuner may have migrated in the meantime.
+    const int version = user_version(db_, path_);
+    if (version > kSchemaVersion)
+      fail(
+          "tuning database '{}' has schema version {}, newer than this build of tgemm supports "
+          "(version {})",
+          path_, version, kSchemaVersion);
+    for (int v = version; v < kSchemaVersion; ++v) {
+      exec(db_, path_, fmt::format("migrate the schema from version {} to {}", v, v + 1),
+           kMigrations[v]);
+    }
+    if (version < kSchemaVersion) {
+      // PRAGMA takes no bound values; the number is this build's constant.
+      const std::string set_version = fmt::format("PRAGMA user_version = {}", kSchemaVersion);
+      exec(db_, path_, "record the schema version", set_version.c_str());
+    }
+    exec(db_, path_, "commit the schema migration", "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+TuningDb::~TuningDb() {
+  if (!db_) return;
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(db_);
+}
+
+int64_t TuningDb::begin_run(const std::string& command_line, const std::string& tool_version,
+                            const std::string& arch) {
+  Statement s(db_, path_, "record a run",
+              "INSERT INTO runs (command_line, tool_version, arch) VALUES (?1, ?2, ?3) "
+              "RETURNING id");
+  s.bind(1, command_line).bind(2, tool_version).bind(3, arch);
+  return s.single_int();
+}
+
+void TuningDb::finish_run(int64_t run_id, const std::string& summary) {
+  Statement s(db_, path_, "finish a run",
+              "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), summary = ?2 "
+              "WHERE id = ?1");
+  s.bind(1, run_id).bind(2, summary).run();
+  if (sqlite3_changes(db_) == 0)
+    fail("tuning database '{}' has no run {} to finish", path_, run_id);
+}
+
+int64_t TuningDb::upsert_device(const DeviceInfo& d) {
+  // The natural key keeps the id; clocks and versions follow the latest run (driver upgrades).
+  Statement s(db_, path_, "record a device",
+              "INSERT INTO devices (name, arch, sm_count, l2_bytes, clock_khz, memory_clock_khz, "
+              "driver_version, runtime_version, smem_per_block_optin, smem_per_sm, regs_per_sm, "
+              "max_threads_per_block) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+              "ON CONFLICT (name, arch, sm_count) DO UPDATE SET l2_bytes = excluded.l2_bytes, "
+              "clock_khz = excluded.clock_khz, memory_clock_khz = excluded.memory_clock_khz, "
+              "driver_version = excluded.driver_version, "
+              "runtime_version = excluded.runtime_version, "
+              "smem_per_block_optin = excluded.smem_per_block_optin, "
+              "smem_per_sm = excluded.smem_per_sm, regs_per_sm = excluded.regs_per_sm, "
+              "max_threads_per_block = excluded.max_threads_per_block RETURNING id");
+  s.bind(1, d.name).bind(2, d.arch).bind(3, d.sm_count).bind(4, d.l2_bytes).bind(5, d.clock_khz);
+  s.bind(6, d.memory_clock_khz).bind(7, d.driver_version).bind(8, d.runtime_version);
+  s.bind(9, d.limits.smem_per_block_optin).bind(10, d.limits.smem_per_sm);
+  s.bind(11, d.limits.regs_per_sm).bind(12, d.limits.max_threads_per_block);
+  return s.single_int();
+}
+
+int64_t TuningDb::upsert_kernel(const KernelConfig& config, const std::string& template_hash) {
+  const std::string name = config.canonical_name();
+  // Look first: the tuner asks for every config of every run, and a read takes no write lock.
+  {
+    Statement find(db_, path_, "look up a kernel",
+                   "SELECT id FROM kernels WHERE template_hash = ?1 AND canonical_name = ?2");
+    find.bind(1, template_hash).bind(2, name);
+    if (find.step()) return find.int_at(0);
+  }
+  Statement s(db_, path_, "record a kernel",
+              "INSERT INTO kernels (template, template_hash, canonical_name, params) "
+              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (template_hash, canonical_name) "
+              "DO UPDATE SET template = kernels.template RETURNING id");
+  s.bind(1, config.template_name)
+      .bind(2, template_hash)
+      .bind(3, name)
+      .bind(4, config.params_text());
+  return s.single_int();
+}
+
+int64_t TuningDb::upsert_problem(const Problem& problem) {
+  problem.validate();
+  const std::string key = problem.key();
+  {
+    Statement find(db_, path_, "look up a problem", "SELECT id FROM problems WHERE key = ?1");
+    find.bind(1, key);
+    if (find.step()) return find.int_at(0);
+  }
+  Statement s(db_, path_, "record a problem",
+              "INSERT INTO problems (key, dtype, layout, m, n, k, lda, ldb, ldc, align_a, "
+              "align_b, align_c, beta_zero) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "?12, ?13) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
+  s.bind(1, key).bind(2, to_string(problem.dtype)).bind(3, problem.layout());
+  s.bind(4, problem.m).bind(5, problem.n).bind(6, problem.k);
+  s.bind(7, problem.lda).bind(8, problem.ldb).bind(9, problem.ldc);
+  s.bind(10, problem.align_a).bind(11, problem.align_b).bind(12, problem.align_c);
+  s.bind(13, problem.beta_zero);
+  return s.single_int();
+}
+
+std::optional<BinaryRecord> TuningDb::find_binary(const std::string& cache_key) {
+  Statement s(db_, path_, "look up a binary",
+              fmt::format("SELECT {} FROM binaries b WHERE b.cache_key = ?1", kBinaryColumns));
+  s.bind(1, cache_key);
+  if (!s.step()) return std::nullopt;
+  return binary_at(s);
+}
+
+int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const CompiledKernel& compiled,
+                               BinaryStatus status, const std::string& reason) {
+  if (compiled.cache_key.empty()) fail("cannot store a binary without a cache key");
+  if (status == BinaryStatus::ok && compiled.cubin.empty())
+    fail("cannot store binary {} as ok: it has no cubin", compiled.cache_key);
+  const std::string why = reason.empty() && status != BinaryStatus::ok ? compiled.error : reason;
+  // The same key compiled again (a second tuner, a forced rebuild) replaces the row, keeping
+  // its id so trials that point at it stay valid.
+  Statement s(db_, path_, "store a binary",
+              "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
+              "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
+              "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+              "?18, ?19, ?20) ON CONFLICT (cache_key) DO UPDATE SET "
+              "kernel_id = excluded.kernel_id, arch = excluded.arch, "
+              "nvrtc_version = excluded.nvrtc_version, op_a = excluded.op_a, op_b = excluded.op_b, "
+              "entry = excluded.entry, options = excluded.options, cubin = excluded.cubin, "
+              "registers = excluded.registers, smem_bytes = excluded.smem_bytes, "
+              "stack_bytes = excluded.stack_bytes, spill_store_bytes = excluded.spill_store_bytes, "
+              "spill_load_bytes = excluded.spill_load_bytes, "
+              "resources_found = excluded.resources_found, compile_ms = excluded.compile_ms, "
+              "status = excluded.status, reason = excluded.reason, log = excluded.log, "
+              "run_id = excluded.run_id, created_at = excluded.created_at RETURNING id");
+  const PtxasResources& r = compiled.resources;
+  s.bind(1, kernel_id).bind(2, compiled.arch).bind(3, compiled.nvrtc_version);
+  s.bind(4, to_string(compiled.op_a)).bind(5, to_string(compiled.op_b)).bind(6, compiled.entry);
+  s.bind(7, compiled.options).bind(8, compiled.cache_key).bind_blob(9, compiled.cubin);
+  s.bind(10, r.registers).bind(11, r.smem_bytes).bind(12, r.stack_frame_bytes);
+  s.bind(13, r.spill_store_bytes).bind(14, r.spill_load_bytes).bind(15, r.found);
+  s.bind(16, compiled.compile_ms).bind(17, to_string(status)).bind(18, why);
+  s.bind(19, compiled.log).bind_run(20, run_id);
+  return s.single_int();
+}
+
+bool TuningDb::has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_id) {
+  Statement s(db_, path_, "look up a trial",
+              "SELECT 1 FROM trials WHERE problem_id = ?1 AND kernel_id = ?2 AND device_id = ?3");
+  s.bind(1, problem_id).bind(2, kernel_id).bind(3, device_id);
+  return s.step();
+}
+
+int64_t TuningDb::record_trial(int64_t run_id, int64_t problem_id, int64_t kernel_id,
+                               int64_t device_id, std::optional<int64_t> binary_id,
+                               const TrialResult& trial) {
+  // Recording the same (problem, kernel, device) again replaces the result and keeps the id,
+  // so a deliberate re-measurement wins; call update_best afterwards.
+  Statement s(db_, path_, "record a trial",
+              "INSERT INTO trials (run_id, problem_id, kernel_id, device_id, binary_id, status, "
+              "error, time_min_us, time_median_us, time_max_us, runs, tflops, max_rel_error) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+              "ON CONFLICT (problem_id, kernel_id, device_id) DO UPDATE SET "
+              "run_id = excluded.run_id, binary_id = excluded.binary_id, status = excluded.status, "
+              "error = excluded.error, time_min_us = excluded.time_min_us, "
+              "time_median_us = excluded.time_median_us, time_max_us = excluded.time_max_us, "
+              "runs = excluded.runs, tflops = excluded.tflops, "
+              "max_rel_error = excluded.max_rel_error, created_at = excluded.created_at "
+              "RETURNING id");
+  s.bind_run(1, run_id).bind(2, problem_id).bind(3, kernel_id).bind(4, device_id);
+  s.bind(5, binary_id).bind(6, to_string(trial.status)).bind(7, trial.error);
+  s.bind(8, trial.time_min_us).bind(9, trial.time_median_us).bind(10, trial.time_max_us);
+  s.bind(11, trial.runs).bind(12, trial.tflops).bind(13, trial.max_rel_error);
+  return s.single_int();
+}
+
+void TuningDb::record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id,
+                                  double median_us) {
+  Statement s(db_, path_, "record a cuBLAS time",
+              "INSERT INTO cublas_times (problem_id, device_id, run_id, median_us) "
+              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (problem_id, device_id) DO UPDATE SET "
+              "run_id = excluded.run_id, median_us = excluded.median_us, "
+              "measured_at = excluded.measured_at");
+  s.bind(1, problem_id).bind(2, device_id).bind_run(3, run_id).bind(4, median_us).run();
+}
+
+void TuningDb::update_best(int64_t problem_id, int64_t device_id) {
+  // Two statements, each leaving a valid state, so a reader between them never sees a wrong
+  // best. An ok trial without a time is not a measurement and cannot win.
+  Statement pick(db_, path_, "update the best trial",
+                 "INSERT OR REPLACE INTO best (problem_id, device_id, trial_id) "
+                 "SELECT problem_id, device_id, id FROM trials "
+                 "WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' "
+                 "AND time_median_us > 0 ORDER BY time_median_us, time_min_us, id LIMIT 1");
+  pick.bind(1, problem_id).bind(2, device_id).run();
+  Statement drop(db_, path_, "update the best trial",
+                 "DELETE FROM best WHERE problem_id = ?1 AND device_id = ?2 AND NOT EXISTS "
+                 "(SELECT 1 FROM trials WHERE problem_id = ?1 AND device_id = ?2 "
+                 "AND status = 'ok' AND time_median_us > 0)");
+  drop.bind(1, problem_id).bind(2, device_id).run();
+}
+
+std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
+                                              const std::string& device_name,
+                                              const std::string& arch) {
+  Statement s(db_, path_, "read the best trials",
+              fmt::format("SELECT {}, {}, d.name, d.arch, kr.template_hash, c.median_us, "
+                          "(SELECT count(*) FROM trials a WHERE a.problem_id = bs.problem_id "
+                          "AND a.device_id = bs.device_id) "
+                          "FROM best bs JOIN trials t ON t.id = bs.trial_id "
+                          "JOIN problems p ON p.id = bs.problem_id "
+                          "JOIN devices d ON d.id = bs.device_id "
+                          "JOIN kernels kr ON kr.id = t.kernel_id "
+                          "LEFT JOIN cublas_times c ON c.problem_id = bs.problem_id "
+                          "AND c.device_id = bs.device_id "
+                          "WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR d.name = ?2) "
+                          "AND (?3 = '' OR d.arch = ?3) "
+                          "ORDER BY d.name, d.arch, p.dtype, p.layout, p.m, p.n, p.k, p.key",
+                          kProblemColumns, kTrialColumns));
+  s.bind(1, problem_key).bind(2, device_name).bind(3, arch);
+  std::vector<BestEntry> out;
+  constexpr int rest = kProblemColumnCount + kTrialColumnCount;
+  while (s.step()) {
+    BestEntry e;
+    e.problem = problem_at(s, 0);
+    e.trial = trial_at(s, kProblemColumnCount);
+    e.config = e.trial.config;
+    e.device_name = s.text_at(rest);
+    e.arch = s.text_at(rest + 1);
+    e.template_hash = s.text_at(rest + 2);
+    e.cublas_median_us = s.is_null(rest + 3) ? 0 : s.double_at(rest + 3);
+    e.trial_count = s.int_at(rest + 4);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
+                                          const std::string& device_name) {
+  Statement s(db_, path_, "read the trials",
+              fmt::format("SELECT {}, {}, t.id, d.name, d.arch, kr.template_hash, t.created_at "
+                          "FROM trials t JOIN problems p ON p.id = t.problem_id "
+                          "JOIN devices d ON d.id = t.device_id "
+                          "JOIN kernels kr ON kr.id = t.kernel_id "
+                          "WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR d.name = ?2) "
+                          "ORDER BY p.key, d.name, d.arch, t.status != 'ok', t.time_median_us, "
+                          "kr.canonical_name",
+                          kProblemColumns, kTrialColumns));
+  s.bind(1, problem_key).bind(2, device_name);
+  std::vector<TrialRecord> out;
+  constexpr int rest = kProblemColumnCount + kTrialColumnCount;
+  while (s.step()) {
+    TrialRecord r;
+    r.problem = problem_at(s, 0);
+    r.trial = trial_at(s, kProblemColumnCount);
+    r.id = s.int_at(rest);
+    r.device_name = s.text_at(rest + 1);
+    r.arch = s.text_at(rest + 2);
+    r.template_hash = s.text_at(rest + 3);
+    r.created_at = s.text_at(rest + 4);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+TextTable TuningDb::trial_table() {
+  Statement s(db_, path_, "export the trials", "SELECT * FROM trial_details ORDER BY trial_id");
+  TextTable table;
+  for (int c = 0; c < s.column_count(); ++c) table.columns.push_back(s.column_name(c));
+  while (s.step()) {
+    auto& row = table.rows.emplace_back();
+    for (int c = 0; c < s.column_count(); ++c) {
+      if (s.is_null(c))
+        row.emplace_back(std::nullopt);
+      else
+        row.emplace_back(s.text_at(c));
+    }
+  }
+  return table;
+}
+
+std::string TuningDb::trial_table_json() {
+  // SQLite writes the JSON (escaping, numbers); the keys are the trial_details columns.
+  Statement s(db_, path_, "export the trials as JSON",
+              "SELECT json_group_array(json_object("
+              "'trial_id', trial_id, 'device', device, 'arch', arch, "
+              "'problem_key', problem_key, 'dtype', dtype, 'layout', layout, "
+              "'m', m, 'n', n, 'k', k, 'lda', lda, 'ldb', ldb, 'ldc', ldc, "
+              "'beta_zero', beta_zero, 'template', template, 'template_hash', template_hash, "
+              "'kernel', kernel, 'params', params, 'status', status, 'error', error, "
+              "'min_us', min_us, 'median_us', median_us, 'max_us', max_us, 'runs', runs, "
+              "'tflops', tflops, 'max_rel_error', max_rel_error, 'registers', registers, "
+              "'smem_bytes', smem_bytes, 'cublas_us', cublas_us, 'run_id', run_id, "
+              "'created_at', created_at)) "
+              "FROM (SELECT * FROM trial_details ORDER BY trial_id)");
+  if (!s.step()) return "[]";
+  std::string json = s.text_at(0);
+  s.run();
+  return json;
+}
+
+std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config,
+                                                      const std::string& template_hash, Op op_a,
+                                                      Op op_b, const std::string& arch,
+                                                      const std::string& nvrtc_version) {
+  Statement s(db_, path_, "look up a kernel's binary",
+              fmt::format("SELECT {} FROM binaries b JOIN kernels kr ON kr.id = b.kernel_id "
+                          "WHERE kr.template_hash = ?1 AND kr.canonical_name = ?2 "
+                          "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
+                          "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.status = 'ok' "
+                          "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
+                          kBinaryColumns));
+  s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(op_a));
+  s.bind(4, to_string(op_b)).bind(5, arch).bind(6, nvrtc_version);
+  if (!s.step()) return std::nullopt;
+  return binary_at(s);
+}
+
+void TuningDb::set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_, ms); }
+
+void TuningDb::begin_transaction() {
+  // IMMEDIATE takes the write lock now (waiting up to the busy timeout), so a writer never
+  // fails halfway through; a reader's plain BEGIN gives one consistent snapshot.
+  if (mode_ == Mode::read_write)
+    exec(db_, path_, "begin a write transaction", "BEGIN IMMEDIATE");
+  else
+    exec(db_, path_, "begin a read transaction", "BEGIN");
+}
+
+void TuningDb::commit() { exec(db_, path_, "commit", "COMMIT"); }
+
+void TuningDb::rollback() {
+  // Called from error paths: with no open transaction (SQLite may have rolled back already)
+  // there is nothing to undo.
+  if (sqlite3_get_autocommit(db_)) return;
+  exec(db_, path_, "roll back", "ROLLBACK");
+}
+
+}  // namespace tgemm

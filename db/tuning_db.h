@@ -38,6 +38,24 @@ struct BestEntry {
   std::string template_hash;
   TrialResult trial;
   double cublas_median_us = 0;  // cuBLAS timed in the same run, 0 if not measured
+  int64_t trial_count = 0;      // every trial of this problem on this device, failures too
+};
+
+// One recorded trial with its problem and device spelled out (what `tgemm-db show` lists).
+struct TrialRecord {
+  int64_t id = 0;
+  Problem problem;
+  std::string device_name;
+  std::string arch;
+  std::string template_hash;
+  TrialResult trial;  // trial.config is the kernel's template and parameters
+  std::string created_at;
+};
+
+// Named columns of text cells; nullopt is SQL NULL (an export keeps the difference).
+struct TextTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
 };
 
 class TuningDb {
@@ -85,7 +103,17 @@ class TuningDb {
   std::vector<BestEntry> best_entries(const std::string& problem_key = "",
                                       const std::string& device_name = "",
                                       const std::string& arch = "");
-  // The cubin stored for the best entry's kernel with this layout, arch and NVRTC version.
+  // Every trial, optionally of one problem and/or device: per problem and device, ok trials
+  // first by median time, then failures.
+  std::vector<TrialRecord> trials(const std::string& problem_key = "",
+                                  const std::string& device_name = "");
+  // Every trial joined with its problem, kernel and device (the trial_details view), as
+  // table cells and as a JSON array of objects with the same keys.
+  TextTable trial_table();
+  std::string trial_table_json();
+
+  // The cubin stored for the best entry's kernel with this layout, arch and NVRTC version
+  // (an empty nvrtc_version matches any version, newest binary first).
   std::optional<BinaryRecord> find_binary_for(const KernelConfig& config,
                                               const std::string& template_hash, Op op_a, Op op_b,
                                               const std::string& arch,
@@ -95,8 +123,14 @@ class TuningDb {
   void begin_transaction();
   void commit();
   void rollback();
+  // How long a write waits for another connection's write transaction before it fails with
+  // a "locked" error (default 10 s; a caller that must not stall can lower it).
+  void set_busy_timeout_ms(int ms);
 
  private:
+  void open_checks();  // version, WAL and schema checks after sqlite3_open
+  void migrate();      // runs the schema steps from the file's user_version to this build's
+
   std::string path_;
   Mode mode_;
   sqlite3* db_ = nullptr;

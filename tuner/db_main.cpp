@@ -1,2 +1,304 @@
-// placeholder until written
-int main() { return 1; }
+// tgemm-db: answers questions about a tuning database without ever writing it: the tuned
+// problems, the best config of one shape, every trial of a shape, or all trials as CSV/JSON.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "db/tuning_db.h"
+#include "src/core/error.h"
+
+namespace {
+
+using tgemm::fail;
+
+constexpr int kExitError = 1;
+constexpr int kExitNotTuned = 3;  // a valid question with no answer in the database
+
+// The shape options that `best` and `show` share.
+struct ShapeArgs {
+  int64_t m = 0, n = 0, k = 0;
+  std::string dtype = "f32";
+  std::string layout = "NN";
+  std::string device;
+};
+
+struct Shape {
+  tgemm::DType dtype;
+  tgemm::Op op_a, op_b;
+  int64_t m, n, k;
+
+  bool matches(const tgemm::Problem& p) const {
+    return p.dtype == dtype && p.op_a == op_a && p.op_b == op_b && p.m == m && p.n == n && p.k == k;
+  }
+  std::string describe() const {
+    return fmt::format("{} {}{} m={} n={} k={}", tgemm::to_string(dtype), tgemm::to_string(op_a),
+                       tgemm::to_string(op_b), m, n, k);
+  }
+};
+
+void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
+  cmd->add_option("--m", args.m, "rows of C")->required();
+  cmd->add_option("--n", args.n, "columns of C")->required();
+  cmd->add_option("--k", args.k, "inner dimension")->required();
+  cmd->add_option("--dtype", args.dtype, "element type: f32, tf32, f16 or bf16")
+      ->capture_default_str();
+  cmd->add_option("--layout", args.layout, "op(A) op(B): NN, NT, TN or TT")->capture_default_str();
+  cmd->add_option("--device", args.device,
+                  "GPU name as stored, e.g. \"NVIDIA H200\" (default: all)");
+}
+
+Shape parse_shape(const ShapeArgs& args) {
+  for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
+    if (value < 1) fail("{} must be >= 1, got {}", name, value);
+  Shape shape{tgemm::parse_dtype(args.dtype), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
+  tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
+  return shape;
+}
+
+std::string on_device(const std::string& device) {
+  return device.empty() ? "" : fmt::format(" on device '{}'", device);
+}
+
+// Columns padded to their widest cell; numbers right-aligned so digits line up.
+class TextColumns {
+ public:
+  TextColumns(std::vector<std::string> header, std::vector<bool> right_aligned)
+      : right_(std::move(right_aligned)) {
+    rows_.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print() const {
+    std::vector<size_t> width(rows_.front().size(), 0);
+    for (const auto& row : rows_)
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (const auto& row : rows_) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c) {
+        const bool last = c + 1 == row.size();
+        if (c) line += "  ";
+        if (right_[c])
+          line += fmt::format("{:>{}}", row[c], width[c]);
+        else
+          line += last ? row[c] : fmt::format("{:<{}}", row[c], width[c]);
+      }
+      line.erase(line.find_last_not_of(' ') + 1);  // an empty last cell leaves no trailing blanks
+      fmt::print("{}\n", line);
+    }
+  }
+
+ private:
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string fixed(double value, int digits = 2) { return fmt::format("{:.{}f}", value, digits); }
+
+// cuBLAS time / tgemm time: above 1 means tgemm is faster.
+std::string vs_cublas(double cublas_us, double tgemm_us) {
+  return cublas_us > 0 && tgemm_us > 0 ? fixed(cublas_us / tgemm_us, 3) : "-";
+}
+
+// Errors can hold a whole NVRTC log; a table row gets the first line.
+std::string first_line(const std::string& text, size_t limit = 120) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > limit) line = line.substr(0, limit - 3) + "...";
+  return line;
+}
+
+int run_list(tgemm::TuningDb& db) {
+  const auto entries = db.best_entries();
+  // Pairs whose trials all failed have no best row but are worth knowing about.
+  std::map<std::tuple<std::string, std::string, std::string>, int> untuned;
+  for (const auto& t : db.trials()) untuned[{t.problem.key(), t.device_name, t.arch}]++;
+  for (const auto& e : entries) untuned.erase({e.problem.key(), e.device_name, e.arch});
+
+  if (entries.empty() && untuned.empty()) {
+    fmt::print("no tuned problems in '{}'\n", db.path());
+    return 0;
+  }
+  TextColumns table({"problem", "device", "arch", "best kernel", "median us", "TFLOP/s",
+                     "cuBLAS us", "vs cuBLAS", "trials"},
+                    {false, false, false, false, true, true, true, true, true});
+  for (const auto& e : entries) {
+    table.add({e.problem.key(), e.device_name, e.arch, e.config.canonical_name(),
+               fixed(e.trial.time_median_us), fixed(e.trial.tflops),
+               e.cublas_median_us > 0 ? fixed(e.cublas_median_us) : "-",
+               vs_cublas(e.cublas_median_us, e.trial.time_median_us),
+               std::to_string(e.trial_count)});
+  }
+  for (const auto& [pair, count] : untuned) {
+    const auto& [key, device, arch] = pair;
+    table.add({key, device, arch, "(no ok trial)", "-", "-", "-", "-", std::to_string(count)});
+  }
+  table.print();
+  return 0;
+}
+
+int run_best(tgemm::TuningDb& db, const ShapeArgs& args) {
+  const Shape shape = parse_shape(args);
+  int shown = 0;
+  for (const auto& e : db.best_entries("", args.device)) {
+    if (!shape.matches(e.problem)) continue;
+    if (shown++) fmt::print("\n");
+    const auto& t = e.trial;
+    fmt::print("problem:       {}\n", e.problem.key());
+    fmt::print("device:        {} ({})\n", e.device_name, e.arch);
+    fmt::print("kernel:        {}\n", e.config.canonical_name());
+    fmt::print("template:      {} (source hash {})\n", e.config.template_name, e.template_hash);
+    fmt::print("parameters:    {}\n", e.config.params_text());
+    fmt::print("time:          {} us median (min {}, max {}, {} runs)\n", fixed(t.time_median_us),
+               fixed(t.time_min_us), fixed(t.time_max_us), t.runs);
+    fmt::print("TFLOP/s:       {}\n", fixed(t.tflops));
+    if (e.cublas_median_us > 0)
+      fmt::print("cuBLAS:        {} us (vs cuBLAS {}: cuBLAS time / tgemm time)\n",
+                 fixed(e.cublas_median_us), vs_cublas(e.cublas_median_us, t.time_median_us));
+    else
+      fmt::print("cuBLAS:        not measured\n");
+    fmt::print("max rel error: {:.3g}\n", t.max_rel_error);
+    fmt::print("trials:        {}\n", e.trial_count);
+  }
+  if (shown == 0) {
+    fmt::print(stderr, "tgemm-db: nothing tuned for {}{} in '{}'\n", shape.describe(),
+               on_device(args.device), db.path());
+    return kExitNotTuned;
+  }
+  return 0;
+}
+
+int run_show(tgemm::TuningDb& db, const ShapeArgs& args) {
+  const Shape shape = parse_shape(args);
+  // trials() orders by problem and device, then ok trials by median time, then failures.
+  std::vector<tgemm::TrialRecord> matching;
+  for (auto& t : db.trials("", args.device))
+    if (shape.matches(t.problem)) matching.push_back(std::move(t));
+  if (matching.empty()) {
+    fmt::print(stderr, "tgemm-db: no trials recorded for {}{} in '{}'\n", shape.describe(),
+               on_device(args.device), db.path());
+    return kExitNotTuned;
+  }
+  size_t i = 0;
+  while (i < matching.size()) {
+    const auto& head = matching[i];
+    size_t end = i;
+    while (end < matching.size() && matching[end].problem.key() == head.problem.key() &&
+           matching[end].device_name == head.device_name && matching[end].arch == head.arch)
+      ++end;
+    if (i) fmt::print("\n");
+    fmt::print("{} on {} ({}): {} trials\n", head.problem.key(), head.device_name, head.arch,
+               end - i);
+    TextColumns table({"#", "kernel", "status", "median us", "min us", "max us", "TFLOP/s",
+                       "max rel err", "error"},
+                      {true, false, false, true, true, true, true, true, false});
+    for (size_t j = i; j < end; ++j) {
+      const auto& t = matching[j].trial;
+      const bool ok = t.status == tgemm::TrialStatus::ok;
+      table.add({std::to_string(j - i + 1), t.config.canonical_name(), tgemm::to_string(t.status),
+                 ok ? fixed(t.time_median_us) : "-", ok ? fixed(t.time_min_us) : "-",
+                 ok ? fixed(t.time_max_us) : "-", ok ? fixed(t.tflops) : "-",
+                 ok || t.max_rel_error > 0 ? fmt::format("{:.2e}", t.max_rel_error) : "-",
+                 first_line(t.error)});
+    }
+    table.print();
+    i = end;
+  }
+  return 0;
+}
+
+// RFC 4180: quote a field holding a separator, quote or line break; double inner quotes.
+std::string csv_field(const std::optional<std::string>& cell) {
+  if (!cell) return "";
+  const std::string& s = *cell;
+  if (s.find_first_of(",\"\r\n") == std::string::npos &&
+      (s.empty() || (s.front() != ' ' && s.back() != ' ')))
+    return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string to_csv(const tgemm::TextTable& table) {
+  std::string out;
+  auto add_row = [&out](const auto& cells) {
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c) out += ',';
+      out += csv_field(cells[c]);
+    }
+    out += '\n';
+  };
+  std::vector<std::optional<std::string>> header(table.columns.begin(), table.columns.end());
+  add_row(header);
+  for (const auto& row : table.rows) add_row(row);
+  return out;
+}
+
+int run_export(tgemm::TuningDb& db, const std::string& format, const std::string& output) {
+  const std::string text =
+      format == "csv" ? to_csv(db.trial_table()) : db.trial_table_json() + "\n";
+  if (output.empty() || output == "-") {
+    fmt::print("{}", text);
+    return 0;
+  }
+  std::ofstream file(output, std::ios::binary | std::ios::trunc);
+  if (!file) fail("cannot write export file '{}': {}", output, std::strerror(errno));
+  file << text;
+  file.close();
+  if (!file) fail("cannot write export file '{}': write failed", output);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tgemm-db: query a tgemm tuning database (opened read-only, never modified)"};
+  app.require_subcommand(1);
+  app.fallthrough();  // so --db may also follow the subcommand
+  std::string db_path = "tgemm.db";
+  app.add_option("--db", db_path, "the tuning database file")->capture_default_str();
+
+  auto* list = app.add_subcommand("list", "every tuned problem and device with its best kernel");
+  ShapeArgs best_args, show_args;
+  auto* best = app.add_subcommand("best", "the best config for one shape (exit 3 when untuned)");
+  add_shape_options(best, best_args);
+  auto* show = app.add_subcommand("show", "every trial of one shape, fastest first");
+  add_shape_options(show, show_args);
+  std::string format, output;
+  auto* exporter = app.add_subcommand("export", "every trial with its problem, kernel and device");
+  exporter->add_option("--format", format, "csv or json")->required();
+  exporter->add_option("--output,-o", output, "file to write (default: standard output)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    // Check the arguments before touching the database, so a typo is named as such.
+    if (*best) parse_shape(best_args);
+    if (*show) parse_shape(show_args);
+    if (*exporter && format != "csv" && format != "json")
+      fail("unknown export format '{}' (expected csv or json)", format);
+
+    tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_only);
+    if (*list) return run_list(db);
+    if (*best) return run_best(db, best_args);
+    if (*show) return run_show(db, show_args);
+    return run_export(db, format, output);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tgemm-db: error: {}\n", e.what());
+    return kExitError;
+  }
+}
