@@ -166,14 +166,19 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     if (!compiled.ok) fail("{}", compiled.error);
     spdlog::info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
                  compiled.compile_ms);
-    try {  // best effort: a read-only file or a busy writer only costs the next process a compile
-      TuningDb writable(db_path_, TuningDb::Mode::read_write);
-      const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", arch);
-      const int64_t kernel_id = writable.upsert_kernel(choice.config, source.hash);
-      writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
-      writable.finish_run(run, "stored 1 cubin");
-    } catch (const std::exception& e) {
-      spdlog::debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
+    // Best effort, and only into a database that opened: a read-only file or a busy tuner
+    // costs the next process one compile, never this call a stall or a new file.
+    if (db_) {
+      try {
+        TuningDb writable(db_path_, TuningDb::Mode::read_write);
+        writable.set_busy_timeout_ms(50);
+        const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", arch);
+        const int64_t kernel_id = writable.upsert_kernel(choice.config, source.hash);
+        writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
+        writable.finish_run(run, "stored 1 cubin");
+      } catch (const std::exception& e) {
+        spdlog::debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
+      }
     }
     cubin = std::move(compiled.cubin);
   }

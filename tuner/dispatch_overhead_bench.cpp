@@ -1,0 +1,119 @@
+// tgemm-dispatch-bench: host-side cost of one libtgemm call on a cached hit (Google
+// Benchmark). `selection` is the dispatcher's own work (validate, key, cached lookup);
+// `sgemm` adds the kernel launch; `raw_launch` is cudaLaunchKernel of the same kernel alone,
+// so sgemm - raw_launch is what the dispatcher adds to a launch. Also counts heap
+// allocations per cached call, which must be zero.
+//   tgemm-dispatch-bench [--db tgemm.db] [google benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "src/cuda/cuda_event.h"
+#include "src/cuda/device_buffer.h"
+#include "src/dispatch/dispatcher.h"
+#include "src/jit/kernel_source.h"
+#include "src/jit/nvrtc_compiler.h"
+
+namespace {
+
+std::atomic<uint64_t> g_allocations{0};
+std::string g_db_path = "tgemm.db";
+
+constexpr int kM = 64, kN = 64, kK = 64;
+
+struct Fixture {
+  tgemm::DeviceBuffer a{kM * kK * 4}, b{kK * kN * 4}, c{kM * kN * 4};
+  tgemm::CudaStream stream;
+  tgemm::Dispatcher dispatcher{{g_db_path, {}, true}};
+  tgemm::GemmCall call{tgemm::Op::N, tgemm::Op::N, kM, kN, kK, 1.0f, 0.0f, a.get<float>(), kK,
+                       b.get<float>(), kN, c.get<float>(), kN};
+  Fixture() {
+    dispatcher.sgemm(call, stream.get());  // resolves and caches: the benchmarks see hits only
+    stream.synchronize();
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+void selection(benchmark::State& state) {
+  Fixture& f = fixture();
+  const uint64_t before = g_allocations;
+  for (auto _ : state) benchmark::DoNotOptimize(f.dispatcher.selection(f.call));
+  state.counters["allocs_per_call"] =
+      double(g_allocations - before) / double(std::max<int64_t>(1, state.iterations()));
+  state.SetLabel(tgemm::to_string(f.dispatcher.selection(f.call)));
+}
+
+// The launch queue is drained every 512 calls so that the host never waits on a full queue.
+void sgemm(benchmark::State& state) {
+  Fixture& f = fixture();
+  const uint64_t before = g_allocations;
+  int64_t n = 0;
+  for (auto _ : state) {
+    f.dispatcher.sgemm(f.call, f.stream.get());
+    if (++n % 512 == 0) f.stream.synchronize();
+  }
+  f.stream.synchronize();
+  state.counters["allocs_per_call"] =
+      double(g_allocations - before) / double(std::max<int64_t>(1, state.iterations()));
+}
+
+void raw_launch(benchmark::State& state) {
+  Fixture& f = fixture();
+  // The same kernel the dispatcher picked, launched directly.
+  const tgemm::Problem problem = tgemm::Problem::packed(tgemm::DType::f32, tgemm::Op::N,
+                                                        tgemm::Op::N, kM, kN, kK);
+  static const auto& config = tgemm::shipped_default_kernels().front().config;
+  static tgemm::CompiledKernel compiled = tgemm::NvrtcCompiler::compile(
+      tgemm::kernel_source("sgemm_simt"), config, tgemm::Op::N, tgemm::Op::N,
+      tgemm::query_device(0).arch);
+  static tgemm::GemmKernel kernel(config, compiled.cubin, compiled.entry);
+  const tgemm::LaunchPlan plan = tgemm::plan_launch(config, problem);
+  const tgemm::GemmParams params =
+      tgemm::make_params(problem, f.call.a, f.call.b, f.call.c, 1.0f, 0.0f);
+  int64_t n = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(kernel.launch(plan, params, f.stream.get()));
+    if (++n % 512 == 0) f.stream.synchronize();
+  }
+  f.stream.synchronize();
+}
+
+BENCHMARK(selection);
+BENCHMARK(sgemm);
+BENCHMARK(raw_launch);
+
+}  // namespace
+
+void* operator new(size_t size) {
+  ++g_allocations;
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--db") == 0) {
+      g_db_path = argv[i + 1];
+      for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
+      argc -= 2;
+      break;
+    }
+  if (tgemm::cuda_device_count() == 0) {
+    std::fprintf(stderr, "tgemm-dispatch-bench: no CUDA driver/device available\n");
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
