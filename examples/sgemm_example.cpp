@@ -24,10 +24,11 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: nothing to run (tgemm loaded fine)\n");
     return 2;
   }
-  float *da, *db, *dc;
-  cudaMalloc(&da, a.size() * 4);
-  cudaMalloc(&db, b.size() * 4);
-  cudaMalloc(&dc, c.size() * 4);
+  void *va = nullptr, *vb = nullptr, *vc = nullptr;
+  cudaMalloc(&va, a.size() * 4);
+  cudaMalloc(&vb, b.size() * 4);
+  cudaMalloc(&vc, c.size() * 4);
+  float *da = static_cast<float*>(va), *db = static_cast<float*>(vb), *dc = static_cast<float*>(vc);
   cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
   try {
@@ -46,6 +47,9 @@ int main(int argc, char** argv) {
       }
     std::printf("%dx%dx%d via %s: relative error %.2e\n", m, n, k, tgemm::to_string(path),
                 std::sqrt(err / norm));
+    cudaFree(va);
+    cudaFree(vb);
+    cudaFree(vc);
     return std::sqrt(err / norm) < 1e-5 ? 0 : 1;
   } catch (const tgemm::Error& e) {
     std::printf("tgemm error: %s\n", e.what());

@@ -34,9 +34,9 @@ class TuneCli : public ::testing::Test {
  protected:
   TempDir dir_{"tune_cli"};
   std::string db_ = dir_.file("t.db");
-  std::string compile_only(const std::string& extra = "") {
-    return "--compile-only --arch sm_75 --shapes " + kQuick + " --db " + db_ +
-           " --strategy random --budget 6 --jobs 2 " + extra;
+  std::string compile_only(const std::string& strategy = "random", const std::string& extra = "") {
+    return "--compile-only --arch sm_75 --shapes " + kQuick + " --db " + db_ + " --strategy " +
+           strategy + " --budget 6 --jobs 2 " + extra;
   }
 };
 
@@ -88,10 +88,10 @@ TEST_F(TuneCli, unknown_arch_strategy_and_bad_jobs_are_rejected) {
   auto arch = run_tool("tgemm-tune", "--compile-only --arch sm_61 --shapes " + kQuick + " --db " + db_);
   EXPECT_EQ(arch.exit_code, 1);
   EXPECT_NE(arch.output.find("unknown arch 'sm_61'"), std::string::npos) << arch.output;
-  auto strategy = run_tool("tgemm-tune", compile_only("--strategy annealing"));
+  auto strategy = run_tool("tgemm-tune", compile_only("annealing"));
   EXPECT_EQ(strategy.exit_code, 1);
   EXPECT_NE(strategy.output.find("annealing"), std::string::npos) << strategy.output;
-  auto jobs = run_tool("tgemm-tune", compile_only("--jobs 0"));
+  auto jobs = run_tool("tgemm-tune", compile_only("random", "--jobs 0"));
   EXPECT_NE(jobs.exit_code, 0);
   EXPECT_NE(jobs.output.find("--jobs"), std::string::npos) << jobs.output;
 }
@@ -102,7 +102,7 @@ TEST_F(TuneCli, space_with_no_legal_config_is_rejected) {
                           "  TM: [4]\n  TN: [4]\n  WARP_N: [8]\n  VEC: [4]\n  PAD_A: [0]\n"
                           "  PAD_B: [0]\n  STAGES: [2]\n  SPLIT_K: [1]\n  SWIZZLE: [1]\n"
                           "constraints:\n  - {expr: \"BM > 64\", reason: \"BM must exceed 64\"}\n");
-  auto r = run_tool("tgemm-tune", compile_only("--space " + space));
+  auto r = run_tool("tgemm-tune", compile_only("random", "--space " + space));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("no legal config"), std::string::npos) << r.output;
 }
