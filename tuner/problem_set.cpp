@@ -1,1 +1,213 @@
-// placeholder until written
+#include "tuner/problem_set.h"
+
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string_view>
+#include <tuple>
+
+#include "src/core/error.h"
+
+namespace tgemm {
+
+namespace {
+
+// Kernels index rows and elements of one operand with 32-bit ints, so no operand may hold
+// more elements than that.
+constexpr int64_t kMaxElements = int64_t(1) << 31;
+
+// 1-based line of a node, as editors show it (yaml-cpp counts from 0; -1 when unknown).
+int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
+
+// Reads the whole file first so a missing file gets the system's reason, not yaml-cpp's.
+YAML::Node load_yaml(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open shape file '{}': {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("cannot read shape file '{}'", path);
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    fail("{}:{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+}
+
+class ShapeFileReader {
+ public:
+  explicit ShapeFileReader(std::string path) : path_(std::move(path)) {}
+
+  std::vector<NamedProblem> read() {
+    const YAML::Node root = load_yaml(path_);
+    if (root.IsNull()) fail("{}: the shape file is empty (expected a `shapes:` list)", path_);
+    if (!root.IsMap())
+      fail("{}:{}: expected a map with `shapes:` (and optional `defaults:`) at the top level",
+           path_, line_of(root));
+    check_keys(root, {"defaults", "shapes"}, "top-level key");
+    if (root["defaults"]) read_defaults(root["defaults"]);
+
+    const YAML::Node shapes = root["shapes"];
+    if (!shapes) fail("{}:{}: no `shapes:` list", path_, line_of(root));
+    if (!shapes.IsSequence() || shapes.size() == 0)
+      fail("{}:{}: `shapes:` must be a non-empty list of [m, n, k] or {{m: .., n: .., k: ..}}",
+           path_, line_of(shapes));
+
+    std::vector<NamedProblem> problems;
+    std::map<std::string, int> line_by_key, line_by_name;
+    for (const auto& shape : shapes) {
+      NamedProblem named = read_shape(shape);
+      const int line = line_of(shape);
+      auto [key_it, new_key] = line_by_key.emplace(named.problem.key(), line);
+      if (!new_key)
+        fail("{}:{}: shape {} ({} {}) repeats the shape on line {}", path_, line, named.name,
+             to_string(named.problem.dtype), named.problem.layout(), key_it->second);
+      // Reports show the name, so two shapes must not share one given by hand. Generated
+      // names ("MxNxK") repeat legitimately for other layouts or dtypes.
+      const bool named_by_hand = shape.IsMap() && shape["name"];
+      auto [name_it, new_name] = named_by_hand ? line_by_name.emplace(named.name, line)
+                                               : std::pair{line_by_name.end(), true};
+      if (!new_name)
+        fail("{}:{}: shape name '{}' is already used on line {}", path_, line, named.name,
+             name_it->second);
+      problems.push_back(std::move(named));
+    }
+    return problems;
+  }
+
+ private:
+  void read_defaults(const YAML::Node& defaults) {
+    if (!defaults.IsMap())
+      fail("{}:{}: `defaults:` must be a map such as {{dtype: f32, layout: NN}}", path_,
+           line_of(defaults));
+    check_keys(defaults, {"dtype", "layout"}, "key in defaults");
+    if (defaults["dtype"]) dtype_ = read_dtype(defaults["dtype"]);
+    if (defaults["layout"]) read_layout(defaults["layout"], &op_a_, &op_b_);
+  }
+
+  NamedProblem read_shape(const YAML::Node& shape) {
+    DType dtype = dtype_;
+    Op op_a = op_a_, op_b = op_b_;
+    int64_t m = 0, n = 0, k = 0;
+    std::string name;
+    if (shape.IsSequence()) {
+      if (shape.size() != 3)
+        fail("{}:{}: a short-form shape must be [m, n, k] (3 integers), got {} values", path_,
+             line_of(shape), shape.size());
+      m = read_dim("m", shape[0]);
+      n = read_dim("n", shape[1]);
+      k = read_dim("k", shape[2]);
+    } else if (shape.IsMap()) {
+      check_keys(shape, {"m", "n", "k", "dtype", "layout", "name"}, "key in a shape");
+      for (const char* field : {"m", "n", "k"})
+        if (!shape[field]) fail("{}:{}: shape has no `{}`", path_, line_of(shape), field);
+      m = read_dim("m", shape["m"]);
+      n = read_dim("n", shape["n"]);
+      k = read_dim("k", shape["k"]);
+      if (shape["dtype"]) dtype = read_dtype(shape["dtype"]);
+      if (shape["layout"]) read_layout(shape["layout"], &op_a, &op_b);
+      if (shape["name"]) name = read_name(shape["name"]);
+    } else {
+      fail("{}:{}: a shape must be [m, n, k] or {{m: .., n: .., k: ..}}, got '{}'", path_,
+           line_of(shape), shape.IsScalar() ? shape.Scalar() : std::string("null"));
+    }
+
+    NamedProblem named{name.empty() ? fmt::format("{}x{}x{}", m, n, k) : name,
+                       Problem::packed(dtype, op_a, op_b, m, n, k)};
+    const int line = line_of(shape);
+    try {
+      named.problem.validate();
+    } catch (const Error& e) {
+      fail("{}:{}: {}", path_, line, e.what());
+    }
+    const Problem& p = named.problem;
+    for (auto [operand, rows, cols] : {std::tuple{"A", p.a_rows(), p.a_cols()},
+                                       {"B", p.b_rows(), p.b_cols()},
+                                       {"C", p.m, p.n}}) {
+      // Both factors are <= 2^31 after validate(), so the product fits in 64 bits.
+      if (rows * cols > kMaxElements)
+        fail(
+            "{}:{}: shape {}x{}x{}: {} would hold {} x {} = {} elements, more than 2^31; "
+            "the kernels index operands with 32-bit ints",
+            path_, line, m, n, k, operand, rows, cols, rows * cols);
+    }
+    return named;
+  }
+
+  // Unknown and repeated keys are errors: a typo such as `lyout:` must not be ignored.
+  void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
+                  const char* what) {
+    std::map<std::string, int> seen;
+    for (const auto& entry : map) {
+      const YAML::Node& key_node = entry.first;
+      const std::string key = key_node.IsScalar() ? key_node.Scalar() : "(a list or map)";
+      bool known = false;
+      for (std::string_view a : allowed) known = known || a == key;
+      if (!known)
+        fail("{}:{}: unknown {} '{}' (expected {})", path_, line_of(key_node), what, key,
+             fmt::join(allowed, ", "));
+      auto [it, fresh] = seen.emplace(key, line_of(key_node));
+      if (!fresh)
+        fail("{}:{}: key '{}' repeats the one on line {}", path_, line_of(key_node), key,
+             it->second);
+    }
+  }
+
+  int64_t read_dim(const char* field, const YAML::Node& node) {
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    int64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    // A quoted "16" is a string in YAML; accept only plain integer scalars.
+    if (!node.IsScalar() || node.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end)
+      fail("{}:{}: {} must be an integer, got '{}'", path_, line_of(node), field,
+           node.IsScalar() ? text : std::string(node.IsNull() ? "null" : "a list or map"));
+    if (value < 1) fail("{}:{}: {} must be >= 1, got {}", path_, line_of(node), field, value);
+    return value;
+  }
+
+  DType read_dtype(const YAML::Node& node) {
+    try {
+      return parse_dtype(scalar(node, "dtype"));
+    } catch (const Error& e) {
+      fail("{}:{}: {}", path_, line_of(node), e.what());
+    }
+  }
+
+  void read_layout(const YAML::Node& node, Op* op_a, Op* op_b) {
+    try {
+      parse_layout(scalar(node, "layout"), op_a, op_b);
+    } catch (const Error& e) {
+      fail("{}:{}: {}", path_, line_of(node), e.what());
+    }
+  }
+
+  std::string read_name(const YAML::Node& node) {
+    std::string name = scalar(node, "name");
+    if (name.empty()) fail("{}:{}: `name` must not be empty", path_, line_of(node));
+    return name;
+  }
+
+  std::string scalar(const YAML::Node& node, const char* field) {
+    if (!node.IsScalar())
+      fail("{}:{}: `{}` must be a single value, not a list or map", path_, line_of(node), field);
+    return node.Scalar();
+  }
+
+  std::string path_;
+  DType dtype_ = DType::f32;
+  Op op_a_ = Op::N, op_b_ = Op::N;
+};
+
+}  // namespace
+
+std::vector<NamedProblem> load_problem_set(const std::string& path) {
+  return ShapeFileReader(path).read();
+}
+
+}  // namespace tgemm

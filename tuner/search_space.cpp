@@ -1,1 +1,658 @@
-// placeholder until written
+#include "tuner/search_space.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <muParser.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "src/core/error.h"
+
+namespace tgemm {
+
+namespace {
+
+// Names the expressions may use besides the space's own; filled from ArchLimits.
+constexpr const char* kArchLimitNames[] = {"MAX_THREADS_PER_BLOCK", "MAX_THREADS_PER_SM",
+                                           "REGS_PER_SM", "SMEM_PER_BLOCK_OPTIN", "SMEM_PER_SM"};
+constexpr size_t kArchLimitCount = std::size(kArchLimitNames);
+// Functions the expression language offers (see IntExprParser::InitFun).
+constexpr const char* kFunctionNames[] = {"min", "max"};
+
+void arch_limit_values(const ArchLimits& limits, double* out) {
+  out[0] = limits.max_threads_per_block;
+  out[1] = limits.max_threads_per_sm;
+  out[2] = limits.regs_per_sm;
+  out[3] = limits.smem_per_block_optin;
+  out[4] = limits.smem_per_sm;
+}
+
+// ---- Integer expressions --------------------------------------------------------------
+// muParser computes in doubles; these operators give C's integer semantics instead, so
+// "(BN / TN) % WARP_N" means what the kernel's static_assert means. Every value is an
+// integer held exactly in a double; NaN marks "undefined" (division or modulo by zero) and
+// spreads through every operator, so the caller can tell it apart from false.
+constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+// Beyond 2^53 doubles stop holding every integer; treat such values as undefined too.
+constexpr double kMaxExact = 9007199254740992.0;
+
+bool as_int(double v, int64_t* out) {
+  if (!(std::fabs(v) <= kMaxExact)) return false;  // also false for NaN
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
+double checked(double v) { return std::fabs(v) <= kMaxExact ? v : kUndefined; }
+double add(double a, double b) { return checked(a + b); }
+double subtract(double a, double b) { return checked(a - b); }
+double multiply(double a, double b) { return checked(a * b); }
+double divide(double a, double b) {
+  int64_t x, y;
+  if (!as_int(a, &x) || !as_int(b, &y) || y == 0) return kUndefined;
+  return double(x / y);  // NOLINT(bugprone-integer-division): C truncates toward zero
+}
+double modulo(double a, double b) {
+  int64_t x, y;
+  if (!as_int(a, &x) || !as_int(b, &y) || y == 0) return kUndefined;
+  return double(x % y);  // C: the sign follows the dividend
+}
+double compare(double a, double b, bool result) {
+  return std::isnan(a) || std::isnan(b) ? kUndefined : double(result);
+}
+double less(double a, double b) { return compare(a, b, a < b); }
+double less_equal(double a, double b) { return compare(a, b, a <= b); }
+double greater(double a, double b) { return compare(a, b, a > b); }
+double greater_equal(double a, double b) { return compare(a, b, a >= b); }
+double equal(double a, double b) { return compare(a, b, a == b); }
+double not_equal(double a, double b) { return compare(a, b, a != b); }
+// muParser evaluates both sides; a decided left side wins as C's short circuit would, so
+// "TM != 0 && BM % TM == 0" is false, not undefined, for TM = 0.
+double logical_and(double a, double b) {
+  if (a == 0) return 0;
+  if (std::isnan(a) || std::isnan(b)) return kUndefined;
+  return b != 0;
+}
+double logical_or(double a, double b) {
+  if (!std::isnan(a) && a != 0) return 1;
+  if (std::isnan(a) || std::isnan(b)) return kUndefined;
+  return b != 0;
+}
+double logical_not(double a) { return std::isnan(a) ? kUndefined : double(a == 0); }
+double negate(double a) { return -a; }
+double minimum(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? kUndefined : std::min(a, b);
+}
+double maximum(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? kUndefined : std::max(a, b);
+}
+
+// Decimal integer literals only: "1.5" or "1e3" do not parse, so no value is ever fractional.
+int read_integer_literal(const char* text, int* pos, double* value) {
+  int64_t v = 0;
+  const char* end = text + std::strspn(text, "0123456789");
+  auto [ptr, ec] = std::from_chars(text, end, v);
+  if (ptr == text || ec != std::errc() || double(v) > kMaxExact) return 0;
+  if (*ptr == '.' || std::isalpha(static_cast<unsigned char>(*ptr)) || *ptr == '_') return 0;
+  *pos += int(ptr - text);
+  *value = double(v);
+  return 1;
+}
+
+class IntExprParser final : public mu::ParserBase {
+ public:
+  IntExprParser() {
+    AddValIdent(read_integer_literal);
+    InitCharSets();
+    InitFun();
+    InitOprt();
+  }
+
+  void InitCharSets() override {
+    DefineNameChars("0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    DefineOprtChars("+-*/%<>=!&|");
+    DefineInfixOprtChars("-!");
+  }
+  void InitFun() override {
+    DefineFun("min", minimum);
+    DefineFun("max", maximum);
+  }
+  void InitConst() override {}
+  void InitOprt() override {
+    // The built-in operators compute in floating point; ours replace them.
+    EnableBuiltInOprt(false);
+    DefineInfixOprt("-", negate);
+    DefineInfixOprt("!", logical_not);
+    // C precedence: || < && < == != < relational < + - < * / %.
+    DefineOprt("||", logical_or, mu::prLOR, mu::oaLEFT, true);
+    DefineOprt("&&", logical_and, mu::prLAND, mu::oaLEFT, true);
+    DefineOprt("==", equal, mu::prLOGIC, mu::oaLEFT, true);
+    DefineOprt("!=", not_equal, mu::prLOGIC, mu::oaLEFT, true);
+    DefineOprt("<", less, mu::prCMP, mu::oaLEFT, true);
+    DefineOprt("<=", less_equal, mu::prCMP, mu::oaLEFT, true);
+    DefineOprt(">", greater, mu::prCMP, mu::oaLEFT, true);
+    DefineOprt(">=", greater_equal, mu::prCMP, mu::oaLEFT, true);
+    DefineOprt("+", add, mu::prADD_SUB, mu::oaLEFT, true);
+    DefineOprt("-", subtract, mu::prADD_SUB, mu::oaLEFT, true);
+    DefineOprt("*", multiply, mu::prMUL_DIV, mu::oaLEFT, true);
+    DefineOprt("/", divide, mu::prMUL_DIV, mu::oaLEFT, true);
+    DefineOprt("%", modulo, mu::prMUL_DIV, mu::oaLEFT, true);
+  }
+};
+
+bool is_identifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+struct Identifier {
+  std::string name;
+  bool called;  // followed by '(': a function, not a variable
+};
+
+// Identifiers of `expression` in order of first appearance: the values a rejection shows.
+std::vector<Identifier> identifiers_in(const std::string& expression) {
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  std::vector<Identifier> found;
+  for (size_t i = 0; i < expression.size();) {
+    const unsigned char c = expression[i];
+    if (std::isalpha(c) || c == '_') {
+      size_t end = i;
+      while (end < expression.size() && is_name_char(expression[end])) ++end;
+      size_t next = expression.find_first_not_of(" \t", end);
+      Identifier id{expression.substr(i, end - i),
+                    next != std::string::npos && expression[next] == '('};
+      if (std::none_of(found.begin(), found.end(),
+                       [&](const Identifier& f) { return f.name == id.name; }))
+        found.push_back(std::move(id));
+      i = end;
+    } else if (std::isdigit(c)) {
+      while (i < expression.size() && is_name_char(expression[i])) ++i;
+    } else {
+      ++i;
+    }
+  }
+  return found;
+}
+
+std::string show_value(double v) {
+  int64_t i = 0;
+  return as_int(v, &i) ? std::to_string(i) : std::string("undefined");
+}
+
+// An expression that failed to parse or to name known variables, located for load().
+struct ExpressionError {
+  bool in_derived;
+  size_t index;
+  std::string message;
+};
+
+}  // namespace
+
+namespace detail {
+
+// The space's expressions parsed once, with the variable storage their parsers read:
+// slots [0, P) parameters, then the arch limits, then the derived values.
+class SpaceEvaluator {
+ public:
+  struct Verdict {
+    int constraint = -1;     // first failing constraint, -1 when all hold
+    int derived = -1;        // first undefined derived value when all constraints hold
+    bool undefined = false;  // the failing constraint divided by zero
+  };
+
+  SpaceEvaluator(const std::vector<SpaceParameter>& parameters,
+                 const std::vector<std::pair<std::string, std::string>>& derived,
+                 const std::vector<SpaceConstraint>& constraints)
+      : param_count_(parameters.size()),
+        derived_offset_(parameters.size() + kArchLimitCount),
+        slots_(derived_offset_ + derived.size()),
+        values_(std::make_unique<double[]>(slots_)) {
+    for (const auto& p : parameters) names_.push_back(p.name);
+    for (const char* name : kArchLimitNames) names_.push_back(name);
+    for (const auto& d : derived) names_.push_back(d.first);
+    for (size_t i = 0; i < param_count_; ++i) values_[i] = double(parameters[i].values.at(0));
+    arch_limit_values(arch_limits(kDefaultArch), &values_[param_count_]);
+
+    // A derived value may use the parameters, the limits and the derived values above it.
+    for (size_t d = 0; d < derived.size(); ++d)
+      derived_.push_back(make_parser(derived[d].second, derived_offset_ + d, true, d));
+    for (size_t c = 0; c < constraints.size(); ++c)
+      constraints_.push_back(make_parser(constraints[c].expression, slots_, false, c));
+  }
+
+  double* values() { return values_.get(); }
+  void set_limits(const ArchLimits& limits) { arch_limit_values(limits, &values_[param_count_]); }
+
+  Verdict check() {
+    for (size_t d = 0; d < derived_.size(); ++d)
+      values_[derived_offset_ + d] = derived_[d].parser->Eval();
+    Verdict verdict;
+    for (size_t c = 0; c < constraints_.size(); ++c) {
+      const double result = constraints_[c].parser->Eval();
+      if (result == 0 || std::isnan(result)) {
+        verdict.constraint = int(c);
+        verdict.undefined = std::isnan(result);
+        return verdict;
+      }
+    }
+    // A derived value that divides by zero would not compile even if no constraint uses it.
+    for (size_t d = 0; d < derived_.size(); ++d)
+      if (std::isnan(values_[derived_offset_ + d])) {
+        verdict.derived = int(d);
+        return verdict;
+      }
+    return verdict;
+  }
+
+  // "BM=64, BK=8, THREADS=256" for the variables a constraint or derived value reads.
+  std::string shown_values(bool in_derived, size_t index) const {
+    const Expression& e = in_derived ? derived_[index] : constraints_[index];
+    std::string text;
+    for (size_t slot : e.shown_slots) {
+      if (!text.empty()) text += ", ";
+      text += fmt::format("{}={}", names_[slot], show_value(values_[slot]));
+    }
+    return text;
+  }
+
+  size_t derived_offset() const { return derived_offset_; }
+
+ private:
+  struct Expression {
+    std::unique_ptr<IntExprParser> parser;
+    std::vector<size_t> shown_slots;
+  };
+
+  // Defines only the first `visible` slots, so a name used before it is declared is unknown.
+  // Evaluates once (muParser parses on the first Eval) and, for a derived value, stores it
+  // for the expressions below.
+  Expression make_parser(const std::string& expression, size_t visible, bool in_derived,
+                         size_t index) {
+    auto error = [&](std::string message) {
+      return ExpressionError{in_derived, index, std::move(message)};
+    };
+    if (expression.find('.') != std::string::npos)
+      throw error(fmt::format("'{}' is not an integer expression (no decimal points)", expression));
+    Expression e{std::make_unique<IntExprParser>(), {}};
+    for (const auto& [name, called] : identifiers_in(expression)) {
+      const bool is_function = std::find(std::begin(kFunctionNames), std::end(kFunctionNames),
+                                         name) != std::end(kFunctionNames);
+      if (called || is_function) {
+        if (called && is_function) continue;
+        if (is_function)
+          throw error(fmt::format("'{}' uses function '{}' without arguments", expression, name));
+        throw error(fmt::format("'{}' uses unknown function '{}' (functions: {})", expression, name,
+                                fmt::join(kFunctionNames, ", ")));
+      }
+      auto it = std::find(names_.begin(), names_.begin() + long(visible), name);
+      if (it == names_.begin() + long(visible)) {
+        std::vector<std::string> known(names_.begin(), names_.begin() + long(visible));
+        throw error(fmt::format("'{}' uses unknown variable '{}' (known: {})", expression, name,
+                                fmt::join(known, ", ")));
+      }
+      e.shown_slots.push_back(size_t(it - names_.begin()));
+    }
+    try {
+      for (size_t slot = 0; slot < visible; ++slot)
+        e.parser->DefineVar(names_[slot], &values_[slot]);
+      e.parser->SetExpr(expression);
+      const double value = e.parser->Eval();
+      if (in_derived) values_[visible] = value;
+    } catch (const mu::ParserError& pe) {
+      throw error(fmt::format("'{}' does not parse: {}", expression, pe.GetMsg()));
+    }
+    return e;
+  }
+
+  size_t param_count_;
+  size_t derived_offset_;
+  size_t slots_;
+  std::unique_ptr<double[]> values_;  // the parsers hold pointers into this array
+  std::vector<std::string> names_;
+  std::vector<Expression> derived_;
+  std::vector<Expression> constraints_;
+};
+
+}  // namespace detail
+
+// ---- Loading ----------------------------------------------------------------------------
+
+namespace {
+
+int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
+
+// Reads the whole file first so a missing file gets the system's reason, not yaml-cpp's.
+YAML::Node load_yaml(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open search-space file '{}': {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("cannot read search-space file '{}'", path);
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    fail("{}:{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+}
+
+class SpaceFileReader {
+ public:
+  explicit SpaceFileReader(const std::string& path) : path_(path) {}
+
+  void read(std::string* template_name, std::vector<SpaceParameter>* parameters,
+            std::vector<std::pair<std::string, std::string>>* derived,
+            std::vector<SpaceConstraint>* constraints) {
+    const YAML::Node root = load_yaml(path_);
+    if (root.IsNull()) fail("{}: the search-space file is empty", path_);
+    if (!root.IsMap())
+      fail("{}:{}: expected a map with template, parameters, derived and constraints", path_,
+           line_of(root));
+    check_keys(root, {"template", "parameters", "derived", "constraints"}, "top-level key");
+
+    const YAML::Node tmpl = root["template"];
+    if (!tmpl)
+      fail("{}:{}: no `template:` (the kernel template this space tunes)", path_, line_of(root));
+    if (!tmpl.IsScalar() || !is_identifier(tmpl.Scalar()))
+      fail("{}:{}: `template:` must be a template name such as sgemm_simt", path_, line_of(tmpl));
+    *template_name = tmpl.Scalar();
+
+    const YAML::Node params = root["parameters"];
+    if (!params) fail("{}:{}: no `parameters:`", path_, line_of(root));
+    if (!params.IsMap() || params.size() == 0)
+      fail("{}:{}: `parameters:` must be a non-empty map of name -> [values]", path_,
+           line_of(params));
+    for (const auto& entry : params) {
+      const std::string name = declare_name(entry.first, "parameter");
+      parameters->push_back({name, read_values(name, entry.second)});
+    }
+
+    if (const YAML::Node node = root["derived"]; node && !node.IsNull()) {
+      if (!node.IsMap())
+        fail("{}:{}: `derived:` must be a map of name -> expression", path_, line_of(node));
+      for (const auto& entry : node) {
+        const std::string name = declare_name(entry.first, "derived name");
+        derived_lines_.push_back(line_of(entry.second));
+        derived->emplace_back(name, expression(entry.second, name.c_str()));
+      }
+    }
+
+    if (const YAML::Node node = root["constraints"]; node && !node.IsNull()) {
+      if (!node.IsSequence())
+        fail("{}:{}: `constraints:` must be a list of {{expr: .., reason: ..}}", path_,
+             line_of(node));
+      for (const auto& item : node) {
+        if (!item.IsMap())
+          fail("{}:{}: a constraint must be {{expr: .., reason: ..}}", path_, line_of(item));
+        check_keys(item, {"expr", "reason"}, "key in a constraint");
+        if (!item["expr"]) fail("{}:{}: constraint has no `expr`", path_, line_of(item));
+        if (!item["reason"]) fail("{}:{}: constraint has no `reason`", path_, line_of(item));
+        const YAML::Node reason = item["reason"];
+        if (!reason.IsScalar() || reason.Scalar().empty())
+          fail("{}:{}: `reason` must be a sentence saying why", path_, line_of(reason));
+        constraint_lines_.push_back(line_of(item));
+        constraints->push_back({expression(item["expr"], "expr"), reason.Scalar()});
+      }
+    }
+  }
+
+  int line_of_expression(bool in_derived, size_t index) const {
+    return in_derived ? derived_lines_.at(index) : constraint_lines_.at(index);
+  }
+
+ private:
+  std::string declare_name(const YAML::Node& key, const char* what) {
+    std::string name = key.IsScalar() ? key.Scalar() : "";
+    if (!is_identifier(name))
+      fail("{}:{}: {} '{}' is not an identifier (letters, digits, _)", path_, line_of(key), what,
+           key.IsScalar() ? name : "(a list or map)");
+    for (const char* reserved : kArchLimitNames)
+      if (name == reserved)
+        fail("{}:{}: {} '{}' is an arch limit's name", path_, line_of(key), what, name);
+    for (const char* reserved : kFunctionNames)
+      if (name == reserved)
+        fail("{}:{}: {} '{}' is a function's name", path_, line_of(key), what, name);
+    auto [it, fresh] = declared_.emplace(name, line_of(key));
+    if (!fresh)
+      fail("{}:{}: {} '{}' is already declared on line {}", path_, line_of(key), what, name,
+           it->second);
+    return name;
+  }
+
+  std::vector<int64_t> read_values(const std::string& name, const YAML::Node& list) {
+    if (!list.IsSequence() || list.size() == 0)
+      fail("{}:{}: parameter {} needs a non-empty list of integers, such as [32, 64]", path_,
+           line_of(list), name);
+    std::vector<int64_t> values;
+    for (const auto& item : list) {
+      const std::string text = item.IsScalar() ? item.Scalar() : "";
+      int64_t v = 0;
+      const char* end = text.data() + text.size();
+      auto [ptr, ec] = std::from_chars(text.data(), end, v);
+      if (!item.IsScalar() || item.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end)
+        fail("{}:{}: parameter {}: '{}' is not an integer", path_, line_of(item), name,
+             item.IsScalar() ? text : "(a list or map)");
+      if (std::find(values.begin(), values.end(), v) != values.end())
+        fail("{}:{}: parameter {} lists {} twice", path_, line_of(item), name, v);
+      values.push_back(v);
+    }
+    return values;
+  }
+
+  std::string expression(const YAML::Node& node, const char* what) {
+    if (!node.IsScalar() || node.Scalar().empty())
+      fail("{}:{}: `{}` must be an expression such as \"BM % TM == 0\"", path_, line_of(node),
+           what);
+    return node.Scalar();
+  }
+
+  // Unknown and repeated keys are errors: a typo such as `constraint:` must not be ignored.
+  void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
+                  const char* what) {
+    std::map<std::string, int> seen;
+    for (const auto& entry : map) {
+      const YAML::Node& key_node = entry.first;
+      const std::string key = key_node.IsScalar() ? key_node.Scalar() : "(a list or map)";
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail("{}:{}: unknown {} '{}' (expected {})", path_, line_of(key_node), what, key,
+             fmt::join(allowed, ", "));
+      auto [it, fresh] = seen.emplace(key, line_of(key_node));
+      if (!fresh)
+        fail("{}:{}: key '{}' repeats the one on line {}", path_, line_of(key_node), key,
+             it->second);
+    }
+  }
+
+  std::string path_;
+  std::map<std::string, int> declared_;  // parameter and derived names -> line
+  std::vector<int> derived_lines_, constraint_lines_;
+};
+
+}  // namespace
+
+SearchSpace::EvaluatorCache::EvaluatorCache() = default;
+SearchSpace::EvaluatorCache::~EvaluatorCache() = default;
+SearchSpace::EvaluatorCache::EvaluatorCache(const EvaluatorCache&) {}
+SearchSpace::EvaluatorCache& SearchSpace::EvaluatorCache::operator=(const EvaluatorCache&) {
+  evaluator.reset();
+  return *this;
+}
+SearchSpace::EvaluatorCache::EvaluatorCache(EvaluatorCache&&) noexcept = default;
+SearchSpace::EvaluatorCache& SearchSpace::EvaluatorCache::operator=(EvaluatorCache&&) noexcept =
+    default;
+
+SearchSpace SearchSpace::load(const std::string& path) {
+  SearchSpace space;
+  space.path_ = path;
+  SpaceFileReader reader(path);
+  reader.read(&space.template_name_, &space.parameters_, &space.derived_, &space.constraints_);
+  // Parsing every expression now, with the first values and a known arch's limits, reports
+  // typos and unknown names at load time with their line.
+  try {
+    space.cache_.evaluator = std::make_unique<detail::SpaceEvaluator>(
+        space.parameters_, space.derived_, space.constraints_);
+  } catch (const ExpressionError& e) {
+    fail("{}:{}: {} {}", path, reader.line_of_expression(e.in_derived, e.index),
+         e.in_derived ? fmt::format("derived {}:", space.derived_[e.index].first)
+                      : std::string("constraint"),
+         e.message);
+  }
+  return space;
+}
+
+detail::SpaceEvaluator& SearchSpace::evaluator() const {
+  if (!cache_.evaluator)
+    cache_.evaluator =
+        std::make_unique<detail::SpaceEvaluator>(parameters_, derived_, constraints_);
+  return *cache_.evaluator;
+}
+
+uint64_t SearchSpace::cartesian_size() const {
+  uint64_t size = 1;
+  for (const auto& p : parameters_) {
+    if (size > std::numeric_limits<uint64_t>::max() / p.values.size())
+      fail("{}: the search space has more than 2^64 points", path_);
+    size *= p.values.size();
+  }
+  return size;
+}
+
+KernelConfig SearchSpace::config_at(uint64_t index) const {
+  const uint64_t size = cartesian_size();
+  if (index >= size) fail("config index {} is outside {} (size {})", index, path_, size);
+  KernelConfig config{template_name_, {}};
+  config.params.resize(parameters_.size());
+  for (size_t i = parameters_.size(); i-- > 0;) {
+    const auto& values = parameters_[i].values;
+    config.params[i] = {parameters_[i].name, values[index % values.size()]};
+    index /= values.size();
+  }
+  return config;
+}
+
+namespace {
+
+// Rejection text without the values: the key enumerate() counts by.
+std::string reason_key(const SearchSpace& space, const detail::SpaceEvaluator::Verdict& v) {
+  if (v.constraint >= 0) {
+    const SpaceConstraint& c = space.constraints()[size_t(v.constraint)];
+    if (v.undefined)
+      return fmt::format("{}: division or modulo by zero in {}", c.reason, c.expression);
+    return c.reason;
+  }
+  const auto& d = space.derived()[size_t(v.derived)];
+  return fmt::format("derived {} = {} divides by zero", d.first, d.second);
+}
+
+}  // namespace
+
+std::optional<std::string> SearchSpace::rejection(const KernelConfig& config,
+                                                  const ArchLimits& limits) const {
+  if (config.template_name != template_name_)
+    fail("config {} is for template '{}', not for {}'s template '{}'", config.canonical_name(),
+         config.template_name, path_, template_name_);
+  for (const auto& param : config.params) {
+    const bool known = std::any_of(parameters_.begin(), parameters_.end(),
+                                   [&](const SpaceParameter& p) { return p.name == param.first; });
+    if (!known)
+      return fmt::format("{} is not a parameter of {} ({})", param.first, template_name_, path_);
+  }
+  detail::SpaceEvaluator& eval = evaluator();
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    eval.values()[i] = double(config.get(parameters_[i].name));
+  eval.set_limits(limits);
+  const auto verdict = eval.check();
+  if (verdict.constraint < 0 && verdict.derived < 0) return std::nullopt;
+  const bool in_derived = verdict.constraint < 0;
+  return fmt::format(
+      "{} ({})", reason_key(*this, verdict),
+      eval.shown_values(in_derived, size_t(in_derived ? verdict.derived : verdict.constraint)));
+}
+
+std::map<std::string, int64_t> SearchSpace::derived_values(const KernelConfig& config,
+                                                           const ArchLimits& limits) const {
+  detail::SpaceEvaluator& eval = evaluator();
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    eval.values()[i] = double(config.get(parameters_[i].name));
+  eval.set_limits(limits);
+  eval.check();
+  std::map<std::string, int64_t> values;
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    values[parameters_[i].name] = config.get(parameters_[i].name);
+  for (size_t d = 0; d < derived_.size(); ++d) {
+    int64_t v = 0;
+    if (!as_int(eval.values()[eval.derived_offset() + d], &v))
+      fail("derived {} = {} is undefined for {} (division or modulo by zero)", derived_[d].first,
+           derived_[d].second, config.canonical_name());
+    values[derived_[d].first] = v;
+  }
+  return values;
+}
+
+SearchSpace::Enumeration SearchSpace::enumerate(const ArchLimits& limits) const {
+  detail::SpaceEvaluator& eval = evaluator();
+  eval.set_limits(limits);
+  const uint64_t size = cartesian_size();
+  const size_t count = parameters_.size();
+  // An odometer over the value lists (last parameter fastest), the order of config_at().
+  std::vector<size_t> digit(count, 0);
+  double* values = eval.values();
+  for (size_t i = 0; i < count; ++i) values[i] = double(parameters_[i].values[0]);
+
+  Enumeration result;
+  // Counted by (constraint, undefined, derived) and named once at the end: cheaper than
+  // building a reason string per rejected point.
+  std::map<std::tuple<int, bool, int>, uint64_t> rejected;
+  for (uint64_t index = 0; index < size; ++index) {
+    const auto verdict = eval.check();
+    if (verdict.constraint < 0 && verdict.derived < 0) {
+      KernelConfig config{template_name_, {}};
+      config.params.reserve(count);
+      for (size_t i = 0; i < count; ++i)
+        config.params.emplace_back(parameters_[i].name, parameters_[i].values[digit[i]]);
+      result.legal.push_back(std::move(config));
+    } else {
+      ++rejected[{verdict.constraint, verdict.undefined, verdict.derived}];
+    }
+    for (size_t i = count; i-- > 0;) {
+      if (++digit[i] < parameters_[i].values.size()) {
+        values[i] = double(parameters_[i].values[digit[i]]);
+        break;
+      }
+      digit[i] = 0;
+      values[i] = double(parameters_[i].values[0]);
+    }
+  }
+
+  for (const auto& [key, n] : rejected) {
+    const auto [constraint, undefined, derived] = key;
+    result.rejected_by_reason[reason_key(*this, {constraint, derived, undefined})] += n;
+  }
+
+  if (result.legal.empty()) {
+    std::vector<std::pair<std::string, uint64_t>> top(result.rejected_by_reason.begin(),
+                                                      result.rejected_by_reason.end());
+    std::stable_sort(top.begin(), top.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string reasons;
+    for (size_t i = 0; i < top.size() && i < 3; ++i)
+      reasons += fmt::format("\n  {} ({} of {})", top[i].first, top[i].second, size);
+    fail("no legal config in {} for {}; most common reasons:{}", path_, limits.arch, reasons);
+  }
+  return result;
+}
+
+}  // namespace tgemm

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "src/core/kernel_config.h"
 
 namespace tgemm {
+
+namespace detail {
+class SpaceEvaluator;
+}  // namespace detail
 
 struct SpaceParameter {
   std::string name;
@@ -23,6 +28,12 @@ struct SpaceConstraint {
   std::string reason;      // "BM must be a multiple of TM"
 };
 
+// Expressions use C integer semantics: / truncates, % is the C remainder, comparisons and
+// && || give 0 or 1; division or modulo by zero makes the constraint fail, naming it.
+// Variables: the parameters, the derived names and the arch limits MAX_THREADS_PER_BLOCK,
+// MAX_THREADS_PER_SM, REGS_PER_SM, SMEM_PER_BLOCK_OPTIN, SMEM_PER_SM.
+// Not thread-safe: rejection() and enumerate() reuse parsed expressions kept inside the
+// object; use one SearchSpace (or a copy) per thread.
 class SearchSpace {
  public:
   // Throws Error naming the file (and line where known) for malformed YAML, unknown keys,
@@ -42,18 +53,41 @@ class SearchSpace {
   std::optional<std::string> rejection(const KernelConfig& config, const ArchLimits& limits) const;
 
   struct Enumeration {
-    std::vector<KernelConfig> legal;                 // in config_at order
+    std::vector<KernelConfig> legal;                     // in config_at order
     std::map<std::string, uint64_t> rejected_by_reason;  // constraint reason -> count
   };
   // Throws Error when no config of the space is legal on this arch.
   Enumeration enumerate(const ArchLimits& limits) const;
 
+  const std::string& path() const { return path_; }
+  // Derived names and their expressions, in declaration order.
+  const std::vector<std::pair<std::string, std::string>>& derived() const { return derived_; }
+  // Parameters plus derived values of `config` on an arch, e.g. {"THREADS", 256}; throws
+  // Error when the config lacks a parameter or a derived value divides by zero.
+  std::map<std::string, int64_t> derived_values(const KernelConfig& config,
+                                                const ArchLimits& limits) const;
+
  private:
+  // Parsed expressions, built once; copies start without them because each evaluator's
+  // parsers point into its own variable storage.
+  class EvaluatorCache {
+   public:
+    EvaluatorCache();
+    ~EvaluatorCache();
+    EvaluatorCache(const EvaluatorCache&);
+    EvaluatorCache& operator=(const EvaluatorCache&);
+    EvaluatorCache(EvaluatorCache&&) noexcept;
+    EvaluatorCache& operator=(EvaluatorCache&&) noexcept;
+    std::unique_ptr<detail::SpaceEvaluator> evaluator;
+  };
+  detail::SpaceEvaluator& evaluator() const;
+
   std::string path_;
   std::string template_name_;
   std::vector<SpaceParameter> parameters_;
   std::vector<std::pair<std::string, std::string>> derived_;  // name, expression
   std::vector<SpaceConstraint> constraints_;
+  mutable EvaluatorCache cache_;
 };
 
 }  // namespace tgemm

@@ -1,1 +1,75 @@
-// placeholder until written
+#include "tuner/strategy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "src/core/error.h"
+
+namespace tgemm {
+
+namespace {
+
+// Hands out a fixed order of configs in batches; the strategies differ only in the order.
+class OrderedStrategy : public Strategy {
+ public:
+  explicit OrderedStrategy(std::vector<KernelConfig> order) : order_(std::move(order)) {}
+
+  std::vector<KernelConfig> propose(size_t max_count) override {
+    const size_t count = std::min(max_count, order_.size() - next_);
+    std::vector<KernelConfig> batch(order_.begin() + long(next_),
+                                    order_.begin() + long(next_ + count));
+    next_ += count;
+    return batch;
+  }
+
+ private:
+  std::vector<KernelConfig> order_;
+  size_t next_ = 0;
+};
+
+// Uniform in [0, bound) from the raw 64-bit stream. std::uniform_int_distribution's
+// algorithm differs between standard libraries; this keeps a seed's sample the same
+// everywhere (mt19937_64's output is fixed by the standard).
+uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
+                         std::numeric_limits<uint64_t>::max() % bound;  // reject the tail
+  uint64_t x;
+  do x = rng();
+  while (x >= limit);
+  return x % bound;
+}
+
+std::vector<KernelConfig> random_sample(std::vector<KernelConfig> legal, uint64_t budget,
+                                        uint64_t seed) {
+  const size_t take = budget == 0 ? legal.size() : size_t(std::min<uint64_t>(budget, legal.size()));
+  // Partial Fisher-Yates: position i gets a uniform pick among the configs not yet taken.
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < take; ++i) {
+    const size_t j = i + size_t(uniform_below(rng, legal.size() - i));
+    std::swap(legal[i], legal[j]);
+  }
+  legal.resize(take);
+  return legal;
+}
+
+}  // namespace
+
+std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
+                                        uint64_t budget, uint64_t seed) {
+  if (name == "exhaustive") {
+    if (budget > 0 && budget < legal.size()) legal.resize(size_t(budget));
+    return std::make_unique<OrderedStrategy>(std::move(legal));
+  }
+  if (name == "random")
+    return std::make_unique<OrderedStrategy>(random_sample(std::move(legal), budget, seed));
+  fail("unknown strategy '{}' (expected one of: {})", name, fmt::join(strategy_names(), ", "));
+}
+
+}  // namespace tgemm

@@ -15,7 +15,8 @@ namespace tgemm {
 class Strategy {
  public:
   virtual ~Strategy() = default;
-  // Up to `max_count` configs not proposed before; empty when the strategy is done.
+  // Up to `max_count` configs not proposed before; empty when the strategy is done (or when
+  // max_count is 0).
   virtual std::vector<KernelConfig> propose(size_t max_count) = 0;
   // Results of proposed configs, for strategies that learn from them.
   virtual void report(const std::vector<TrialResult>& results) { (void)results; }
@@ -24,7 +25,12 @@ class Strategy {
 // name: "exhaustive" (every legal config, in order) or "random" (a uniform sample without
 // replacement, seeded). `budget` caps the number of configs proposed (0 = no cap).
 // Throws Error naming the accepted strategies for any other name.
+// The random sample is the same for a seed on every platform (own bounded draw from
+// std::mt19937_64, no std::uniform_int_distribution).
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
                                         uint64_t budget, uint64_t seed);
+
+// The names make_strategy() accepts, for --help texts and error messages.
+std::vector<std::string> strategy_names();
 
 }  // namespace tgemm
