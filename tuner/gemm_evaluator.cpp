@@ -1,1 +1,614 @@
-// placeholder until written
+#include "tuner/gemm_evaluator.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <random>
+
+#include "src/core/error.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/cuda_event.h"
+#include "src/cuda/device_buffer.h"
+#include "src/launch/gemm_kernel.h"
+#include "src/launch/launch_plan.h"
+
+namespace tgemm {
+
+namespace {
+
+class CublasHandle {
+ public:
+  CublasHandle() {
+    const cublasStatus_t status = cublasCreate(&handle_);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      fail("cublasCreate failed: {}", cublasGetStatusString(status));
+  }
+  ~CublasHandle() {
+    if (handle_) cublasDestroy(handle_);
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Floats of poison after each operand: catches reads and writes just past the end.
+constexpr int64_t kGuardElements = 64;
+// Problems up to this many multiply-adds (and elements) also get an FP64 host reference.
+constexpr double kFp64MaxFmas = double(int64_t(1) << 26);
+constexpr double kFp64MaxElements = double(int64_t(1) << 25);
+// L2 is flushed before each timed run when A + B + C fit in this many L2s; larger problems
+// stream through L2 anyway.
+constexpr double kFlushWhenWithinL2s = 4.0;
+
+// splitmix64: fast, and every 64-bit seed gives a good stream.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Odd multiples of 2^-24 in (-1, 1): exact in float and never zero.
+  float uniform() { return float(double(2 * (next() >> 40) + 1) * 0x1p-24 - 1.0); }
+};
+
+float poison_value() {
+  float x;
+  std::memcpy(&x, &kPoisonBits, sizeof x);
+  return x;
+}
+
+// The operand's first element sits at the least-aligned offset its alignment allows
+// (1 -> 4 bytes, 2 -> 8 bytes, 4 -> 0), so a kernel meets the worst pointer it may be given.
+int64_t worst_offset(int align) { return align == 4 ? 0 : align; }
+
+struct Operand {
+  int64_t rows = 0, cols = 0, ld = 0, offset = 0, elements = 0;
+  DeviceBuffer buffer;
+
+  Operand() = default;
+  Operand(int64_t r, int64_t c, int64_t l, int align)
+      : rows(r),
+        cols(c),
+        ld(l),
+        offset(worst_offset(align)),
+        elements(offset + r * l + kGuardElements),
+        buffer(size_t(elements) * sizeof(float)) {}
+  float* data() const { return buffer.get<float>() + offset; }
+  double matrix_bytes() const { return double(rows) * double(ld) * sizeof(float); }
+
+  // Host image: poison everywhere (padding, guards), random values inside the matrix;
+  // a kernel that reads outside the matrix turns its result into NaN.
+  std::vector<float> host_image(Rng& rng) const {
+    std::vector<float> image(size_t(elements), poison_value());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) image[size_t(offset + i * ld + j)] = rng.uniform();
+    return image;
+  }
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct Stats {
+  double min_us = 0, median_us = 0, max_us = 0;
+  int runs = 0;
+};
+
+Stats stats_of(const std::vector<double>& ms) {
+  Stats s;
+  if (ms.empty()) return s;
+  s.min_us = *std::min_element(ms.begin(), ms.end()) * 1e3;
+  s.max_us = *std::max_element(ms.begin(), ms.end()) * 1e3;
+  s.median_us = median_of(ms) * 1e3;
+  s.runs = int(ms.size());
+  return s;
+}
+
+std::string cuda_error_text(cudaError_t err) {
+  return fmt::format("{}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
+// Launches one GEMM on the evaluator's stream; returns "" or what went wrong.
+using Launcher = std::function<std::string()>;
+
+}  // namespace
+
+struct GemmEvaluator::Impl {
+  struct Prepared {
+    Problem problem;
+    GemmScalars scalars;
+    TimingOptions timing;
+    Operand a, b, c;
+    DeviceBuffer c_init;        // C before each run when beta != 0 (poison outside)
+    std::vector<float> ref;     // cuBLAS FP32 result, the whole C buffer
+    std::vector<double> ref64;  // FP64 host result (m x ldc), small problems only
+    std::vector<float> out;     // a kernel's result, copied back
+    bool flush_l2 = false;
+    double bound = 0;
+  };
+
+  int ordinal;
+  DeviceInfo info;
+  std::unique_ptr<CudaStream> stream;
+  std::unique_ptr<CublasHandle> cublas;
+  std::unique_ptr<Prepared> prep;
+  DeviceBuffer flush_buffer;
+  std::vector<CudaEvent> events;
+  int flush_count = 0;
+  bool broken = false;
+  std::string broken_reason;
+
+  cudaStream_t s() const { return stream->get(); }
+
+  // After a failed CUDA call: is the context ruined (a sticky error) for good?
+  bool check_broken() {
+    if (broken) return true;
+    cudaGetLastError();  // clears an ordinary error; a sticky one stays
+    cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      err = cudaDeviceSynchronize();
+    }
+    if (err != cudaSuccess) {
+      broken = true;
+      broken_reason = cuda_error_text(err);
+    }
+    return broken;
+  }
+
+  // Status for a failure that is not the kernel's fault unless the context is gone.
+  TrialStatus classify(TrialStatus otherwise) {
+    return check_broken() ? TrialStatus::crashed : otherwise;
+  }
+
+  // C as a run must find it: poison (beta == 0, so unwritten elements show) or the initial C.
+  void reset_c() {
+    Prepared& p = *prep;
+    if (p.scalars.beta == 0.0f)
+      TGEMM_CUDA_CHECK(cudaMemsetAsync(p.c.buffer.get(), 0xFF, p.c.buffer.bytes(), s()));
+    else
+      TGEMM_CUDA_CHECK(cudaMemcpyAsync(p.c.buffer.get(), p.c_init.get(), p.c.buffer.bytes(),
+                                       cudaMemcpyDeviceToDevice, s()));
+  }
+
+  // Evicts A, B and C from L2 by writing twice its size (a different byte each time).
+  void flush_l2() {
+    if (flush_buffer.bytes() == 0)
+      flush_buffer = DeviceBuffer(size_t(std::max<int64_t>(info.l2_bytes, 1 << 20)) * 2);
+    TGEMM_CUDA_CHECK(
+        cudaMemsetAsync(flush_buffer.get(), ++flush_count & 0xFF, flush_buffer.bytes(), s()));
+  }
+
+  std::string run_cublas(cublasMath_t mode) {
+    const Prepared& p = *prep;
+    cublasSetMathMode(cublas->get(), mode);
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS sees our B as
+    // its A, and a row-major N operand is its own column-major transpose.
+    const cublasOperation_t op_b = p.problem.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t op_a = p.problem.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasStatus_t status =
+        cublasSgemm(cublas->get(), op_b, op_a, int(p.problem.n), int(p.problem.m), int(p.problem.k),
+                    &p.scalars.alpha, p.b.data(), int(p.b.ld), p.a.data(), int(p.a.ld),
+                    &p.scalars.beta, p.c.data(), int(p.c.ld));
+    if (status != CUBLAS_STATUS_SUCCESS)
+      return fmt::format("cublasSgemm: {}", cublasGetStatusString(status));
+    return {};
+  }
+
+  CudaEvent& event(size_t i) {
+    while (events.size() <= i) events.emplace_back();
+    return events[i];
+  }
+
+  // Runs `iterations` rounds; each launcher in turn gets C reset (beta != 0) and L2 flushed
+  // outside its own pair of events. Appends milliseconds per launcher to `samples`.
+  std::string timed_rounds(const std::vector<Launcher>& launchers, int iterations, bool record,
+                           std::vector<std::vector<double>>* samples) {
+    const size_t count = launchers.size();
+    for (int it = 0; it < iterations; ++it)
+      for (size_t l = 0; l < count; ++l) {
+        if (prep->scalars.beta != 0.0f) reset_c();
+        if (prep->flush_l2) flush_l2();
+        const size_t e = 2 * (size_t(it) * count + l);
+        if (record) event(e).record(s());
+        std::string error = launchers[l]();
+        if (!error.empty()) return error;
+        if (record) event(e + 1).record(s());
+      }
+    const cudaError_t err = cudaStreamSynchronize(s());
+    if (err != cudaSuccess) return "while timing: " + cuda_error_text(err);
+    if (record)
+      for (int it = 0; it < iterations; ++it)
+        for (size_t l = 0; l < count; ++l) {
+          const size_t e = 2 * (size_t(it) * count + l);
+          (*samples)[l].push_back(event(e + 1).elapsed_ms_since(event(e)));
+        }
+    return {};
+  }
+
+  // Warm-up, then batches until every launcher's median moves by less than stable_rel
+  // (after min_runs), or max_runs, or max_ms of timed GPU time. `estimate_ms`: one round.
+  std::string time_interleaved(const std::vector<Launcher>& launchers, double estimate_ms,
+                               std::vector<Stats>* stats) {
+    const TimingOptions& t = prep->timing;
+    const double est = std::max(estimate_ms, 1e-3);
+    // Warm-up is capped at a quarter of the budget, so slow kernels do not double it.
+    const int warmup =
+        int(std::clamp(0.25 * t.max_ms / est, 0.0, double(std::max(0, t.warmup_runs))));
+    if (warmup > 0) {
+      std::string error = timed_rounds(launchers, warmup, false, nullptr);
+      if (!error.empty()) return error;
+    }
+    std::vector<std::vector<double>> samples(launchers.size());
+    std::vector<double> previous(launchers.size(), -1);
+    const int max_runs = std::max(1, t.max_runs);
+    int runs = 0, batch = std::max(1, std::min(t.min_runs, max_runs));
+    double total_ms = 0, per_round = est;
+    for (;;) {
+      const int affordable =
+          int(std::clamp((t.max_ms - total_ms) / per_round, 0.0, double(max_runs)));
+      if (runs > 0 && affordable < 1) break;
+      const int n = std::max(1, std::min({batch, max_runs - runs, std::max(affordable, 1)}));
+      const size_t before = samples[0].size();
+      std::string error = timed_rounds(launchers, n, true, &samples);
+      if (!error.empty()) return error;
+      for (const auto& v : samples)
+        for (size_t i = before; i < v.size(); ++i) total_ms += v[i];
+      runs += n;
+      per_round = std::max(total_ms / runs, 1e-3);
+      if (runs >= max_runs || total_ms >= t.max_ms) break;
+      bool stable = runs >= t.min_runs;
+      for (size_t l = 0; l < samples.size(); ++l) {
+        const double median = median_of(samples[l]);
+        if (previous[l] <= 0 || std::abs(median - previous[l]) > t.stable_rel * previous[l])
+          stable = false;
+        previous[l] = median;
+      }
+      if (stable) break;
+      batch = std::max(1, t.min_runs / 2);
+    }
+    stats->clear();
+    for (const auto& v : samples) stats->push_back(stats_of(v));
+    return {};
+  }
+
+  // One run on poisoned C, then every check; fills status/error/max_rel_error of `r`.
+  // `launch_ms` gets the run's time (the timing loop's first estimate).
+  bool verify(const GemmKernel& kernel, const LaunchPlan& plan, TrialResult* r, double* launch_ms) {
+    Prepared& p = *prep;
+    const GemmParams params =
+        make_params(p.problem, p.a.data(), p.b.data(), p.c.data(), p.scalars.alpha, p.scalars.beta);
+    reset_c();
+    event(0).record(s());
+    const cudaError_t launch = kernel.launch(plan, params, s());
+    if (launch != cudaSuccess) {
+      r->status = classify(TrialStatus::launch_failed);
+      r->error = "launch: " + cuda_error_text(launch);
+      return false;
+    }
+    event(1).record(s());
+    const cudaError_t run = cudaStreamSynchronize(s());
+    if (run != cudaSuccess) {
+      r->status = classify(TrialStatus::launch_failed);
+      r->error = "the kernel failed: " + cuda_error_text(run) +
+                 (r->status == TrialStatus::crashed ? " (the CUDA context is lost)" : "");
+      return false;
+    }
+    *launch_ms = event(1).elapsed_ms_since(event(0));
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p.out.data(), p.c.buffer.get(), p.c.buffer.bytes(),
+                                     cudaMemcpyDeviceToHost, s()));
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+
+    const float* c = p.out.data() + p.c.offset;
+    const ResultCheck check =
+        check_result(c, p.ref.data() + p.c.offset, p.problem.m, p.problem.n, p.c.ld, p.bound);
+    r->max_rel_error = check.rel_error;
+    if (!check.ok) {
+      r->status = TrialStatus::wrong_result;
+      r->error = check.error;
+      return false;
+    }
+    if (!p.ref64.empty()) {
+      const ResultCheck exact =
+          check_result(c, p.ref64.data(), p.problem.m, p.problem.n, p.c.ld, p.bound);
+      if (!exact.ok) {
+        r->status = TrialStatus::wrong_result;
+        r->error = "against the FP64 reference: " + exact.error;
+        return false;
+      }
+    }
+    if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.problem.m,
+                                        p.problem.n, p.c.ld)) {
+      r->status = TrialStatus::wrong_result;
+      r->error = *stray;
+      return false;
+    }
+    return true;
+  }
+
+  // Loads and verifies; on success `kernel` and `plan` are ready for timing.
+  bool load_and_verify(const KernelConfig& config, const std::vector<char>& cubin,
+                       const std::string& entry, TrialResult* r,
+                       std::unique_ptr<GemmKernel>* kernel, LaunchPlan* plan, double* launch_ms) {
+    if (broken) {
+      r->status = TrialStatus::crashed;
+      r->error = "the CUDA context was lost earlier: " + broken_reason;
+      return false;
+    }
+    if (!prep) {
+      r->status = TrialStatus::launch_failed;
+      r->error = "no problem prepared";
+      return false;
+    }
+    if (auto why = unsupported_reason(config, prep->problem)) {
+      r->status = TrialStatus::invalid;
+      r->error = *why;
+      return false;
+    }
+    try {
+      *kernel = std::make_unique<GemmKernel>(config, cubin, entry);
+    } catch (const Error& e) {
+      r->status = classify(TrialStatus::launch_failed);
+      r->error = fmt::format("cannot load the kernel: {}", e.what());
+      return false;
+    }
+    *plan = plan_launch(config, prep->problem);
+    return verify(**kernel, *plan, r, launch_ms);
+  }
+
+  void prepare(const Problem& problem, const TimingOptions& timing, GemmScalars scalars,
+               bool time_cublas, CublasTiming* out);
+};
+
+void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& timing,
+                                  GemmScalars scalars, bool time_cublas, CublasTiming* out) {
+  prep.reset();
+  problem.validate();
+  if (problem.dtype != DType::f32)
+    fail("the evaluator computes f32 problems only, not {}", to_string(problem.dtype));
+  if (problem.beta_zero && scalars.beta != 0.0f)
+    fail("problem {} says beta == 0 but beta = {}", problem.key(), scalars.beta);
+  if (!problem.beta_zero && scalars.beta == 0.0f)
+    fail("problem {} says beta != 0 but beta = 0", problem.key());
+  const std::pair<int, int64_t> alignments[] = {{problem.align_a, problem.lda},
+                                                {problem.align_b, problem.ldb},
+                                                {problem.align_c, problem.ldc}};
+  for (const auto& [align, ld] : alignments)
+    if (ld % align != 0)
+      fail("problem {}: alignment {} does not divide leading dimension {}", problem.key(), align,
+           ld);
+  if (timing.min_runs < 1 || timing.max_runs < 1 || timing.max_ms <= 0)
+    fail("timing options need min_runs, max_runs >= 1 and max_ms > 0");
+
+  auto p = std::make_unique<Prepared>();
+  p->problem = problem;
+  p->scalars = scalars;
+  p->timing = timing;
+  p->a = Operand(problem.a_rows(), problem.a_cols(), problem.lda, problem.align_a);
+  p->b = Operand(problem.b_rows(), problem.b_cols(), problem.ldb, problem.align_b);
+  p->c = Operand(problem.m, problem.n, problem.ldc, problem.align_c);
+  p->bound = relative_error_bound(problem.dtype, problem.k);
+
+  // Fresh inputs for every problem: a kernel cannot pass by matching yesterday's numbers.
+  std::random_device device_entropy;
+  Rng rng{(uint64_t(device_entropy()) << 32) ^ device_entropy()};
+  std::vector<float> host_a = p->a.host_image(rng);
+  std::vector<float> host_b = p->b.host_image(rng);
+  std::vector<float> host_c0;  // C before the GEMM; only beta != 0 reads it
+  if (scalars.beta != 0.0f) host_c0 = p->c.host_image(rng);
+  TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->a.buffer.get(), host_a.data(), p->a.buffer.bytes(),
+                                   cudaMemcpyHostToDevice, s()));
+  TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->b.buffer.get(), host_b.data(), p->b.buffer.bytes(),
+                                   cudaMemcpyHostToDevice, s()));
+  if (scalars.beta != 0.0f) {
+    p->c_init = DeviceBuffer(p->c.buffer.bytes());
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->c_init.get(), host_c0.data(), p->c.buffer.bytes(),
+                                     cudaMemcpyHostToDevice, s()));
+  }
+  p->ref.resize(size_t(p->c.elements));
+  p->out.resize(size_t(p->c.elements));
+  prep = std::move(p);
+  Prepared& q = *prep;
+
+  // The reference: cuBLAS in pedantic FP32 (no TF32, no reduced-precision shortcuts).
+  reset_c();
+  if (std::string error = run_cublas(CUBLAS_PEDANTIC_MATH); !error.empty()) fail("{}", error);
+  TGEMM_CUDA_CHECK(cudaMemcpyAsync(q.ref.data(), q.c.buffer.get(), q.c.buffer.bytes(),
+                                   cudaMemcpyDeviceToHost, s()));
+  TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+  for (int64_t i = 0; i < problem.m; ++i)
+    for (int64_t j = 0; j < problem.n; ++j)
+      if (!std::isfinite(q.ref[size_t(q.c.offset + i * q.c.ld + j)]))
+        fail("the cuBLAS reference has a non-finite element at C[{}][{}]", i, j);
+  if (auto stray =
+          find_write_outside(q.ref.data(), q.c.elements, q.c.offset, problem.m, problem.n, q.c.ld))
+    fail("the cuBLAS reference {}", *stray);
+
+  // Small problems: an FP64 reference on the host, which also checks the cuBLAS call.
+  const double m = double(problem.m), n = double(problem.n), k = double(problem.k);
+  if (m * n * k <= kFp64MaxFmas && m * k + k * n + m * n <= kFp64MaxElements) {
+    const int64_t M = problem.m, N = problem.n, K = problem.k;
+    std::vector<double> op_a(size_t(M * K)), op_b(size_t(K * N));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t l = 0; l < K; ++l)
+        op_a[size_t(i * K + l)] =
+            host_a[size_t(q.a.offset + (problem.op_a == Op::N ? i * q.a.ld + l : l * q.a.ld + i))];
+    for (int64_t l = 0; l < K; ++l)
+      for (int64_t j = 0; j < N; ++j)
+        op_b[size_t(l * N + j)] =
+            host_b[size_t(q.b.offset + (problem.op_b == Op::N ? l * q.b.ld + j : j * q.b.ld + l))];
+    q.ref64.assign(size_t(M * q.c.ld), 0.0);
+    for (int64_t i = 0; i < M; ++i) {
+      double* row = q.ref64.data() + i * q.c.ld;
+      for (int64_t l = 0; l < K; ++l) {
+        const double a = op_a[size_t(i * K + l)];
+        const double* b = op_b.data() + l * N;
+        for (int64_t j = 0; j < N; ++j) row[j] += a * b[j];
+      }
+      for (int64_t j = 0; j < N; ++j) {
+        const double c0 = scalars.beta != 0.0f ? host_c0[size_t(q.c.offset + i * q.c.ld + j)] : 0;
+        row[j] = double(scalars.alpha) * row[j] + double(scalars.beta) * c0;
+      }
+    }
+    const ResultCheck check = check_result(q.ref.data() + q.c.offset, q.ref64.data(), problem.m,
+                                           problem.n, q.c.ld, q.bound);
+    if (!check.ok)
+      fail("the cuBLAS FP32 reference disagrees with the FP64 host reference: {}", check.error);
+  }
+
+  const double working_set = q.a.matrix_bytes() + q.b.matrix_bytes() + q.c.matrix_bytes();
+  q.flush_l2 = info.l2_bytes > 0 && working_set <= kFlushWhenWithinL2s * double(info.l2_bytes);
+
+  if (time_cublas) {
+    // The one pedantic run above is the first estimate; timed runs use DEFAULT math
+    // (FP32 SIMT, no TF32), as an application calling cublasSgemm gets.
+    event(0).record(s());
+    if (std::string error = run_cublas(CUBLAS_DEFAULT_MATH); !error.empty()) fail("{}", error);
+    event(1).record(s());
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+    const double estimate = event(1).elapsed_ms_since(event(0));
+    std::vector<Stats> stats;
+    const std::string error =
+        time_interleaved({[this] { return run_cublas(CUBLAS_DEFAULT_MATH); }}, estimate, &stats);
+    if (!error.empty()) fail("timing cuBLAS: {}", error);
+    out->min_us = stats[0].min_us;
+    out->median_us = stats[0].median_us;
+    out->max_us = stats[0].max_us;
+    out->runs = stats[0].runs;
+  }
+  out->ok = true;
+}
+
+GemmEvaluator::GemmEvaluator(int device) : impl_(std::make_unique<Impl>()) {
+  impl_->ordinal = device;
+  impl_->info = query_device(device);  // throws without a driver or device
+  TGEMM_CUDA_CHECK(cudaSetDevice(device));
+  impl_->stream = std::make_unique<CudaStream>();
+  impl_->cublas = std::make_unique<CublasHandle>();
+  const cublasStatus_t status = cublasSetStream(impl_->cublas->get(), impl_->s());
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail("cublasSetStream failed: {}", cublasGetStatusString(status));
+}
+
+GemmEvaluator::~GemmEvaluator() = default;
+
+const DeviceInfo& GemmEvaluator::device() const { return impl_->info; }
+
+bool GemmEvaluator::prepared() const { return impl_->prep != nullptr; }
+
+bool GemmEvaluator::context_broken() const { return impl_->broken; }
+
+CublasTiming GemmEvaluator::prepare(const Problem& problem, const TimingOptions& timing,
+                                    GemmScalars scalars, bool time_cublas) {
+  CublasTiming out;
+  if (impl_->broken) {
+    out.error = "the CUDA context was lost earlier: " + impl_->broken_reason;
+    return out;
+  }
+  try {
+    impl_->prepare(problem, timing, scalars, time_cublas, &out);
+  } catch (const Error& e) {
+    impl_->prep.reset();
+    out = CublasTiming{};
+    out.error = e.what();
+    if (impl_->check_broken()) out.error += " (the CUDA context is lost)";
+  } catch (const std::bad_alloc&) {
+    impl_->prep.reset();
+    out = CublasTiming{};
+    out.error = fmt::format("out of host memory preparing {}", problem.key());
+  }
+  return out;
+}
+
+TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vector<char>& cubin,
+                                    const std::string& entry) {
+  TrialResult r;
+  r.config = config;
+  try {
+    std::unique_ptr<GemmKernel> kernel;
+    LaunchPlan plan;
+    double launch_ms = 0;
+    if (!impl_->load_and_verify(config, cubin, entry, &r, &kernel, &plan, &launch_ms)) return r;
+    const GemmParams params =
+        make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
+                    impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
+    const cudaStream_t stream = impl_->s();
+    std::vector<Stats> stats;
+    const std::string error = impl_->time_interleaved(
+        {[&] {
+          const cudaError_t err = kernel->launch(plan, params, stream);
+          return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
+        }},
+        launch_ms, &stats);
+    if (!error.empty()) {
+      r.status = impl_->classify(TrialStatus::launch_failed);
+      r.error = error;
+      return r;
+    }
+    r.status = TrialStatus::ok;
+    r.error.clear();
+    r.time_min_us = stats[0].min_us;
+    r.time_median_us = stats[0].median_us;
+    r.time_max_us = stats[0].max_us;
+    r.runs = stats[0].runs;
+    r.tflops = r.time_median_us > 0 ? impl_->prep->problem.flops() / r.time_median_us * 1e-6 : 0;
+  } catch (const Error& e) {
+    r.status = impl_->classify(TrialStatus::launch_failed);
+    r.error = e.what();
+  }
+  return r;
+}
+
+Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<char>& cubin,
+                                  const std::string& entry) {
+  Comparison out;
+  TrialResult r;
+  r.config = config;
+  try {
+    std::unique_ptr<GemmKernel> kernel;
+    LaunchPlan plan;
+    double launch_ms = 0;
+    if (!impl_->load_and_verify(config, cubin, entry, &r, &kernel, &plan, &launch_ms)) {
+      out.error = fmt::format("{}: {}", to_string(r.status), r.error);
+      return out;
+    }
+    const GemmParams params =
+        make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
+                    impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
+    const cudaStream_t stream = impl_->s();
+    std::vector<Stats> stats;
+    // One round is a tgemm run then a cuBLAS run; the kernel's time stands in for both.
+    const std::string error = impl_->time_interleaved(
+        {[&] {
+           const cudaError_t err = kernel->launch(plan, params, stream);
+           return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
+         },
+         [this] { return impl_->run_cublas(CUBLAS_DEFAULT_MATH); }},
+        2 * launch_ms, &stats);
+    if (!error.empty()) {
+      out.error =
+          fmt::format("{}: {}", to_string(impl_->classify(TrialStatus::launch_failed)), error);
+      return out;
+    }
+    out.ok = true;
+    out.tgemm_median_us = stats[0].median_us;
+    out.cublas_median_us = stats[1].median_us;
+    out.runs = stats[0].runs;
+  } catch (const Error& e) {
+    out.error =
+        fmt::format("{}: {}", to_string(impl_->classify(TrialStatus::launch_failed)), e.what());
+  }
+  return out;
+}
+
+}  // namespace tgemm

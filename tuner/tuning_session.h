@@ -13,8 +13,9 @@ struct TuneOptions {
   std::string space_path;   // empty: the template's default space
   std::string db_path = "tgemm.db";
   std::string arch;         // empty: the GPU's, or sm_75 without one
-  std::string strategy = "exhaustive";
-  uint64_t budget = 0;      // configs per layout, 0 = all the strategy proposes
+  // The spaces hold tens of thousands of legal configs: sample by default.
+  std::string strategy = "random";
+  uint64_t budget = 200;    // configs per layout, 0 = all the strategy proposes
   uint64_t seed = 1;
   int jobs = 1;
   int device = 0;

@@ -42,9 +42,15 @@ struct Comparison {
   int runs = 0;
 };
 
+struct WorkerRequestOutcome;  // worker_client.cpp: an answer, or how the worker failed
+
+// Not thread-safe: one client per thread (one worker, one GPU, one request at a time).
 class WorkerClient {
  public:
   // worker_path: the tgemm-worker executable; timeout: the watchdog for one request.
+  // probe_device and prepare_problem wait at least kSlowRequestTimeout (CUDA start-up,
+  // allocation, reference GEMM). `timing.max_ms` must leave room inside `timeout`.
+  // Throws Error naming the path when it is not an executable file.
   WorkerClient(std::string worker_path, int device, std::chrono::milliseconds timeout,
                TimingOptions timing = {});
   ~WorkerClient();  // asks the worker to quit, then reaps it
@@ -66,6 +72,8 @@ class WorkerClient {
 
   int restarts() const { return restarts_; }
 
+  static constexpr std::chrono::milliseconds kSlowRequestTimeout{120000};
+
  private:
   std::string worker_path_;
   int device_;
@@ -75,6 +83,22 @@ class WorkerClient {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int restarts_ = 0;
+  bool started_before_ = false;  // a later start is a restart
+  std::string temp_dir_;         // cubins travel to the worker as files in here
+
+  void start_worker();
+  // Ends the worker: closes its request pipe, waits up to `grace` for it to exit, then
+  // SIGKILLs it; returns how it ended ("exited with status 1", "was killed by signal 9 ...").
+  std::string stop_worker(std::chrono::milliseconds grace);
+  std::string kill_worker();
+  // Starts a worker when none runs (re-preparing the current problem), then exchange().
+  // `payload` is an encoded request (worker_protocol.h); `kind` names it in errors.
+  WorkerRequestOutcome request(const std::string& kind, const std::string& payload,
+                               std::chrono::milliseconds timeout);
+  // One request/answer on the running worker, under the watchdog.
+  WorkerRequestOutcome exchange(const std::string& kind, const std::string& payload,
+                                std::chrono::milliseconds timeout);
+  std::string write_cubin(const CompiledKernel& kernel);
 };
 
 }  // namespace tgemm

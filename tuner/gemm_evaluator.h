@@ -1,0 +1,192 @@
+// GemmEvaluator: the worker's GPU side. Prepares one problem (random inputs, cuBLAS FP32
+// reference), then loads, verifies and times kernels on it. Plus the host-only checks.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/device_info.h"
+#include "src/core/dtype.h"
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/core/trial_result.h"
+#include "tuner/worker_client.h"
+
+namespace tgemm {
+
+// ---- Verification (host only; inline so CPU-only code and tests need no CUDA library) ------
+
+// Largest accepted ||C - Cref||_F / ||Cref||_F for a result of `dtype` with inner dimension k,
+// against an FP32 (or FP64) reference on inputs uniform in [-1, 1].
+// f32: two FP32 dot products of length k that sum in different orders (tiles, split-K,
+//   FMA contraction) differ by about sqrt(k) * 2^-24 relative (rounding errors add up like a
+//   random walk); 8x that leaves room for unlucky orders, and the floor 2^-20 covers
+//   tiny k, where alpha/beta scaling rounds as much as the sum does.
+// tf32, f16, bf16 (FP32 accumulation): rounding the inputs dominates and does not grow
+//   with k: 4x the input type's unit roundoff times 2 (two rounded operands per product).
+inline double relative_error_bound(DType dtype, int64_t k) {
+  const double kk = double(std::max<int64_t>(k, 1));
+  switch (dtype) {
+    case DType::f32:
+      return std::max(8.0 * std::sqrt(kk) * 0x1p-24, 0x1p-20);
+    case DType::tf32:
+      return 8.0 * 0x1p-11;
+    case DType::f16:
+      return 8.0 * 0x1p-11;
+    case DType::bf16:
+      return 8.0 * 0x1p-8;
+  }
+  return 0;
+}
+
+// An element may differ from the reference by at most this many times bound * rms(Cref):
+// one wrong element moves the norm of a 4096 x 4096 result by too little to see.
+inline constexpr double kElementSlack = 4.0;
+
+// The bits of an element nobody wrote: C is filled with 0xFF bytes (a NaN) before each run.
+inline constexpr uint32_t kPoisonBits = 0xFFFFFFFFu;
+
+inline bool is_poison(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits == kPoisonBits;
+}
+
+struct ResultCheck {
+  bool ok = true;
+  double rel_error = 0;  // ||C - Cref||_F / ||Cref||_F, accumulated in double
+  std::string error;     // the first problem found (index and values), when !ok
+};
+
+// C (host copy) against the reference, both m x n with row stride ldc (Ref: float or double).
+// Fails on: an element never written (still poison), NaN or Inf, a relative error over
+// `bound`, or one element off by more than kElementSlack * bound * rms(Cref).
+template <typename Ref>
+ResultCheck check_result(const float* c, const Ref* c_ref, int64_t m, int64_t n, int64_t ldc,
+                         double bound) {
+  ResultCheck check;
+  double diff2 = 0, ref2 = 0, worst = -1;
+  int64_t worst_i = 0, worst_j = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float x = c[i * ldc + j];
+      const double r = double(c_ref[i * ldc + j]);
+      if (!std::isfinite(x)) {
+        check.ok = false;
+        check.rel_error = HUGE_VAL;
+        check.error =
+            is_poison(x)
+                ? fmt::format("C[{}][{}] was never written (still holds the NaN poison)", i, j)
+                : fmt::format("C[{}][{}] = {} (expected {})", i, j, x, r);
+        return check;
+      }
+      const double d = double(x) - r;
+      diff2 += d * d;
+      ref2 += r * r;
+      if (std::abs(d) > worst) {
+        worst = std::abs(d);
+        worst_i = i;
+        worst_j = j;
+      }
+    }
+  }
+  const double elements = double(m) * double(n);
+  check.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  const double tolerance = kElementSlack * bound * std::sqrt(ref2 / elements);
+  if (check.rel_error <= bound && worst <= tolerance) return check;
+  check.ok = false;
+  // Report the first element over the tolerance (the start of a bad tile or row), else the worst.
+  int64_t bad_i = worst_i, bad_j = worst_j;
+  for (int64_t i = 0, found = 0; i < m && !found; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      if (std::abs(double(c[i * ldc + j]) - double(c_ref[i * ldc + j])) > tolerance) {
+        bad_i = i;
+        bad_j = j;
+        found = 1;
+        break;
+      }
+  check.error = fmt::format(
+      "relative error {:.3g} (bound {:.3g}); C[{}][{}] = {} but expected {} (element tolerance "
+      "{:.3g})",
+      check.rel_error, bound, bad_i, bad_j, c[bad_i * ldc + bad_j],
+      double(c_ref[bad_i * ldc + bad_j]), tolerance);
+  return check;
+}
+
+// A C buffer of `elements` floats holds the m x n matrix at element `offset` with row stride
+// ldc; everything else (row padding, guards before and after) must still hold the poison.
+// Returns where the first stray write landed, or nullopt.
+inline std::optional<std::string> find_write_outside(const float* buffer, int64_t elements,
+                                                     int64_t offset, int64_t m, int64_t n,
+                                                     int64_t ldc) {
+  for (int64_t e = 0; e < std::min(offset, elements); ++e)
+    if (!is_poison(buffer[e])) return fmt::format("wrote {} elements before C", offset - e);
+  // Only the padding of each row is visited: this runs on every verified result.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = n; j < ldc; ++j) {
+      const int64_t e = offset + i * ldc + j;
+      if (e < elements && !is_poison(buffer[e]))
+        return fmt::format(
+            "wrote into the row padding of C at row {}, column {} (n = {}, ldc = {})", i, j, n,
+            ldc);
+    }
+  for (int64_t e = std::max<int64_t>(offset + m * ldc, 0); e < elements; ++e)
+    if (!is_poison(buffer[e]))
+      return fmt::format("wrote past the end of C (element {} after the last row)",
+                         e - offset - m * ldc);
+  return std::nullopt;
+}
+
+// ---- GemmEvaluator -------------------------------------------------------------------------
+
+// Scalars of a prepared problem; beta must be 0 when the problem says beta_zero.
+struct GemmScalars {
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+// Owns the GPU of one worker: a stream, a cuBLAS handle and the prepared problem's buffers.
+// Never throws for a bad kernel or a CUDA error: results carry the status. After a sticky
+// CUDA error (context_broken()) every later call fails and the process must exit.
+class GemmEvaluator {
+ public:
+  // Selects the device and creates the stream and cuBLAS handle; throws Error without one.
+  explicit GemmEvaluator(int device);
+  ~GemmEvaluator();
+  GemmEvaluator(const GemmEvaluator&) = delete;
+  GemmEvaluator& operator=(const GemmEvaluator&) = delete;
+
+  const DeviceInfo& device() const;
+
+  // Fresh random inputs in [-1, 1] (new seed each time), C_ref by cuBLAS in pedantic FP32
+  // (and FP64 on the host for small problems, to check cuBLAS itself), and cuBLAS timed
+  // (DEFAULT math: FP32 SIMT, no TF32) unless !time_cublas. ok == false when it cannot.
+  CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
+                       GemmScalars scalars = {}, bool time_cublas = true);
+  bool prepared() const;
+
+  // Load, reject unsupported problems (invalid), run once on poisoned C and verify
+  // (wrong_result), then time. Load errors are launch_failed, faults crashed.
+  TrialResult evaluate(const KernelConfig& config, const std::vector<char>& cubin,
+                       const std::string& entry);
+  // Verifies like evaluate, then times the kernel and cuBLAS interleaved in one loop.
+  Comparison compare(const KernelConfig& config, const std::vector<char>& cubin,
+                     const std::string& entry);
+
+  // True after a sticky CUDA error (illegal address, ...): the context is ruined.
+  bool context_broken() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tgemm

@@ -1,0 +1,121 @@
+// The messages between WorkerClient (tuner) and tgemm-worker (GPU), and their wire form.
+// One message per frame: "<payload bytes in decimal>\n<payload>", the payload a YAML map.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "src/core/device_info.h"
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/core/trial_result.h"
+#include "tuner/worker_client.h"
+
+namespace tgemm {
+
+// The worker's ends of its two pipes; its stdin/stdout/stderr stay free for library chatter.
+inline constexpr int kWorkerRequestFd = 3;
+inline constexpr int kWorkerResponseFd = 4;
+// Larger frames are a protocol error (a confused peer), not something to allocate.
+inline constexpr size_t kMaxFrameBytes = size_t(64) << 20;
+
+// ---- Requests (tuner -> worker) --------------------------------------------------------
+
+struct ProbeRequest {};
+
+// Fresh random inputs, the cuBLAS reference and (when time_cublas) cuBLAS timing.
+struct PrepareRequest {
+  Problem problem;
+  TimingOptions timing;
+  float alpha = 1.0f;
+  float beta = 0.0f;        // must be 0 when problem.beta_zero
+  bool time_cublas = true;  // false when re-preparing on a restarted worker
+};
+
+// A cubin travels as a file (written by the client), never inside a frame.
+struct EvaluateRequest {
+  KernelConfig config;
+  std::string cubin_path;
+  std::string entry;
+};
+
+struct CompareRequest {
+  KernelConfig config;
+  std::string cubin_path;
+  std::string entry;
+};
+
+// The worker exits without answering.
+struct QuitRequest {};
+
+using WorkerRequest =
+    std::variant<ProbeRequest, PrepareRequest, EvaluateRequest, CompareRequest, QuitRequest>;
+
+// ---- Responses (worker -> tuner) -------------------------------------------------------
+
+struct ProbeResponse {
+  std::optional<DeviceInfo> device;
+  std::string why;  // when there is no device: "no CUDA driver/device (...)"
+};
+
+struct PrepareResponse {
+  CublasTiming cublas;
+};
+
+struct EvaluateResponse {
+  TrialResult result;
+};
+
+struct CompareResponse {
+  Comparison comparison;
+};
+
+// The worker could not understand the request (a version mismatch or a bug, never a kernel).
+struct ErrorResponse {
+  std::string error;
+};
+
+struct WorkerResponse {
+  std::variant<ProbeResponse, PrepareResponse, EvaluateResponse, CompareResponse, ErrorResponse>
+      body;
+  // The worker's CUDA context is ruined (sticky error): it exits right after this answer.
+  bool worker_exits = false;
+};
+
+// ---- Wire form ---------------------------------------------------------------------------
+
+// Serialization; decoding throws Error("worker protocol: ...") on anything malformed.
+std::string encode_request(const WorkerRequest& request);
+WorkerRequest decode_request(std::string_view payload);
+std::string encode_response(const WorkerResponse& response);
+WorkerResponse decode_response(std::string_view payload);
+// "evaluate", "prepare", ...: for messages and logs.
+std::string request_kind(const WorkerRequest& request);
+
+// Length prefix + payload.
+std::string encode_frame(std::string_view payload);
+
+// Reassembles frames from a byte stream that arrives in arbitrary pieces.
+class FrameDecoder {
+ public:
+  void feed(const char* data, size_t size) { buffer_.append(data, size); }
+  // The next complete payload, or nullopt until more bytes arrive; throws Error on a
+  // malformed length line or a frame over kMaxFrameBytes.
+  std::optional<std::string> next();
+  // True when a partial frame is buffered (EOF now would cut a message short).
+  bool has_partial() const { return !buffer_.empty(); }
+
+ private:
+  std::string buffer_;
+};
+
+// Blocking helpers for the worker side. read_frame returns false on EOF at a frame boundary
+// and throws Error on a read error or EOF inside a frame; write_frame throws Error when the
+// peer is gone.
+bool read_frame(int fd, FrameDecoder& decoder, std::string* payload);
+void write_frame(int fd, std::string_view payload);
+
+}  // namespace tgemm
