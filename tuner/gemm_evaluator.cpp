@@ -12,6 +12,7 @@
 #include "src/cuda/device_buffer.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
+#include "tuner/interleaved_timer.h"
 
 namespace tgemm {
 
@@ -92,34 +93,9 @@ struct Operand {
   }
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
-struct Stats {
-  double min_us = 0, median_us = 0, max_us = 0;
-  int runs = 0;
-};
-
-Stats stats_of(const std::vector<double>& ms) {
-  Stats s;
-  if (ms.empty()) return s;
-  s.min_us = *std::min_element(ms.begin(), ms.end()) * 1e3;
-  s.max_us = *std::max_element(ms.begin(), ms.end()) * 1e3;
-  s.median_us = median_of(ms) * 1e3;
-  s.runs = int(ms.size());
-  return s;
-}
-
 std::string cuda_error_text(cudaError_t err) {
   return fmt::format("{}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
 }
-
-// Launches one GEMM on the evaluator's stream; returns "" or what went wrong.
-using Launcher = std::function<std::string()>;
 
 }  // namespace
 
@@ -142,9 +118,9 @@ struct GemmEvaluator::Impl {
   std::unique_ptr<CudaStream> stream;
   std::unique_ptr<CublasHandle> cublas;
   std::unique_ptr<Prepared> prep;
-  DeviceBuffer flush_buffer;
+  std::unique_ptr<L2Flusher> flusher;
+  std::unique_ptr<InterleavedTimer> timer;  // resets C and flushes L2 before each run
   std::vector<CudaEvent> events;
-  int flush_count = 0;
   bool broken = false;
   std::string broken_reason;
 
@@ -181,12 +157,12 @@ struct GemmEvaluator::Impl {
                                        cudaMemcpyDeviceToDevice, s()));
   }
 
-  // Evicts A, B and C from L2 by writing twice its size (a different byte each time).
-  void flush_l2() {
-    if (flush_buffer.bytes() == 0)
-      flush_buffer = DeviceBuffer(size_t(std::max<int64_t>(info.l2_bytes, 1 << 20)) * 2);
-    TGEMM_CUDA_CHECK(
-        cudaMemsetAsync(flush_buffer.get(), ++flush_count & 0xFF, flush_buffer.bytes(), s()));
+  void before_each_run() {
+    if (prep->scalars.beta != 0.0f) reset_c();
+    if (prep->flush_l2) {
+      if (!flusher) flusher = std::make_unique<L2Flusher>(info.l2_bytes);
+      flusher->flush(s());
+    }
   }
 
   std::string run_cublas(cublasMath_t mode) {
@@ -210,76 +186,9 @@ struct GemmEvaluator::Impl {
     return events[i];
   }
 
-  // Runs `iterations` rounds; each launcher in turn gets C reset (beta != 0) and L2 flushed
-  // outside its own pair of events. Appends milliseconds per launcher to `samples`.
-  std::string timed_rounds(const std::vector<Launcher>& launchers, int iterations, bool record,
-                           std::vector<std::vector<double>>* samples) {
-    const size_t count = launchers.size();
-    for (int it = 0; it < iterations; ++it)
-      for (size_t l = 0; l < count; ++l) {
-        if (prep->scalars.beta != 0.0f) reset_c();
-        if (prep->flush_l2) flush_l2();
-        const size_t e = 2 * (size_t(it) * count + l);
-        if (record) event(e).record(s());
-        std::string error = launchers[l]();
-        if (!error.empty()) return error;
-        if (record) event(e + 1).record(s());
-      }
-    const cudaError_t err = cudaStreamSynchronize(s());
-    if (err != cudaSuccess) return "while timing: " + cuda_error_text(err);
-    if (record)
-      for (int it = 0; it < iterations; ++it)
-        for (size_t l = 0; l < count; ++l) {
-          const size_t e = 2 * (size_t(it) * count + l);
-          (*samples)[l].push_back(event(e + 1).elapsed_ms_since(event(e)));
-        }
-    return {};
-  }
-
-  // Warm-up, then batches until every launcher's median moves by less than stable_rel
-  // (after min_runs), or max_runs, or max_ms of timed GPU time. `estimate_ms`: one round.
   std::string time_interleaved(const std::vector<Launcher>& launchers, double estimate_ms,
-                               std::vector<Stats>* stats) {
-    const TimingOptions& t = prep->timing;
-    const double est = std::max(estimate_ms, 1e-3);
-    // Warm-up is capped at a quarter of the budget, so slow kernels do not double it.
-    const int warmup =
-        int(std::clamp(0.25 * t.max_ms / est, 0.0, double(std::max(0, t.warmup_runs))));
-    if (warmup > 0) {
-      std::string error = timed_rounds(launchers, warmup, false, nullptr);
-      if (!error.empty()) return error;
-    }
-    std::vector<std::vector<double>> samples(launchers.size());
-    std::vector<double> previous(launchers.size(), -1);
-    const int max_runs = std::max(1, t.max_runs);
-    int runs = 0, batch = std::max(1, std::min(t.min_runs, max_runs));
-    double total_ms = 0, per_round = est;
-    for (;;) {
-      const int affordable =
-          int(std::clamp((t.max_ms - total_ms) / per_round, 0.0, double(max_runs)));
-      if (runs > 0 && affordable < 1) break;
-      const int n = std::max(1, std::min({batch, max_runs - runs, std::max(affordable, 1)}));
-      const size_t before = samples[0].size();
-      std::string error = timed_rounds(launchers, n, true, &samples);
-      if (!error.empty()) return error;
-      for (const auto& v : samples)
-        for (size_t i = before; i < v.size(); ++i) total_ms += v[i];
-      runs += n;
-      per_round = std::max(total_ms / runs, 1e-3);
-      if (runs >= max_runs || total_ms >= t.max_ms) break;
-      bool stable = runs >= t.min_runs;
-      for (size_t l = 0; l < samples.size(); ++l) {
-        const double median = median_of(samples[l]);
-        if (previous[l] <= 0 || std::abs(median - previous[l]) > t.stable_rel * previous[l])
-          stable = false;
-        previous[l] = median;
-      }
-      if (stable) break;
-      batch = std::max(1, t.min_runs / 2);
-    }
-    stats->clear();
-    for (const auto& v : samples) stats->push_back(stats_of(v));
-    return {};
+                               std::vector<TimingStats>* stats) {
+    return timer->time(launchers, estimate_ms, prep->timing, stats);
   }
 
   // One run on poisoned C, then every check; fills status/error/max_rel_error of `r`.
@@ -477,7 +386,7 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
     event(1).record(s());
     TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
     const double estimate = event(1).elapsed_ms_since(event(0));
-    std::vector<Stats> stats;
+    std::vector<TimingStats> stats;
     const std::string error =
         time_interleaved({[this] { return run_cublas(CUBLAS_DEFAULT_MATH); }}, estimate, &stats);
     if (!error.empty()) fail("timing cuBLAS: {}", error);
@@ -494,6 +403,9 @@ GemmEvaluator::GemmEvaluator(int device) : impl_(std::make_unique<Impl>()) {
   impl_->info = query_device(device);  // throws without a driver or device
   TGEMM_CUDA_CHECK(cudaSetDevice(device));
   impl_->stream = std::make_unique<CudaStream>();
+  impl_->timer = std::make_unique<InterleavedTimer>(impl_->s(), [impl = impl_.get()] {
+    impl->before_each_run();
+  });
   impl_->cublas = std::make_unique<CublasHandle>();
   const cublasStatus_t status = cublasSetStream(impl_->cublas->get(), impl_->s());
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -543,7 +455,7 @@ TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vecto
         make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
                     impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
     const cudaStream_t stream = impl_->s();
-    std::vector<Stats> stats;
+    std::vector<TimingStats> stats;
     const std::string error = impl_->time_interleaved(
         {[&] {
           const cudaError_t err = kernel->launch(plan, params, stream);
@@ -586,7 +498,7 @@ Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<
         make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
                     impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
     const cudaStream_t stream = impl_->s();
-    std::vector<Stats> stats;
+    std::vector<TimingStats> stats;
     // One round is a tgemm run then a cuBLAS run; the kernel's time stands in for both.
     const std::string error = impl_->time_interleaved(
         {[&] {

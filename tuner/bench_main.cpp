@@ -1,0 +1,215 @@
+// tgemm-bench: libtgemm's dispatcher against cuBLAS, shape by shape, in one process.
+// For each shape: check the dispatcher's result against cuBLAS FP32, then time both
+// interleaved with CUDA events (L2 flushed for problems that fit in it) and print µs,
+// TFLOP/s, the ratio and the selection path. --compare-db times a second database's
+// dispatcher in the same loop (e.g. a database tuned on exactly these shapes), which gives
+// "untuned shapes against their own best tuned kernel".
+#include <CLI/CLI.hpp>
+#include <cublas_v2.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "src/core/device_info.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/device_buffer.h"
+#include "src/dispatch/dispatcher.h"
+#include "tuner/gemm_evaluator.h"
+#include "tuner/interleaved_timer.h"
+#include "tuner/problem_set.h"
+
+namespace tgemm {
+namespace {
+
+struct BenchOptions {
+  std::string db_path = "tgemm.db";
+  std::string compare_db;
+  std::string shapes_path;
+  std::string csv_path;
+  int device = 0;
+  TimingOptions timing;
+};
+
+DeviceBuffer random_matrix(int64_t elements, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> host(static_cast<size_t>(elements));
+  for (float& x : host) x = dist(rng);
+  DeviceBuffer buffer(host.size() * sizeof(float));
+  TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+std::vector<float> to_host(const DeviceBuffer& buffer) {
+  std::vector<float> host(buffer.bytes() / sizeof(float));
+  TGEMM_CUDA_CHECK(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+class CublasSgemm {
+ public:
+  explicit CublasSgemm(cudaStream_t stream) {
+    if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) fail("cublasCreate failed");
+    cublasSetStream(handle_, stream);
+  }
+  ~CublasSgemm() { cublasDestroy(handle_); }
+  // Row-major C = op(A) op(B) as column-major C^T = op(B)^T op(A)^T.
+  std::string run(const GemmCall& c, cublasMath_t math) {
+    cublasSetMathMode(handle_, math);
+    cublasStatus_t st = cublasSgemm(handle_, c.op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    c.op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N, c.n, c.m, c.k,
+                                    &c.alpha, c.b, c.ldb, c.a, c.lda, &c.beta, c.c, c.ldc);
+    return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
+  }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t stream) {
+  return [&d, call, stream] {
+    try {
+      d.sgemm(call, stream);
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+}
+
+// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref`; "" when within the bound.
+std::string check(Dispatcher& d, CublasSgemm& cublas, GemmCall call, const DeviceBuffer& c,
+                  const DeviceBuffer& ref, const Problem& problem, cudaStream_t stream,
+                  double* rel_error) {
+  TGEMM_CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream));  // poison
+  d.sgemm(call, stream);
+  GemmCall ref_call = call;
+  ref_call.c = ref.get<float>();
+  if (auto e = cublas.run(ref_call, CUBLAS_PEDANTIC_MATH); !e.empty()) return "cuBLAS: " + e;
+  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  auto got = to_host(c), want = to_host(ref);
+  auto result = check_result(got.data(), want.data(), problem.m, problem.n, problem.ldc,
+                             relative_error_bound(problem.dtype, problem.k));
+  *rel_error = result.rel_error;
+  return result.ok ? "" : result.error;
+}
+
+int run_bench(const BenchOptions& opt) {
+  auto problems = load_problem_set(opt.shapes_path);
+  if (cuda_device_count() == 0) fail("no CUDA driver/device available");
+  TGEMM_CUDA_CHECK(cudaSetDevice(opt.device));
+  const DeviceInfo info = query_device(opt.device);
+  Dispatcher dispatcher({opt.db_path, {}, true});
+  if (!dispatcher.has_database())
+    spdlog::warn("{}: {}; every shape uses defaults", opt.db_path, dispatcher.database_problem());
+  std::unique_ptr<Dispatcher> compare;
+  if (!opt.compare_db.empty()) {
+    compare = std::make_unique<Dispatcher>(DispatcherOptions{opt.compare_db, {}, true});
+    if (!compare->has_database()) fail("--compare-db: {}", compare->database_problem());
+  }
+  CudaStream stream;
+  CublasSgemm cublas(stream.get());
+  L2Flusher flusher(info.l2_bytes);
+  std::mt19937_64 rng(std::random_device{}());
+
+  std::ofstream csv;
+  if (!opt.csv_path.empty()) {
+    csv.open(opt.csv_path);
+    if (!csv) fail("cannot write {}", opt.csv_path);
+    csv << "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
+           "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare\n";
+  }
+  fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
+  fmt::print("{:<18} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}\n", "shape", "lay", "path",
+             "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
+             compare ? fmt::format(" {:<8} {:>10} {:>8}", "tuned", "tuned us", "vs tuned") : "");
+  std::vector<double> ratios, vs_compare;
+  for (const NamedProblem& named : problems) {
+    const Problem& p = named.problem;
+    DeviceBuffer a = random_matrix(p.a_rows() * p.lda, rng);
+    DeviceBuffer b = random_matrix(p.b_rows() * p.ldb, rng);
+    DeviceBuffer c(size_t(p.m * p.ldc) * sizeof(float)), ref(c.bytes());
+    GemmCall call{p.op_a, p.op_b, int(p.m), int(p.n), int(p.k), 1.0f, 0.0f, a.get<float>(),
+                  int(p.lda), b.get<float>(), int(p.ldb), c.get<float>(), int(p.ldc)};
+    const Selection path = dispatcher.selection(call);
+    double rel_error = 0;
+    if (auto bad = check(dispatcher, cublas, call, c, ref, p, stream.get(), &rel_error); !bad.empty()) {
+      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT: {}\n", named.name, p.layout(), to_string(path), bad);
+      continue;
+    }
+    std::vector<Launcher> launchers = {
+        dispatcher_launcher(dispatcher, call, stream.get()),
+        [&cublas, call] { return cublas.run(call, CUBLAS_DEFAULT_MATH); }};
+    std::optional<Selection> compare_path;
+    if (compare) {
+      compare_path = compare->selection(call);
+      double compare_error = 0;
+      if (auto bad = check(*compare, cublas, call, c, ref, p, stream.get(), &compare_error); !bad.empty())
+        fail("{}: the --compare-db kernel is wrong: {}", named.name, bad);
+      launchers.push_back(dispatcher_launcher(*compare, call, stream.get()));
+    }
+    const bool flush = p.min_bytes() <= 4.0 * double(info.l2_bytes);
+    InterleavedTimer timer(stream.get(), [&] {
+      if (flush) flusher.flush(stream.get());
+    });
+    std::vector<TimingStats> stats;
+    if (auto error = timer.time(launchers, 1.0, opt.timing, &stats); !error.empty())
+      fail("{}: timing failed: {}", named.name, error);
+    const double us = stats[0].median_us, cublas_us = stats[1].median_us;
+    const double ratio = cublas_us / us;
+    ratios.push_back(ratio);
+    auto tflops = [&](double t) { return p.flops() / (t * 1e6); };
+    std::string tail;
+    double compare_us = 0, vs = 0;
+    if (compare) {
+      compare_us = stats[2].median_us;
+      vs = compare_us / us;  // > 1: the selected kernel is faster than the tuned one
+      vs_compare.push_back(vs);
+      tail = fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(*compare_path), compare_us, vs);
+    }
+    fmt::print("{:<18} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n", named.name,
+               p.layout(), to_string(path), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
+               tail);
+    if (csv)
+      csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{:.3f},{:.4f}\n",
+                         named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k, to_string(path),
+                         us, tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
+                         compare_path ? to_string(*compare_path) : "", compare_us, vs);
+  }
+  auto geomean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return v.empty() ? 0.0 : std::exp(s / double(v.size()));
+  };
+  fmt::print("geometric mean ratio vs cuBLAS (cuBLAS time / tgemm time): {:.3f} over {} shape(s)\n",
+             geomean(ratios), ratios.size());
+  if (compare)
+    fmt::print("geometric mean vs --compare-db (its time / this time): {:.3f}\n", geomean(vs_compare));
+  return 0;
+}
+
+}  // namespace
+}  // namespace tgemm
+
+int main(int argc, char** argv) {
+  tgemm::BenchOptions opt;
+  CLI::App app{"tgemm-bench: libtgemm's dispatcher against cuBLAS per shape"};
+  app.add_option("--shapes", opt.shapes_path, "shape set (YAML)")->required();
+  app.add_option("--db", opt.db_path, "tuning database the dispatcher reads")->capture_default_str();
+  app.add_option("--compare-db", opt.compare_db, "a second database, timed in the same loop");
+  app.add_option("--csv", opt.csv_path, "write the table as CSV");
+  app.add_option("--device", opt.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  app.add_option("--max-ms", opt.timing.max_ms, "GPU time budget per shape")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
+  try {
+    return tgemm::run_bench(opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tgemm-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

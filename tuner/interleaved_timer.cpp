@@ -1,0 +1,113 @@
+#include "tuner/interleaved_timer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "src/cuda/cuda_check.h"
+
+namespace tgemm {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+namespace {
+TimingStats stats_of(const std::vector<double>& ms) {
+  TimingStats s;
+  if (ms.empty()) return s;
+  s.min_us = *std::min_element(ms.begin(), ms.end()) * 1e3;
+  s.max_us = *std::max_element(ms.begin(), ms.end()) * 1e3;
+  s.median_us = median_of(ms) * 1e3;
+  s.runs = int(ms.size());
+  return s;
+}
+}  // namespace
+
+InterleavedTimer::InterleavedTimer(cudaStream_t stream, std::function<void()> before_each)
+    : stream_(stream), before_each_(std::move(before_each)) {}
+
+CudaEvent& InterleavedTimer::event(size_t i) {
+  while (events_.size() <= i) events_.emplace_back();
+  return events_[i];
+}
+
+std::string InterleavedTimer::rounds(const std::vector<Launcher>& launchers, int iterations,
+                                     bool record, std::vector<std::vector<double>>* samples_ms) {
+  const size_t count = launchers.size();
+  for (int it = 0; it < iterations; ++it)
+    for (size_t l = 0; l < count; ++l) {
+      if (before_each_) before_each_();
+      const size_t e = 2 * (size_t(it) * count + l);
+      if (record) event(e).record(stream_);
+      std::string error = launchers[l]();
+      if (!error.empty()) return error;
+      if (record) event(e + 1).record(stream_);
+    }
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  if (err != cudaSuccess)
+    return fmt::format("while timing: {}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
+  if (record)
+    for (int it = 0; it < iterations; ++it)
+      for (size_t l = 0; l < count; ++l) {
+        const size_t e = 2 * (size_t(it) * count + l);
+        (*samples_ms)[l].push_back(event(e + 1).elapsed_ms_since(event(e)));
+      }
+  return {};
+}
+
+std::string InterleavedTimer::time(const std::vector<Launcher>& launchers, double estimate_ms,
+                                   const TimingOptions& t, std::vector<TimingStats>* stats) {
+  const double est = std::max(estimate_ms, 1e-3);
+  // Warm-up is capped at a quarter of the budget, so slow kernels do not double it.
+  const int warmup =
+      int(std::clamp(0.25 * t.max_ms / est, 0.0, double(std::max(0, t.warmup_runs))));
+  if (warmup > 0) {
+    std::string error = rounds(launchers, warmup, false, nullptr);
+    if (!error.empty()) return error;
+  }
+  std::vector<std::vector<double>> samples(launchers.size());
+  std::vector<double> previous(launchers.size(), -1);
+  const int max_runs = std::max(1, t.max_runs);
+  int runs = 0, batch = std::max(1, std::min(t.min_runs, max_runs));
+  double total_ms = 0, per_round = est;
+  for (;;) {
+    const int affordable =
+        int(std::clamp((t.max_ms - total_ms) / per_round, 0.0, double(max_runs)));
+    if (runs > 0 && affordable < 1) break;
+    const int n = std::max(1, std::min({batch, max_runs - runs, std::max(affordable, 1)}));
+    const size_t before = samples[0].size();
+    std::string error = rounds(launchers, n, true, &samples);
+    if (!error.empty()) return error;
+    for (const auto& v : samples)
+      for (size_t i = before; i < v.size(); ++i) total_ms += v[i];
+    runs += n;
+    per_round = std::max(total_ms / runs, 1e-3);
+    if (runs >= max_runs || total_ms >= t.max_ms) break;
+    bool stable = runs >= t.min_runs;
+    for (size_t l = 0; l < samples.size(); ++l) {
+      const double median = median_of(samples[l]);
+      if (previous[l] <= 0 || std::abs(median - previous[l]) > t.stable_rel * previous[l])
+        stable = false;
+      previous[l] = median;
+    }
+    if (stable) break;
+    batch = std::max(1, t.min_runs / 2);
+  }
+  stats->clear();
+  for (const auto& v : samples) stats->push_back(stats_of(v));
+  return {};
+}
+
+L2Flusher::L2Flusher(int64_t l2_bytes)
+    : buffer_(size_t(std::max<int64_t>(l2_bytes, int64_t(1) << 20)) * 2) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  TGEMM_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), ++count_ & 0xFF, buffer_.bytes(), stream));
+}
+
+}  // namespace tgemm

@@ -1,0 +1,61 @@
+// InterleavedTimer: times GPU work the way every tgemm measurement does. CUDA events around
+// each launch, a hook before each run outside the events (reset C, flush L2), warm-up, then
+// batches until every launcher's median is stable. Several launchers run interleaved
+// (one run of each in turn), so tgemm and cuBLAS see the same clock and the same GPU state.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/cuda/cuda_event.h"
+#include "src/cuda/device_buffer.h"
+#include "tuner/worker_client.h"
+
+namespace tgemm {
+
+struct TimingStats {
+  double min_us = 0, median_us = 0, max_us = 0;
+  int runs = 0;
+};
+
+// Enqueues one run on the timer's stream; returns "" or what went wrong.
+using Launcher = std::function<std::string()>;
+
+class InterleavedTimer {
+ public:
+  // `before_each` runs before every launch, outside its events (may be empty).
+  InterleavedTimer(cudaStream_t stream, std::function<void()> before_each);
+
+  // `estimate_ms`: one round of all launchers, to size warm-up and batches. Returns "" and
+  // one TimingStats per launcher, or the first error.
+  std::string time(const std::vector<Launcher>& launchers, double estimate_ms,
+                   const TimingOptions& options, std::vector<TimingStats>* stats);
+
+ private:
+  std::string rounds(const std::vector<Launcher>& launchers, int iterations, bool record,
+                     std::vector<std::vector<double>>* samples_ms);
+  CudaEvent& event(size_t i);
+
+  cudaStream_t stream_;
+  std::function<void()> before_each_;
+  std::vector<CudaEvent> events_;
+};
+
+// Evicts everything from L2 by writing a buffer of twice its size (a new byte each time):
+// problems that fit in L2 would otherwise be timed from the cache.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int64_t l2_bytes);
+  void flush(cudaStream_t stream);
+
+ private:
+  DeviceBuffer buffer_;
+  int count_ = 0;
+};
+
+double median_of(std::vector<double> values);
+
+}  // namespace tgemm
