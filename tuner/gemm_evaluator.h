@@ -175,8 +175,10 @@ class GemmEvaluator {
 
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify
   // (wrong_result), then time. Load errors are launch_failed, faults crashed.
+  // cutoff_us > 0: after verification one warm run is timed; slower than the cutoff, the
+  // kernel is reported with that run alone (runs == 1), since it cannot be the best.
   TrialResult evaluate(const KernelConfig& config, const std::vector<char>& cubin,
-                       const std::string& entry);
+                       const std::string& entry, double cutoff_us = 0);
   // Verifies like evaluate, then times the kernel and cuBLAS interleaved in one loop.
   Comparison compare(const KernelConfig& config, const std::vector<char>& cubin,
                      const std::string& entry);

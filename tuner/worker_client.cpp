@@ -378,7 +378,8 @@ CublasTiming WorkerClient::prepare_problem(const Problem& problem) {
   return timing;
 }
 
-TrialResult WorkerClient::evaluate(const KernelConfig& config, const CompiledKernel& kernel) {
+TrialResult WorkerClient::evaluate(const KernelConfig& config, const CompiledKernel& kernel,
+                                   double cutoff_us) {
   if (!problem_) fail("WorkerClient::evaluate called before prepare_problem");
   TrialResult result;
   result.config = config;
@@ -388,7 +389,7 @@ TrialResult WorkerClient::evaluate(const KernelConfig& config, const CompiledKer
     return result;
   }
   EvaluateRequest req{config, write_cubin(kernel),
-                      kernel.entry.empty() ? config.template_name : kernel.entry};
+                      kernel.entry.empty() ? config.template_name : kernel.entry, cutoff_us};
   const auto outcome = request("evaluate", encode_request(req), timeout_);
   std::filesystem::remove(req.cubin_path);
   if (!outcome.response) {

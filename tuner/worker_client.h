@@ -66,7 +66,10 @@ class WorkerClient {
 
   // Loads the cubin, verifies against the reference (poisoned C, NaN check, error bound)
   // and, when correct, times it. Never throws for a bad kernel: the status says what happened.
-  TrialResult evaluate(const KernelConfig& config, const CompiledKernel& kernel);
+  // cutoff_us > 0: a kernel slower than that on a warm run is reported with that one run
+  // (runs == 1) instead of being timed in full.
+  TrialResult evaluate(const KernelConfig& config, const CompiledKernel& kernel,
+                       double cutoff_us = 0);
 
   Comparison compare(const KernelConfig& config, const CompiledKernel& kernel);
 

@@ -112,7 +112,7 @@ class WorkerSession {
     } else if (std::string error = read_cubin(request.cubin_path, &cubin); !error.empty()) {
       r.error = error;
     } else {
-      r = evaluator_->evaluate(request.config, cubin, request.entry);
+      r = evaluator_->evaluate(request.config, cubin, request.entry, request.cutoff_us);
     }
     return r;
   }

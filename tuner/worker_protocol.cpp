@@ -272,6 +272,7 @@ std::string encode_request(const WorkerRequest& request) {
                         },
                         [&](const EvaluateRequest& r) {
                           put_kernel_request(out, r.config, r.cubin_path, r.entry);
+                          put(out, "cutoff_us", r.cutoff_us);
                         },
                         [&](const CompareRequest& r) {
                           put_kernel_request(out, r.config, r.cubin_path, r.entry);
@@ -296,7 +297,7 @@ WorkerRequest decode_request(std::string_view payload) {
   }
   if (kind == "evaluate")
     return EvaluateRequest{get_config(root, "config"), get<std::string>(root, "cubin_path"),
-                           get<std::string>(root, "entry")};
+                           get<std::string>(root, "entry"), get<double>(root, "cutoff_us")};
   if (kind == "compare")
     return CompareRequest{get_config(root, "config"), get<std::string>(root, "cubin_path"),
                           get<std::string>(root, "entry")};

@@ -40,6 +40,9 @@ struct EvaluateRequest {
   KernelConfig config;
   std::string cubin_path;
   std::string entry;
+  // > 0: a kernel whose checked, warm run takes longer than this cannot be the best; it is
+  // reported with that one run instead of being timed in full (saves most of a tuning run).
+  double cutoff_us = 0;
 };
 
 struct CompareRequest {

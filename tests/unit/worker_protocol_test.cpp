@@ -72,12 +72,14 @@ TEST(WorkerProtocol, round_trips_prepare_request) {
 }
 
 TEST(WorkerProtocol, round_trips_evaluate_and_compare_requests) {
-  const EvaluateRequest in{sample_config(), "/tmp/dir with space/\"k\"\n.cubin", "sgemm_simt"};
+  const EvaluateRequest in{sample_config(), "/tmp/dir with space/\"k\"\n.cubin", "sgemm_simt",
+                           123.25};
   const auto out = std::get<EvaluateRequest>(round_trip(in));
   EXPECT_EQ(out.config, in.config);
   EXPECT_EQ(out.config.canonical_name(), in.config.canonical_name());
   EXPECT_EQ(out.cubin_path, in.cubin_path);
   EXPECT_EQ(out.entry, in.entry);
+  EXPECT_EQ(out.cutoff_us, 123.25);
 
   const CompareRequest cin{sample_config(), "/tmp/x.cubin", "entry"};
   const auto cout = std::get<CompareRequest>(round_trip(cin));
