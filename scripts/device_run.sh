@@ -11,7 +11,9 @@ B=build-dev
 export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-DB="$OUT/tgemm.db"
+# $OUT is emptied before every call; the database lives on while the machine stays warm.
+mkdir -p /tmp/tgemm
+DB=${TGEMM_DB:-/tmp/tgemm/tgemm.db}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$OUT/gpu.txt" 2>&1
@@ -30,7 +32,10 @@ for stage in "$@"; do
         --csv "$OUT/bench_$set.csv" 2>&1 | tee "$OUT/bench_$set.log" ;;
     overhead)
       "$B/tuner/tgemm-dispatch-bench" --db "$DB" 2>&1 | tee "$OUT/overhead.log" ;;
+    db)
+      "$B/tuner/tgemm-db" --db "$DB" list 2>&1 | tee "$OUT/db_list.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
+[ -f "$DB" ] && gzip -c "$DB" >"$OUT/tgemm.db.gz"
 ls -la "$OUT"
