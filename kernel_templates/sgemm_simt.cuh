@@ -42,6 +42,10 @@
 #ifndef SWIZZLE
 #define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
 #endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1  // blocks per SM the registers must allow (__launch_bounds__): 2 caps
+                      // a 256-thread block at 128 registers, where one more halves occupancy
+#endif
 // Fixed by the problem, not tuned: 0 = op(X) is X, 1 = op(X) is X^T.
 #ifndef TGEMM_OP_A
 #define TGEMM_OP_A 0
@@ -84,6 +88,7 @@ static_assert((BN * BK) % (THREADS * VEC) == 0, "the B tile must split evenly ov
 static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
 // Kernel parameters; the host mirrors this layout (src/launch/launch_plan.h).
 struct SgemmParams {
@@ -184,7 +189,7 @@ extern "C" __global__ void sgemm_simt_prepare_c(const SgemmParams p) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) sgemm_simt(const SgemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(const SgemmParams p) {
   using namespace tgemm_simt;
 #if TGEMM_FAULT == 1
   if (threadIdx.x == 0) *reinterpret_cast<volatile float*>(16) = 1.0f;

@@ -1,41 +1,55 @@
 #!/usr/bin/env bash
-# On the GPU machine (the device tool runs this from the repository root): the GPU tests,
-# then the stages named on the command line. Logs and databases go under $OUT.
+# On the GPU machine (the device tool runs this from the repository root): the stages named
+# on the command line, in order. Logs go under $OUT; databases live in /tmp/tgemm, which
+# survives between calls while the machine stays warm ($OUT is emptied before every call).
 #   scripts/device_run.sh tests tune:square:200 bench:square overhead
-# Stages: tests | tune:<shapeset>:<budget> | bench:<shapeset> | overhead | example
+# Stages:
+#   tests                              the GPU test suite
+#   tune:<set>:<budget>[:<db>]         tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db)
+#   bench:<set>[:<db>[:<compare-db>]]  tgemm-bench, optionally against a second database
+#   overhead[:<db>]                    host cost of a cached libtgemm call
+#   db[:<db>]                          tgemm-db list
+#   sass:<P=V,P=V,...>                 SASS instruction mix of one sgemm_simt config (NN)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" /tmp/tgemm
 B=build-dev
 export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-# $OUT is emptied before every call; the database lives on while the machine stays warm.
-mkdir -p /tmp/tgemm
-DB=${TGEMM_DB:-/tmp/tgemm/tgemm.db}
+db() { echo "/tmp/tgemm/${1:-tgemm.db}"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 for stage in "$@"; do
-  IFS=: read -r what set budget <<<"$stage"
+  IFS=: read -r what a1 a2 a3 <<<"$stage"
   echo "=== $stage ($(date +%T))"
   case "$what" in
     tests)
-      "$B/tests/tgemm_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
+      "$B/tests/tgemm_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" |
+        grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
     tune)
-      "$B/tuner/tgemm-tune" --shapes "configs/shapes/$set.yaml" --db "$DB" --strategy random \
-        --budget "${budget:-100}" --jobs 16 2>&1 | tee "$OUT/tune_$set.log" | grep -v "^\[" ;;
+      "$B/tuner/tgemm-tune" --shapes "configs/shapes/$a1.yaml" --db "$(db "$a3")" --strategy random \
+        --budget "${a2:-100}" --jobs 16 2>&1 | tee "$OUT/tune_$a1.log" | grep -v "^\[" ;;
     bench)
-      "$B/tuner/tgemm-bench" --db "$DB" --shapes "configs/shapes/$set.yaml" \
-        --csv "$OUT/bench_$set.csv" 2>&1 | tee "$OUT/bench_$set.log" ;;
+      compare=(); [ -n "$a3" ] && compare=(--compare-db "$(db "$a3")")
+      "$B/tuner/tgemm-bench" --db "$(db "$a2")" "${compare[@]}" --shapes "configs/shapes/$a1.yaml" \
+        --csv "$OUT/bench_$a1${a2:+_${a2%.db}}.csv" 2>&1 | tee "$OUT/bench_$a1${a2:+_${a2%.db}}.log" ;;
     overhead)
-      "$B/tuner/tgemm-dispatch-bench" --db "$DB" 2>&1 | tee "$OUT/overhead.log" ;;
+      "$B/tuner/tgemm-dispatch-bench" --db "$(db "$a1")" 2>&1 | tee "$OUT/overhead.log" ;;
     db)
-      "$B/tuner/tgemm-db" --db "$DB" list 2>&1 | tee "$OUT/db_list.log" ;;
+      "$B/tuner/tgemm-db" --db "$(db "$a1")" list 2>&1 | tee "$OUT/db_list.log" ;;
+    sass)
+      defs=$(tr ',' '\n' <<<"$a1" | sed 's/^/-D/' | tr '\n' ' ')
+      # shellcheck disable=SC2086
+      nvcc -cubin -arch=sm_90 -x cu kernel_templates/sgemm_simt.cuh $defs -o /tmp/tgemm/k.cubin &&
+        cuobjdump -sass /tmp/tgemm/k.cubin >"$OUT/sass.txt" &&
+        grep -oE "^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9]+" "$OUT/sass.txt" | awk '{print $NF}' |
+        sort | uniq -c | sort -rn | head -25 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
-[ -f "$DB" ] && gzip -c "$DB" >"$OUT/tgemm.db.gz"
+for f in /tmp/tgemm/*.db; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
 ls -la "$OUT"

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "db/tuning_db.h"
+#include "src/dispatch/kernel_selector.h"
 #include "src/core/error.h"
 #include "src/jit/kernel_source.h"
 #include "src/jit/nvrtc_compiler.h"
@@ -88,8 +89,8 @@ class Session {
     auto enumeration = space_.enumerate(limits_);
     log_rejections(enumeration);
     auto configs = propose(enumeration.legal);
-    spdlog::info("{} legal config(s), {} proposed by strategy '{}'", enumeration.legal.size(),
-                 configs.size(), opt_.strategy);
+    spdlog::info("{} legal config(s); {} to try: strategy '{}' plus the shipped defaults",
+                 enumeration.legal.size(), configs.size(), opt_.strategy);
     if (device_) device_id_ = db.upsert_device(*device_);
 
     CompileStage compile(db, run_id_, source_, limits_, opt_.jobs);
@@ -114,7 +115,7 @@ class Session {
     }
     const auto& cs = compile.stats();
     std::string summary = fmt::format(
-        "configs: {} proposed; binaries: {} compiled, {} from cache, {} pruned by resources, {} "
+        "configs: {} to try; binaries: {} compiled, {} from cache, {} pruned by resources, {} "
         "failed to compile ({:.1f} s)",
         configs.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
     if (device_) {
@@ -156,12 +157,34 @@ class Session {
     limits_ = device_->limits;
   }
 
+  // The strategy's configs, preceded by the dispatcher's shipped defaults that are legal in
+  // this space: every tuned shape then measures the kernel an untuned call would get, and a
+  // small budget always contains a known-good starting point (Kernel Tuner's x0).
   std::vector<KernelConfig> propose(const std::vector<KernelConfig>& legal) {
-    auto strategy = make_strategy(opt_.strategy, legal, opt_.budget, opt_.seed);
     std::vector<KernelConfig> all;
+    for (const DefaultKernel& d : shipped_default_kernels()) {
+      if (d.arch != "*" && d.arch != limits_.arch) continue;
+      KernelConfig config = in_space_order(d.config);
+      if (config.params.empty() || space_.rejection(config, limits_)) continue;
+      if (std::find(all.begin(), all.end(), config) == all.end()) all.push_back(config);
+    }
+    auto strategy = make_strategy(opt_.strategy, legal, opt_.budget, opt_.seed);
     for (auto batch = strategy->propose(256); !batch.empty(); batch = strategy->propose(256))
-      all.insert(all.end(), batch.begin(), batch.end());
+      for (auto& config : batch)
+        if (std::find(all.begin(), all.end(), config) == all.end()) all.push_back(config);
     return all;
+  }
+
+  // `config` with its parameters in the space's order (empty when it lacks one of them or
+  // belongs to another template), so it compares equal to the space's own points.
+  KernelConfig in_space_order(const KernelConfig& config) const {
+    KernelConfig out{space_.template_name(), {}};
+    if (config.template_name != space_.template_name()) return out;
+    for (const SpaceParameter& p : space_.parameters()) {
+      if (!config.has(p.name)) return {space_.template_name(), {}};
+      out.params.emplace_back(p.name, config.get(p.name));
+    }
+    return out;
   }
 
   static std::vector<std::string> layouts_of(const std::vector<NamedProblem>& problems) {

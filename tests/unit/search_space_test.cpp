@@ -68,7 +68,8 @@ std::map<std::string, int64_t> evaluate(const std::string& params, const std::st
 std::string template_violation(const KernelConfig& c) {
   const int64_t BM = c.get("BM"), BN = c.get("BN"), BK = c.get("BK"), TM = c.get("TM"),
                 TN = c.get("TN"), WARP_N = c.get("WARP_N"), VEC = c.get("VEC"),
-                STAGES = c.get("STAGES"), SPLIT_K = c.get("SPLIT_K"), SWIZZLE = c.get("SWIZZLE");
+                STAGES = c.get("STAGES"), SPLIT_K = c.get("SPLIT_K"), SWIZZLE = c.get("SWIZZLE"),
+                MIN_BLOCKS = c.get_or("MIN_BLOCKS", 1);
   if (TM < 1 || TN < 1 || WARP_N < 1 || VEC < 1) return "non-positive divisor";
   const int64_t THREADS_M = BM / TM, THREADS_N = BN / TN, THREADS = THREADS_M * THREADS_N;
   const int64_t WARP_M = 32 / WARP_N;
@@ -88,6 +89,7 @@ std::string template_violation(const KernelConfig& c) {
   if (STAGES != 1 && STAGES != 2) return "STAGES";
   if (SPLIT_K < 1) return "SPLIT_K";
   if (SWIZZLE < 1) return "SWIZZLE";
+  if (MIN_BLOCKS < 1) return "MIN_BLOCKS";
   return "";
 }
 
@@ -114,7 +116,8 @@ KernelConfig sgemm_config(std::initializer_list<std::pair<const char*, int64_t>>
                   {"PAD_B", 4},
                   {"STAGES", 2},
                   {"SPLIT_K", 1},
-                  {"SWIZZLE", 1}}};
+                  {"SWIZZLE", 1},
+                  {"MIN_BLOCKS", 1}}};
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }
@@ -137,9 +140,10 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
   std::vector<std::string> names;
   for (const auto& p : space.parameters()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
-                                             "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE"}));
+                                             "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE",
+                                             "MIN_BLOCKS"}));
   EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{32, 64, 128, 256}));
-  EXPECT_EQ(space.cartesian_size(), 55296u);
+  EXPECT_EQ(space.cartesian_size(), 110592u);
   ASSERT_EQ(space.derived().size(), 2u);
   EXPECT_EQ(space.derived()[0].first, "THREADS");
   EXPECT_FALSE(space.constraints().empty());
@@ -183,12 +187,14 @@ TEST(SearchSpace, config_at_covers_sgemm_space_in_declared_order) {
   const KernelConfig first = space.config_at(0);
   EXPECT_EQ(first.canonical_name(),
             "sgemm_simt_bm32_bn32_bk8_tm4_tn4_warp_n4_vec1_pad_a0_pad_b0_stages1_split_k1_"
-            "swizzle1");
+            "swizzle1_min_blocks1");
   const KernelConfig last = space.config_at(space.cartesian_size() - 1);
   EXPECT_EQ(last.get("BM"), 256);
   EXPECT_EQ(last.get("SWIZZLE"), 8);
-  EXPECT_EQ(space.config_at(1).get("SWIZZLE"), 8);
-  EXPECT_EQ(space.config_at(2).get("SPLIT_K"), 4);
+  EXPECT_EQ(last.get("MIN_BLOCKS"), 2);
+  EXPECT_EQ(space.config_at(1).get("MIN_BLOCKS"), 2);
+  EXPECT_EQ(space.config_at(2).get("SWIZZLE"), 8);
+  EXPECT_EQ(space.config_at(4).get("SPLIT_K"), 4);
 }
 
 // ---- Integer semantics -------------------------------------------------------------------
@@ -536,7 +542,7 @@ TEST(SearchSpace, rejection_of_a_config_missing_a_parameter_throws) {
     space.rejection(c, arch_limits("sm_90"));
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_HAS(e.what(), "SWIZZLE");
+    EXPECT_HAS(e.what(), "MIN_BLOCKS");
   }
 }
 
@@ -566,7 +572,7 @@ TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {
       rejected += count;
       EXPECT_EQ(reason.find('='), std::string::npos) << "counted without values: " << reason;
     }
-    EXPECT_EQ(e.legal.size() + rejected, 55296u) << arch;
+    EXPECT_EQ(e.legal.size() + rejected, 110592u) << arch;
   }
 }
 
@@ -583,7 +589,7 @@ TEST(SearchSpace, every_legal_config_satisfies_the_template) {
       ASSERT_LE(smem_bytes(c), limits.smem_per_block_optin) << arch << " " << c.canonical_name();
       ASSERT_LE(c.get("TM") * c.get("TN"), 128) << c.canonical_name();
       ASSERT_EQ(c.template_name, "sgemm_simt");
-      ASSERT_EQ(c.params.size(), 12u);
+      ASSERT_EQ(c.params.size(), 13u);
       names.insert(c.canonical_name());
     }
     EXPECT_EQ(names.size(), e.legal.size()) << "no config twice";
@@ -636,10 +642,15 @@ TEST(SearchSpace, sm_75_smem_limit_prunes_configs_that_sm_90_accepts) {
   for (const auto& c : sm90.legal) {
     if (sm75_names.count(c.canonical_name())) continue;
     ++only_sm90;
-    ASSERT_GT(smem_bytes(c), 64 * 1024) << c.canonical_name();
+    // sm_75 has 64 KiB of shared memory per block and 1024 threads per SM (sm_90: 2048).
     const auto reason = space.rejection(c, arch_limits("sm_75"));
     ASSERT_TRUE(reason.has_value());
-    ASSERT_EQ(reason->rfind(smem_reason, 0), 0u) << *reason;
+    if (threads(c) * c.get("MIN_BLOCKS") > 1024) {
+      ASSERT_NE(reason->find("MIN_BLOCKS"), std::string::npos) << *reason;
+    } else {
+      ASSERT_GT(smem_bytes(c), 64 * 1024) << c.canonical_name();
+      ASSERT_EQ(reason->rfind(smem_reason, 0), 0u) << *reason;
+    }
   }
   EXPECT_EQ(only_sm90, sm90.legal.size() - sm75.legal.size());
   ASSERT_TRUE(sm75.rejected_by_reason.count(smem_reason));
