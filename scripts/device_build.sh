@@ -10,8 +10,9 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT=/
 cmake --build build-dev --target tgemm-tune tgemm-worker tgemm-db tgemm-bench tgemm-dispatch-bench \
   tgemm_gpu_tests
 mkdir -p build-dev/devlibs
-# Seen missing on the GPU machine's image (Ubuntu 24.04): muParser; libgomp is carried as a guard.
-for lib in libmuparser.so.2 libgomp.so.1; do
+# Seen missing on the GPU machine's image (Ubuntu 24.04): muParser and Google Benchmark;
+# libgomp is carried as a guard.
+for lib in libmuparser.so.2 libgomp.so.1 libbenchmark.so.1debian; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" build-dev/devlibs/
 done
 du -ch build-dev/tuner/tgemm-* build-dev/tests/tgemm_gpu_tests build-dev/devlibs | tail -1

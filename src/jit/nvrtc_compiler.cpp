@@ -9,6 +9,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/hash.h"
+#include "src/jit/cubin_resources.h"
 
 namespace tgemm {
 
@@ -103,6 +104,7 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const KernelCo
     return out;
   }
   out.resources = parse_ptxas_log(out.log, out.entry);
+  if (!out.resources.found) out.resources = read_cubin_resources(out.cubin, out.entry, arch);
   out.ok = true;
   return out;
 }

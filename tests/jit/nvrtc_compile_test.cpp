@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "src/jit/cubin_resources.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
 #include "tuner/resource_check.h"
@@ -113,6 +114,43 @@ TEST(ResourceCheck, prunes_spills_and_oversized_shared_memory) {
   why = resource_violation(k, wide, arch_limits("sm_90"));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("registers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+// The cubin's own attributes must agree with the ptxas report they stand in for.
+TEST(CubinResources, agree_with_the_ptxas_report) {
+  auto source = kernel_source("sgemm_simt");
+  for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
+    KernelConfig c = default_config();
+    c.set("BM", 64);
+    auto k = NvrtcCompiler::compile(source, c, Op::T, Op::N, arch);
+    ASSERT_TRUE(k.ok) << k.error;
+    const auto from_log = parse_ptxas_log(k.log, k.entry);
+    ASSERT_TRUE(from_log.found) << k.log;
+    const auto from_elf = read_cubin_resources(k.cubin, k.entry, arch);
+    ASSERT_TRUE(from_elf.found);
+    EXPECT_EQ(from_elf.registers, from_log.registers) << arch;
+    EXPECT_EQ(from_elf.smem_bytes, from_log.smem_bytes) << arch;
+    EXPECT_EQ(from_elf.stack_frame_bytes, from_log.stack_frame_bytes) << arch;
+    const auto prepare = read_cubin_resources(k.cubin, k.entry + "_prepare_c", arch);
+    EXPECT_EQ(prepare.registers, parse_ptxas_log(k.log, k.entry + "_prepare_c").registers);
+  }
+}
+
+TEST(CubinResources, garbage_and_missing_functions_are_not_found) {
+  EXPECT_FALSE(read_cubin_resources(std::vector<char>(100, 'x'), "sgemm_simt", "sm_80").found);
+  EXPECT_FALSE(read_cubin_resources({}, "sgemm_simt", "sm_80").found);
+  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N,
+                                  "sm_80");
+  ASSERT_TRUE(k.ok);
+  EXPECT_FALSE(read_cubin_resources(k.cubin, "no_such_kernel", "sm_80").found);
+  std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + 200);
+  EXPECT_FALSE(read_cubin_resources(cut, "sgemm_simt", "sm_80").found);
 }
 
 }  // namespace
