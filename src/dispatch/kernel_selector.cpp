@@ -50,9 +50,13 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     if (e.problem.key() == key && can_run(e.config, problem))
       return {Selection::exact, e.config, e.template_hash, key};
   }
-  // Distance in log space: a kernel tuned for 4096^3 suits 4000^3 far better than 64^3.
-  const BestEntry* nearest = nullptr;
-  double best = std::numeric_limits<double>::infinity();
+  // Nearest in log(M, N, K) among tuned problems of the same dtype and layout, first those
+  // with the problem's alignments (their best kernel was chosen for the same vector widths),
+  // then any whose kernel can run it. A kernel tuned for aligned data is a poor pick for
+  // misaligned data and the reverse, so across alignments a default comes first.
+  const BestEntry* nearest_same_alignment = nullptr;
+  const BestEntry* nearest_any = nullptr;
+  double best_same = std::numeric_limits<double>::infinity(), best_any = best_same;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
     if (t.dtype != problem.dtype || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
@@ -61,19 +65,28 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     const double dn = std::log(double(t.n) / double(problem.n));
     const double dk = std::log(double(t.k) / double(problem.k));
     const double d = dm * dm + dn * dn + dk * dk;
-    if (d < best) {
-      best = d;
-      nearest = &e;
+    const bool same_alignment = t.align_a == problem.align_a && t.align_b == problem.align_b &&
+                                t.align_c == problem.align_c;
+    if (same_alignment && d < best_same) {
+      best_same = d;
+      nearest_same_alignment = &e;
+    }
+    if (d < best_any) {
+      best_any = d;
+      nearest_any = &e;
     }
   }
-  if (nearest)
-    return {Selection::nearest, nearest->config, nearest->template_hash, nearest->problem.key()};
+  auto from_entry = [](const BestEntry& e) {
+    return KernelChoice{Selection::nearest, e.config, e.template_hash, e.problem.key()};
+  };
+  if (nearest_same_alignment) return from_entry(*nearest_same_alignment);
   for (const std::string& arch : {arch_, std::string("*")}) {
     for (const DefaultKernel& d : defaults_) {
       if (d.arch == arch && d.dtype == problem.dtype && can_run(d.config, problem))
         return {Selection::fallback_default, d.config, "", ""};
     }
   }
+  if (nearest_any) return from_entry(*nearest_any);
   return {Selection::cublas, {}, "", ""};
 }
 

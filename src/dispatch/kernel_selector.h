@@ -38,8 +38,9 @@ class KernelSelector {
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
                  std::string arch);
 
-  // Exact key -> nearest tuned shape in log(M, N, K) of the same dtype and layout whose
-  // kernel can run the problem -> first default that can -> cublas.
+  // Exact key -> nearest tuned shape in log(M, N, K) of the same dtype, layout and
+  // alignments -> first default that can run it -> nearest tuned shape of other alignments
+  // whose kernel can run it -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
  private:

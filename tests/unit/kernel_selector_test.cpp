@@ -60,12 +60,33 @@ TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
 }
 
 TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
-  KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 64, simt(64, 1))},
-                   defaults(), "sm_90");
+  KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 63, simt(64, 1))},
+                   {}, "sm_90");
   // k = 1023: lda is odd, so the VEC=4 kernel tuned at 1024^3 cannot load A.
   auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1023));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, simt(64, 1));
+}
+
+TEST(KernelSelector, nearest_prefers_the_problems_alignment_then_defaults) {
+  // 4097^3 is misaligned: its best kernel (VEC=1) runs aligned problems, but slowly.
+  KernelSelector s({entry(4097, 4097, 4097, simt(32, 1)), entry(512, 512, 512, simt(64, 4)),
+                    entry(3000, 3000, 3000, simt(128, 1), Op::T, Op::N)},
+                   defaults(), "sm_90");
+  auto aligned = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096));
+  EXPECT_EQ(aligned.path, Selection::nearest);
+  EXPECT_EQ(aligned.config, simt(64, 4));  // 512^3 shares the alignment; 4097^3 does not
+  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 3000, 3001, 3003));
+  EXPECT_EQ(odd.path, Selection::nearest);
+  EXPECT_EQ(odd.config, simt(32, 1));  // 4097^3 shares the alignment (1, 1, 1) and layout
+  // Alignment (2, 2, 2): no tuned problem has it, so the shipped default serves it.
+  auto two = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4098, 4098, 4098));
+  EXPECT_EQ(two.path, Selection::fallback_default);
+  // Without defaults, a tuned kernel of another alignment that can run it is still better
+  // than cuBLAS.
+  KernelSelector no_defaults({entry(4097, 4097, 4097, simt(32, 1))}, {}, "sm_90");
+  EXPECT_EQ(no_defaults.choose(Problem::packed(DType::f32, Op::N, Op::N, 4098, 4098, 4098)).path,
+            Selection::nearest);
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
