@@ -142,8 +142,8 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
   EXPECT_EQ(names, (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
                                              "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE",
                                              "MIN_BLOCKS"}));
-  EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{32, 64, 128, 256}));
-  EXPECT_EQ(space.cartesian_size(), 147456u);
+  EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{16, 32, 64, 128, 256}));
+  EXPECT_EQ(space.cartesian_size(), 230400u);
   ASSERT_EQ(space.derived().size(), 2u);
   EXPECT_EQ(space.derived()[0].first, "THREADS");
   EXPECT_FALSE(space.constraints().empty());
@@ -186,7 +186,7 @@ TEST(SearchSpace, config_at_covers_sgemm_space_in_declared_order) {
   const SearchSpace space = SearchSpace::load(kSgemmSpace);
   const KernelConfig first = space.config_at(0);
   EXPECT_EQ(first.canonical_name(),
-            "sgemm_simt_bm32_bn32_bk8_tm4_tn4_warp_n4_vec1_pad_a0_pad_b0_stages1_split_k1_"
+            "sgemm_simt_bm16_bn16_bk8_tm4_tn4_warp_n4_vec1_pad_a0_pad_b0_stages1_split_k1_"
             "swizzle1_min_blocks1");
   const KernelConfig last = space.config_at(space.cartesian_size() - 1);
   EXPECT_EQ(last.get("BM"), 256);
@@ -572,7 +572,7 @@ TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {
       rejected += count;
       EXPECT_EQ(reason.find('='), std::string::npos) << "counted without values: " << reason;
     }
-    EXPECT_EQ(e.legal.size() + rejected, 147456u) << arch;
+    EXPECT_EQ(e.legal.size() + rejected, 230400u) << arch;
   }
 }
 
