@@ -129,7 +129,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
                   state->info.arch);
     state->selector = std::make_unique<KernelSelector>(
         std::move(tuned), options_.defaults ? *options_.defaults : shipped_default_kernels(),
-        state->info.arch);
+        state->info.arch, state->info.sm_count);
     slot = std::move(state);
   }
   return *slot;

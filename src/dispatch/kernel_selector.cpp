@@ -41,8 +41,11 @@ bool can_run(const KernelConfig& config, const Problem& problem) {
 }
 
 KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                               std::string arch)
-    : tuned_(std::move(tuned)), defaults_(std::move(defaults)), arch_(std::move(arch)) {}
+                               std::string arch, int sm_count)
+    : tuned_(std::move(tuned)),
+      defaults_(std::move(defaults)),
+      arch_(std::move(arch)),
+      sm_count_(sm_count) {}
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {
   const std::string key = problem.key();
@@ -50,13 +53,13 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     if (e.problem.key() == key && can_run(e.config, problem))
       return {Selection::exact, e.config, e.template_hash, key};
   }
-  // Nearest in log(M, N, K) among tuned problems of the same dtype and layout, first those
-  // with the problem's alignments (their best kernel was chosen for the same vector widths),
-  // then any whose kernel can run it. A kernel tuned for aligned data is a poor pick for
-  // misaligned data and the reverse, so across alignments a default comes first.
-  const BestEntry* nearest_same_alignment = nullptr;
-  const BestEntry* nearest_any = nullptr;
-  double best_same = std::numeric_limits<double>::infinity(), best_any = best_same;
+  // Nearest tuned problem of the same dtype and layout whose kernel can run this one, by
+  // squared distance in log(M, N, K). A kernel tuned for other alignments chose its vector
+  // widths for them, so it pays kAlignmentPenalty; beyond kFarScore no tuned shape is
+  // close enough to beat a default sized for the problem.
+  constexpr double kAlignmentPenalty = 2.0, kFarScore = 6.0;
+  const BestEntry* nearest = nullptr;
+  double best = std::numeric_limits<double>::infinity();
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
     if (t.dtype != problem.dtype || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
@@ -64,30 +67,46 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     const double dm = std::log(double(t.m) / double(problem.m));
     const double dn = std::log(double(t.n) / double(problem.n));
     const double dk = std::log(double(t.k) / double(problem.k));
-    const double d = dm * dm + dn * dn + dk * dk;
     const bool same_alignment = t.align_a == problem.align_a && t.align_b == problem.align_b &&
                                 t.align_c == problem.align_c;
-    if (same_alignment && d < best_same) {
-      best_same = d;
-      nearest_same_alignment = &e;
-    }
-    if (d < best_any) {
-      best_any = d;
-      nearest_any = &e;
+    const double score = dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : kAlignmentPenalty);
+    if (score < best) {
+      best = score;
+      nearest = &e;
     }
   }
-  auto from_entry = [](const BestEntry& e) {
-    return KernelChoice{Selection::nearest, e.config, e.template_hash, e.problem.key()};
-  };
-  if (nearest_same_alignment) return from_entry(*nearest_same_alignment);
-  for (const std::string& arch : {arch_, std::string("*")}) {
-    for (const DefaultKernel& d : defaults_) {
-      if (d.arch == arch && d.dtype == problem.dtype && can_run(d.config, problem))
-        return {Selection::fallback_default, d.config, "", ""};
-    }
-  }
-  if (nearest_any) return from_entry(*nearest_any);
+  if (nearest && best <= kFarScore)
+    return {Selection::nearest, nearest->config, nearest->template_hash, nearest->problem.key()};
+  if (const KernelConfig* d = choose_default(problem)) return {Selection::fallback_default, *d, "", ""};
+  if (nearest)
+    return {Selection::nearest, nearest->config, nearest->template_hash, nearest->problem.key()};
   return {Selection::cublas, {}, "", ""};
+}
+
+// Blocks a config launches for a problem, split-K slices included.
+int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
+  const int64_t bm = config.get("BM"), bn = config.get("BN");
+  return ((problem.m + bm - 1) / bm) * ((problem.n + bn - 1) / bn) * config.get_or("SPLIT_K", 1);
+}
+
+// Among the defaults of this arch (else of any) that can run the problem: the first, in
+// table order, that launches a block per SM at least; else the one launching the most.
+const KernelConfig* KernelSelector::choose_default(const Problem& problem) const {
+  for (const std::string& arch : {arch_, std::string("*")}) {
+    const KernelConfig* most = nullptr;
+    int64_t most_blocks = -1;
+    for (const DefaultKernel& d : defaults_) {
+      if (d.arch != arch || d.dtype != problem.dtype || !can_run(d.config, problem)) continue;
+      const int64_t blocks = launched_blocks(d.config, problem);
+      if (sm_count_ <= 0 || blocks >= sm_count_) return &d.config;
+      if (blocks > most_blocks) {
+        most_blocks = blocks;
+        most = &d.config;
+      }
+    }
+    if (most) return most;
+  }
+  return nullptr;
 }
 
 }  // namespace tgemm

@@ -35,18 +35,22 @@ struct KernelChoice {
 class KernelSelector {
  public:
   // `tuned`: best entries of this GPU (the dispatcher filters by device name and arch).
+  // `sm_count`: the GPU's multiprocessors, to size defaults (0: take the first that runs).
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                 std::string arch);
+                 std::string arch, int sm_count = 0);
 
-  // Exact key -> nearest tuned shape in log(M, N, K) of the same dtype, layout and
-  // alignments -> first default that can run it -> nearest tuned shape of other alignments
-  // whose kernel can run it -> cublas.
+  // Exact key -> the nearest tuned shape (log M, N, K; other alignments pay a penalty) whose
+  // kernel can run it, when near enough -> a default sized for the problem -> the nearest
+  // tuned shape however far -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
  private:
+  const KernelConfig* choose_default(const Problem& problem) const;
+
   std::vector<BestEntry> tuned_;
   std::vector<DefaultKernel> defaults_;
   std::string arch_;
+  int sm_count_;
 };
 
 // Whether `config` can run `problem` and is a sensible choice for it: the launch plan's

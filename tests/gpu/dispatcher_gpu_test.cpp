@@ -198,8 +198,11 @@ TEST_F(DispatcherGpu, default_cubin_is_written_back_to_a_writable_database) {
   expect_correct(d, Case::make(Op::T, Op::T, 96, 96, 96, 0, 1, 0, 0, 11),
                  Selection::fallback_default);
   TuningDb ro(db_path_, TuningDb::Mode::read_only);
-  const auto& first = shipped_default_kernels().front().config;
-  auto stored = ro.find_binary_for(first, kernel_source("sgemm_simt").hash, Op::T, Op::T,
+  const KernelConfig chosen =
+      KernelSelector({}, shipped_default_kernels(), info_.arch, info_.sm_count)
+          .choose(Problem::packed(DType::f32, Op::T, Op::T, 96, 96, 96))
+          .config;
+  auto stored = ro.find_binary_for(chosen, kernel_source("sgemm_simt").hash, Op::T, Op::T,
                                    info_.arch, NvrtcCompiler::version());
   ASSERT_TRUE(stored);
   EXPECT_FALSE(stored->compiled.cubin.empty());

@@ -68,25 +68,42 @@ TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
   EXPECT_EQ(c.config, simt(64, 1));
 }
 
-TEST(KernelSelector, nearest_prefers_the_problems_alignment_then_defaults) {
-  // 4097^3 is misaligned: its best kernel (VEC=1) runs aligned problems, but slowly.
-  KernelSelector s({entry(4097, 4097, 4097, simt(32, 1)), entry(512, 512, 512, simt(64, 4)),
-                    entry(3000, 3000, 3000, simt(128, 1), Op::T, Op::N)},
+TEST(KernelSelector, same_alignment_breaks_near_ties_and_far_shapes_get_defaults) {
+  KernelSelector s({entry(2048, 2048, 2048, simt(64, 4)), entry(2001, 2001, 2001, simt(32, 1))},
                    defaults(), "sm_90");
-  auto aligned = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096));
+  // 2001^3 is nearer to 2000^3 but misaligned: the aligned 2048^3 kernel wins.
+  auto aligned = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2000, 2000, 2000));
   EXPECT_EQ(aligned.path, Selection::nearest);
-  EXPECT_EQ(aligned.config, simt(64, 4));  // 512^3 shares the alignment; 4097^3 does not
-  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 3000, 3001, 3003));
-  EXPECT_EQ(odd.path, Selection::nearest);
-  EXPECT_EQ(odd.config, simt(32, 1));  // 4097^3 shares the alignment (1, 1, 1) and layout
-  // Alignment (2, 2, 2): no tuned problem has it, so the shipped default serves it.
-  auto two = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4098, 4098, 4098));
-  EXPECT_EQ(two.path, Selection::fallback_default);
-  // Without defaults, a tuned kernel of another alignment that can run it is still better
-  // than cuBLAS.
+  EXPECT_EQ(aligned.config, simt(64, 4));
+  // A misaligned problem right next to 2001^3 takes its kernel.
+  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2003, 2003, 2003));
+  EXPECT_EQ(odd.config, simt(32, 1));
+  // 64^3 is far from every tuned shape: a default sized for it.
+  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 64)).path,
+            Selection::fallback_default);
+  // However far, a tuned kernel that runs beats cuBLAS when there is no default.
   KernelSelector no_defaults({entry(4097, 4097, 4097, simt(32, 1))}, {}, "sm_90");
-  EXPECT_EQ(no_defaults.choose(Problem::packed(DType::f32, Op::N, Op::N, 4098, 4098, 4098)).path,
+  EXPECT_EQ(no_defaults.choose(Problem::packed(DType::f32, Op::N, Op::N, 16, 16, 16)).path,
             Selection::nearest);
+}
+
+TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
+  KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
+  auto pick = [&](int64_t m, int64_t n, int64_t k) {
+    return s.choose(Problem::packed(DType::f32, Op::N, Op::N, m, n, k)).config;
+  };
+  EXPECT_EQ(pick(4096, 4096, 4096).get("BM"), 128);  // 1024 blocks of 128x128
+  auto mid = pick(1000, 1000, 1000);                  // 64 big tiles: too few
+  EXPECT_EQ(mid.get("BM"), 64);
+  EXPECT_EQ(mid.get("SPLIT_K"), 1);
+  auto skinny = pick(1, 4096, 4096);                  // 64 small tiles: split K
+  EXPECT_GT(skinny.get("SPLIT_K"), 1);
+  auto long_k = pick(512, 8, 500000);                 // never a full wave: the most blocks
+  EXPECT_GT(long_k.get("SPLIT_K"), 1);
+  KernelSelector unsized({}, shipped_default_kernels(), "sm_90");
+  EXPECT_EQ(unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, 1, 4096, 4096))
+                .config.get("BM"),
+            128);
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
