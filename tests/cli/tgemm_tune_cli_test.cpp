@@ -156,3 +156,59 @@ TEST_F(TuneCli, failed_run_keeps_existing_rows) {
 
 }  // namespace
 }  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+using testing::read_bytes;
+using testing::run_tool;
+using testing::TempDir;
+
+// The issue's own CI command, with every default (strategy, budget, jobs) as a user gets them.
+TEST(TuneCliDefaults, compile_only_quick_set_for_sm_75_fills_the_database) {
+  TempDir dir("tune_defaults");
+  const std::string db = dir.file("tgemm.db");
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + kQuick + " --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int64_t binaries = query_int(db, "select count(*) from binaries where arch = 'sm_75'");
+  EXPECT_GE(binaries, 200);  // the default budget of 200 plus the shipped defaults
+  EXPECT_GT(query_int(db, "select count(*) from binaries where status = 'ok'"), binaries / 2);
+  EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'compile_failed'"), 0);
+  // Pruned configs carry their reason.
+  EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'resource_exceeded' and "
+                          "length(reason) = 0"),
+            0);
+}
+
+TEST(TuneCliDefaults, database_of_a_newer_schema_is_refused_untouched) {
+  TempDir dir("tune_newer");
+  const std::string db = dir.file("newer.db");
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    sqlite3_exec(handle, "create table x(y); pragma user_version = 99;", nullptr, nullptr, nullptr);
+    sqlite3_close(handle);
+  }
+  const std::string before = read_bytes(db);
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --budget 1 --shapes " + kQuick +
+                                      " --db " + db);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("newer.db"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("99"), std::string::npos) << r.output;
+  EXPECT_EQ(read_bytes(db), before);
+}
+
+TEST(TuneCliDefaults, unknown_key_and_dtype_in_shapes_file_are_rejected) {
+  TempDir dir("tune_keys");
+  auto key = dir.write("key.yaml", "shapes:\n  - {m: 8, n: 8, k: 8, mm: 3}\n");
+  auto r = run_tool("tgemm-tune", "--compile-only --shapes " + key + " --db " + dir.file("t.db"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("mm"), std::string::npos) << r.output;
+  auto dtype = dir.write("dtype.yaml", "defaults: {dtype: f64}\nshapes:\n  - [8, 8, 8]\n");
+  r = run_tool("tgemm-tune", "--compile-only --shapes " + dtype + " --db " + dir.file("t.db"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("f64"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tgemm
