@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
+#include "tuner/yaml_input.h"
 
 namespace tgemm {
 
@@ -22,29 +23,12 @@ namespace {
 // more elements than that.
 constexpr int64_t kMaxElements = int64_t(1) << 31;
 
-// 1-based line of a node, as editors show it (yaml-cpp counts from 0; -1 when unknown).
-int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
-
-// Reads the whole file first so a missing file gets the system's reason, not yaml-cpp's.
-YAML::Node load_yaml(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open shape file '{}': {}", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("cannot read shape file '{}'", path);
-  try {
-    return YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    fail("{}:{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
-  }
-}
-
 class ShapeFileReader {
  public:
   explicit ShapeFileReader(std::string path) : path_(std::move(path)) {}
 
   std::vector<NamedProblem> read() {
-    const YAML::Node root = load_yaml(path_);
+    const YAML::Node root = load_yaml_file(path_, "shape file");
     if (root.IsNull()) fail("{}: the shape file is empty (expected a `shapes:` list)", path_);
     if (!root.IsMap())
       fail("{}:{}: expected a map with `shapes:` (and optional `defaults:`) at the top level",
@@ -142,20 +126,7 @@ class ShapeFileReader {
   // Unknown and repeated keys are errors: a typo such as `lyout:` must not be ignored.
   void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
                   const char* what) {
-    std::map<std::string, int> seen;
-    for (const auto& entry : map) {
-      const YAML::Node& key_node = entry.first;
-      const std::string key = key_node.IsScalar() ? key_node.Scalar() : "(a list or map)";
-      bool known = false;
-      for (std::string_view a : allowed) known = known || a == key;
-      if (!known)
-        fail("{}:{}: unknown {} '{}' (expected {})", path_, line_of(key_node), what, key,
-             fmt::join(allowed, ", "));
-      auto [it, fresh] = seen.emplace(key, line_of(key_node));
-      if (!fresh)
-        fail("{}:{}: key '{}' repeats the one on line {}", path_, line_of(key_node), key,
-             it->second);
-    }
+    check_yaml_keys(path_, map, allowed, what);
   }
 
   int64_t read_dim(const char* field, const YAML::Node& node) {

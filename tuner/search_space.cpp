@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
+#include "tuner/yaml_input.h"
 
 namespace tgemm {
 
@@ -333,22 +334,6 @@ class SpaceEvaluator {
 
 namespace {
 
-int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
-
-// Reads the whole file first so a missing file gets the system's reason, not yaml-cpp's.
-YAML::Node load_yaml(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open search-space file '{}': {}", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("cannot read search-space file '{}'", path);
-  try {
-    return YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    fail("{}:{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
-  }
-}
-
 class SpaceFileReader {
  public:
   explicit SpaceFileReader(const std::string& path) : path_(path) {}
@@ -356,7 +341,7 @@ class SpaceFileReader {
   void read(std::string* template_name, std::vector<SpaceParameter>* parameters,
             std::vector<std::pair<std::string, std::string>>* derived,
             std::vector<SpaceConstraint>* constraints) {
-    const YAML::Node root = load_yaml(path_);
+    const YAML::Node root = load_yaml_file(path_, "search-space file");
     if (root.IsNull()) fail("{}: the search-space file is empty", path_);
     if (!root.IsMap())
       fail("{}:{}: expected a map with template, parameters, derived and constraints", path_,
@@ -462,18 +447,7 @@ class SpaceFileReader {
   // Unknown and repeated keys are errors: a typo such as `constraint:` must not be ignored.
   void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
                   const char* what) {
-    std::map<std::string, int> seen;
-    for (const auto& entry : map) {
-      const YAML::Node& key_node = entry.first;
-      const std::string key = key_node.IsScalar() ? key_node.Scalar() : "(a list or map)";
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        fail("{}:{}: unknown {} '{}' (expected {})", path_, line_of(key_node), what, key,
-             fmt::join(allowed, ", "));
-      auto [it, fresh] = seen.emplace(key, line_of(key_node));
-      if (!fresh)
-        fail("{}:{}: key '{}' repeats the one on line {}", path_, line_of(key_node), key,
-             it->second);
-    }
+    check_yaml_keys(path_, map, allowed, what);
   }
 
   std::string path_;

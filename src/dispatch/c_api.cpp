@@ -49,19 +49,9 @@ tgemm::GemmCall make_call(tgemmOperation_t op_a, tgemmOperation_t op_b, int m, i
                           const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
   if (!valid_op(op_a) || !valid_op(op_b))
     throw tgemm::InvalidValueError("op_a and op_b must be TGEMM_OP_N or TGEMM_OP_T");
-  tgemm::GemmCall call;
-  call.op_a = op_a == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N;
-  call.op_b = op_b == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N;
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.a = A;
-  call.lda = lda;
-  call.b = B;
-  call.ldb = ldb;
-  call.c = C;
-  call.ldc = ldc;
-  return call;
+  return tgemm::GemmCall{op_a == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N,
+                         op_b == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N,
+                         m, n, k, 1.0f, 0.0f, A, lda, B, ldb, C, ldc};
 }
 
 }  // namespace

@@ -14,19 +14,8 @@ Op to_op(char op, const char* name) {
 
 GemmCall make_call(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
                    const float* b, int ldb, float* c, int ldc) {
-  GemmCall call;
-  call.op_a = to_op(op_a, "op_a");
-  call.op_b = to_op(op_b, "op_b");
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.a = a;
-  call.lda = lda;
-  call.b = b;
-  call.ldb = ldb;
-  call.c = c;
-  call.ldc = ldc;
-  return call;
+  return GemmCall{to_op(op_a, "op_a"), to_op(op_b, "op_b"), m, n, k, 1.0f, 0.0f, a, lda, b, ldb,
+                  c, ldc};
 }
 
 }  // namespace

@@ -11,26 +11,13 @@
 namespace tgemm {
 namespace {
 
+using testing::query_int;
 using testing::read_bytes;
 using testing::run_tool;
 using testing::TempDir;
 
 const std::string kQuick = TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml";
 
-// One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it.
-int64_t query_int(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  int64_t value = -1;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW)
-      value = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return value;
-}
 
 class TuneCli : public ::testing::Test {
  protected:
@@ -160,6 +147,7 @@ TEST_F(TuneCli, failed_run_keeps_existing_rows) {
 namespace tgemm {
 namespace {
 
+using testing::query_int;
 using testing::read_bytes;
 using testing::run_tool;
 using testing::TempDir;
