@@ -78,7 +78,6 @@ class Session {
     auto problems = load_problem_set(opt_.shapes_path);
     space_ = SearchSpace::load(opt_.space_path);
     source_ = kernel_source(space_.template_name());
-    if (opt_.compile_only && opt_.timeout_s <= 0) fail("--timeout must be positive");
     pick_target();
     spdlog::info("target {}{}; {} shape(s) from {}; space {} ({} points)", limits_.arch,
                  device_ ? " on " + device_->name : " (compile only)", problems.size(),
@@ -115,9 +114,9 @@ class Session {
     }
     const auto& cs = compile.stats();
     std::string summary = fmt::format(
-        "configs: {} to try; binaries: {} compiled, {} from cache, {} pruned by resources, {} "
-        "failed to compile ({:.1f} s)",
-        configs.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
+        "configs: {} to try in {} layout(s); binaries: {} compiled, {} from cache, {} pruned by "
+        "resources, {} failed to compile ({:.1f} s)",
+        configs.size(), layouts_of(problems).size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
     if (device_) {
       summary += fmt::format("; trials: {} run, {} already recorded", counts_.total(),
                              counts_.skipped);

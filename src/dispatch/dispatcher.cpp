@@ -21,7 +21,8 @@ template <typename... Args>
 struct Dispatcher::DeviceState {
   DeviceInfo info;
   std::unique_ptr<KernelSelector> selector;
-  std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by NVRTC cache key
+  std::mutex kernels_mutex;  // guards `kernels`; a first-time compile holds it
+  std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by template hash, layout, params
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
   ~DeviceState() {
@@ -144,6 +145,7 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   const std::string template_hash = choice.template_hash.empty() ? source.hash : choice.template_hash;
   const std::string arch = state.info.arch;
   const std::string key = template_hash + "|" + problem.layout() + "|" + choice.config.params_text();
+  std::lock_guard lock(state.kernels_mutex);
   if (auto it = state.kernels.find(key); it != state.kernels.end()) return it->second.get();
 
   std::optional<BinaryRecord> stored;
@@ -213,11 +215,12 @@ Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem) {
     std::shared_lock lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
-  std::unique_lock lock(cache_mutex_);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  // Resolving may compile (hundreds of ms): done outside the cache lock so that other
+  // threads' cached calls never wait on it. Two threads racing on a new key both resolve it
+  // (the kernel itself is loaded once) and the first insert wins.
   Resolved resolved = resolve(key, problem);
-  cache_.emplace(key, resolved);
-  return resolved;
+  std::unique_lock lock(cache_mutex_);
+  return cache_.emplace(key, resolved).first->second;
 }
 
 Selection Dispatcher::selection(const GemmCall& call) {
