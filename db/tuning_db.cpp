@@ -402,6 +402,24 @@ int64_t TuningDb::upsert_device(const DeviceInfo& d) {
   return s.single_int();
 }
 
+std::vector<DeviceInfo> TuningDb::devices() {
+  Statement s(db_, path_, "read the devices",
+              "SELECT name, arch, sm_count, l2_bytes, clock_khz, memory_clock_khz FROM devices "
+              "ORDER BY id");
+  std::vector<DeviceInfo> out;
+  while (s.step()) {
+    DeviceInfo d;
+    d.name = s.text_at(0);
+    d.arch = s.text_at(1);
+    d.sm_count = int(s.int_at(2));
+    d.l2_bytes = s.int_at(3);
+    d.clock_khz = int(s.int_at(4));
+    d.memory_clock_khz = int(s.int_at(5));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 int64_t TuningDb::upsert_kernel(const KernelConfig& config, const std::string& template_hash) {
   const std::string name = config.canonical_name();
   // Look first: the tuner asks for every config of every run, and a read takes no write lock.

@@ -81,6 +81,8 @@ class TuningDb {
 
   // Idempotent: the same natural key returns the same id.
   int64_t upsert_device(const DeviceInfo& device);  // key: name, arch, sm_count
+  // Every device with trials recorded (name, arch, SM count, L2 and clocks).
+  std::vector<DeviceInfo> devices();
   int64_t upsert_kernel(const KernelConfig& config, const std::string& template_hash);
   int64_t upsert_problem(const Problem& problem);  // key: problem.key()
 

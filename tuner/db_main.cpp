@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "db/tuning_db.h"
+#include "tuner/selection_replay.h"
 #include "src/core/error.h"
 
 namespace {
@@ -259,6 +261,34 @@ int run_export(tgemm::TuningDb& db, const std::string& format, const std::string
   return 0;
 }
 
+// Which kernel libtgemm would pick from `db` for each problem tuned in `truth`, and its time
+// there against the best; the geometric mean summarises how well untuned shapes are served.
+int run_replay(tgemm::TuningDb& db, const std::string& truth_path) {
+  tgemm::TuningDb truth(truth_path, tgemm::TuningDb::Mode::read_only);
+  const auto rows = tgemm::replay_selection(db, truth);
+  if (rows.empty()) fail("'{}' has no tuned problem to replay", truth_path);
+  fmt::print("{:<34} {:<8} {:>10} {:>10} {:>8}  {}\n", "problem", "path", "best us", "chosen us",
+             "ratio", "chosen kernel");
+  double log_sum = 0;
+  int measured = 0;
+  for (const auto& r : rows) {
+    const bool known = r.chosen_us > 0;
+    fmt::print("{:<34} {:<8} {:>10.1f} {:>10} {:>8}  {}\n", r.problem_key, tgemm::to_string(r.path),
+               r.best_us, known ? fmt::format("{:.1f}", r.chosen_us) : "-",
+               known ? fmt::format("{:.3f}", r.best_us / r.chosen_us) : "-",
+               r.chosen.empty() ? "cuBLAS" : r.chosen);
+    if (known) {
+      log_sum += std::log(r.best_us / r.chosen_us);
+      ++measured;
+    }
+  }
+  fmt::print("geometric mean of best / chosen: {:.3f} over {} problem(s); {} chosen kernel(s) were "
+             "never measured in {}\n",
+             measured ? std::exp(log_sum / measured) : 0.0, measured, rows.size() - measured,
+             truth_path);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -278,6 +308,12 @@ int main(int argc, char** argv) {
   auto* exporter = app.add_subcommand("export", "every trial with its problem, kernel and device");
   exporter->add_option("--format", format, "csv or json")->required();
   exporter->add_option("--output,-o", output, "file to write (default: standard output)");
+  std::string truth_path;
+  auto* replay = app.add_subcommand(
+      "replay", "the kernels libtgemm would pick from --db for the problems tuned in --against, "
+                "timed there against their best");
+  replay->add_option("--against", truth_path, "a database tuned on the problems to replay")
+      ->required();
 
   try {
     app.parse(argc, argv);
@@ -296,6 +332,7 @@ int main(int argc, char** argv) {
     if (*list) return run_list(db);
     if (*best) return run_best(db, best_args);
     if (*show) return run_show(db, show_args);
+    if (*replay) return run_replay(db, truth_path);
     return run_export(db, format, output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());

@@ -119,18 +119,21 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
     auto state = std::make_unique<DeviceState>();
     state->info = query_device(device);
     std::vector<BestEntry> tuned;
+    std::vector<TrialRecord> measured;
     if (db_) {
       try {
         tuned = db_->best_entries("", state->info.name, state->info.arch);
+        for (TrialRecord& r : db_->trials("", state->info.name))
+          if (r.arch == state->info.arch) measured.push_back(std::move(r));
       } catch (const std::exception& e) {
         spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }
     }
-    spdlog::debug("tgemm: {} tuned problem(s) for {} ({})", tuned.size(), state->info.name,
-                  state->info.arch);
+    spdlog::debug("tgemm: {} tuned problem(s), {} trial(s) for {} ({})", tuned.size(),
+                  measured.size(), state->info.name, state->info.arch);
     state->selector = std::make_unique<KernelSelector>(
         std::move(tuned), options_.defaults ? *options_.defaults : shipped_default_kernels(),
-        state->info.arch, state->info.sm_count);
+        state->info.arch, state->info.sm_count, measured);
     slot = std::move(state);
   }
   return *slot;

@@ -1,5 +1,6 @@
 #include "src/dispatch/kernel_selector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -41,11 +42,37 @@ bool can_run(const KernelConfig& config, const Problem& problem) {
 }
 
 KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                               std::string arch, int sm_count)
+                               std::string arch, int sm_count,
+                               const std::vector<TrialRecord>& measured)
     : tuned_(std::move(tuned)),
       defaults_(std::move(defaults)),
       arch_(std::move(arch)),
-      sm_count_(sm_count) {}
+      sm_count_(sm_count) {
+  for (const TrialRecord& r : measured) {
+    if (r.trial.status != TrialStatus::ok || r.trial.time_median_us <= 0) continue;
+    measured_[r.problem.key()].push_back({r.trial.config, r.template_hash, r.trial.time_median_us});
+  }
+  // Without recorded trials, each tuned problem's best is its one measurement.
+  for (const BestEntry& e : tuned_) {
+    auto& list = measured_[e.problem.key()];
+    if (list.empty()) list.push_back({e.config, e.template_hash, e.trial.time_median_us});
+  }
+}
+
+// Blocks a config launches for a problem, split-K slices included.
+int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
+  const int64_t bm = config.get("BM"), bn = config.get("BN");
+  return ((problem.m + bm - 1) / bm) * ((problem.n + bn - 1) / bn) * config.get_or("SPLIT_K", 1);
+}
+
+double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
+  const int64_t bk = config.get("BK"), split_k = config.get_or("SPLIT_K", 1);
+  const int64_t resident = std::max<int64_t>(1, sm_count_) * config.get_or("MIN_BLOCKS", 1);
+  const int64_t waves = (launched_blocks(config, problem) + resident - 1) / resident;
+  const int64_t k_tiles_per_slice = ((problem.k + bk - 1) / bk + split_k - 1) / split_k;
+  return double(waves) * double(config.get("BM") * config.get("BN")) *
+         double(k_tiles_per_slice * bk);
+}
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {
   const std::string key = problem.key();
@@ -53,40 +80,47 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     if (e.problem.key() == key && can_run(e.config, problem))
       return {Selection::exact, e.config, e.template_hash, key};
   }
-  // Nearest tuned problem of the same dtype and layout whose kernel can run this one, by
-  // squared distance in log(M, N, K). A kernel tuned for other alignments chose its vector
-  // widths for them, so it pays kAlignmentPenalty; beyond kFarScore no tuned shape is
-  // close enough to beat a default sized for the problem.
-  constexpr double kAlignmentPenalty = 2.0, kFarScore = 6.0;
-  const BestEntry* nearest = nullptr;
-  double best = std::numeric_limits<double>::infinity();
+  // The kNeighbours tuned problems of the same dtype and layout nearest in log(M, N, K)
+  // (other alignments pay kAlignmentPenalty: their kernels chose vector widths for them).
+  constexpr double kAlignmentPenalty = 2.0;
+  constexpr size_t kNeighbours = 2;
+  std::vector<std::pair<double, const BestEntry*>> near;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
     if (t.dtype != problem.dtype || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
-    if (!can_run(e.config, problem)) continue;
     const double dm = std::log(double(t.m) / double(problem.m));
     const double dn = std::log(double(t.n) / double(problem.n));
     const double dk = std::log(double(t.k) / double(problem.k));
     const bool same_alignment = t.align_a == problem.align_a && t.align_b == problem.align_b &&
                                 t.align_c == problem.align_c;
-    const double score = dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : kAlignmentPenalty);
-    if (score < best) {
-      best = score;
-      nearest = &e;
+    near.emplace_back(dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : kAlignmentPenalty), &e);
+  }
+  std::sort(near.begin(), near.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (near.size() > kNeighbours) near.resize(kNeighbours);
+  // Every config measured on those neighbours predicts its time here: its measured time
+  // scaled by the work it would do here over the work it did there, counted in whole waves
+  // of padded tiles, so tile waste and wave quantisation carry over. The fastest wins.
+  const Measurement* chosen = nullptr;
+  std::string chosen_from;
+  double best_us = std::numeric_limits<double>::infinity();
+  for (const auto& [score, e] : near) {
+    auto it = measured_.find(e->problem.key());
+    if (it == measured_.end()) continue;
+    for (const Measurement& m : it->second) {
+      if (!can_run(m.config, problem)) continue;
+      const double predicted =
+          m.time_us * padded_work(m.config, problem) / padded_work(m.config, e->problem);
+      if (predicted < best_us) {
+        best_us = predicted;
+        chosen = &m;
+        chosen_from = e->problem.key();
+      }
     }
   }
-  if (nearest && best <= kFarScore)
-    return {Selection::nearest, nearest->config, nearest->template_hash, nearest->problem.key()};
+  if (chosen) return {Selection::nearest, chosen->config, chosen->template_hash, chosen_from};
   if (const KernelConfig* d = choose_default(problem)) return {Selection::fallback_default, *d, "", ""};
-  if (nearest)
-    return {Selection::nearest, nearest->config, nearest->template_hash, nearest->problem.key()};
   return {Selection::cublas, {}, "", ""};
-}
-
-// Blocks a config launches for a problem, split-K slices included.
-int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
-  const int64_t bm = config.get("BM"), bn = config.get("BN");
-  return ((problem.m + bm - 1) / bm) * ((problem.n + bn - 1) / bn) * config.get_or("SPLIT_K", 1);
 }
 
 // Among the defaults of this arch (else of any) that can run the problem: the first, in

@@ -3,6 +3,7 @@
 // per-arch defaults. Pure logic: no CUDA, no SQL, so it is tested on the CPU.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,22 +36,33 @@ struct KernelChoice {
 class KernelSelector {
  public:
   // `tuned`: best entries of this GPU (the dispatcher filters by device name and arch).
-  // `sm_count`: the GPU's multiprocessors, to size defaults (0: take the first that runs).
+  // `sm_count`: the GPU's multiprocessors, for wave counts and sizing defaults (0: unknown).
+  // `measured`: every trial recorded on this GPU; without them each best is its problem's
+  // only measurement.
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                 std::string arch, int sm_count = 0);
+                 std::string arch, int sm_count = 0,
+                 const std::vector<TrialRecord>& measured = {});
 
-  // Exact key -> the nearest tuned shape (log M, N, K; other alignments pay a penalty) whose
-  // kernel can run it, when near enough -> a default sized for the problem -> the nearest
-  // tuned shape however far -> cublas.
+  // Exact key -> the config measured on the two nearest tuned shapes (log M, N, K; other
+  // alignments count as farther) with the best predicted time here -> a default sized for
+  // the problem -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
  private:
+  struct Measurement {
+    KernelConfig config;
+    std::string template_hash;
+    double time_us;
+  };
   const KernelConfig* choose_default(const Problem& problem) const;
+  // Tile work a config does on a problem, in whole waves of resident blocks.
+  double padded_work(const KernelConfig& config, const Problem& problem) const;
 
   std::vector<BestEntry> tuned_;
   std::vector<DefaultKernel> defaults_;
   std::string arch_;
   int sm_count_;
+  std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
 };
 
 // Whether `config` can run `problem` and is a sensible choice for it: the launch plan's

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/tuning_db.h"
+#include "tests/cli/cli_runner.h"
 
 namespace tgemm {
 namespace {
@@ -356,3 +357,23 @@ TEST_F(TgemmDbCli, argument_errors_come_from_the_parser_with_nonzero_exit) {
 
 }  // namespace
 }  // namespace tgemm
+
+namespace {
+
+TEST(TgemmDbReplay, missing_truth_database_is_named) {
+  const std::string dir = std::filesystem::temp_directory_path() /
+                          ("tgemm_replay_cli_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string db = dir + "/a.db";
+  { tgemm::TuningDb create(db, tgemm::TuningDb::Mode::read_write); }
+  const auto r = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay --against " + dir +
+                                                          "/missing.db");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("missing.db"), std::string::npos) << r.output;
+  const auto usage = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay");
+  EXPECT_NE(usage.exit_code, 0);
+  EXPECT_NE(usage.output.find("--against"), std::string::npos) << usage.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

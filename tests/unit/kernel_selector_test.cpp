@@ -20,8 +20,9 @@ KernelConfig simt(int64_t bm, int64_t vec, int64_t split_k = 1) {
            {"SWIZZLE", 1}}};
 }
 
+// A tuned problem whose best kernel ran at `tflops`.
 BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op::N,
-                Op b = Op::N) {
+                Op b = Op::N, double tflops = 40) {
   BestEntry e;
   e.problem = Problem::packed(DType::f32, a, b, m, n, k);
   e.device_name = "NVIDIA H200";
@@ -29,7 +30,7 @@ BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op:
   e.config = std::move(config);
   e.template_hash = "abc";
   e.trial.status = TrialStatus::ok;
-  e.trial.time_median_us = 100;
+  e.trial.time_median_us = e.problem.flops() / (tflops * 1e6);
   return e;
 }
 
@@ -68,23 +69,60 @@ TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
   EXPECT_EQ(c.config, simt(64, 1));
 }
 
-TEST(KernelSelector, same_alignment_breaks_near_ties_and_far_shapes_get_defaults) {
-  KernelSelector s({entry(2048, 2048, 2048, simt(64, 4)), entry(2001, 2001, 2001, simt(32, 1))},
-                   defaults(), "sm_90");
-  // 2001^3 is nearer to 2000^3 but misaligned: the aligned 2048^3 kernel wins.
-  auto aligned = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2000, 2000, 2000));
-  EXPECT_EQ(aligned.path, Selection::nearest);
-  EXPECT_EQ(aligned.config, simt(64, 4));
-  // A misaligned problem right next to 2001^3 takes its kernel.
-  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2003, 2003, 2003));
-  EXPECT_EQ(odd.config, simt(32, 1));
-  // 64^3 is far from every tuned shape: a default sized for it.
-  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 64)).path,
+// A recorded trial of `config` on m x n x k (NN) at `tflops`.
+TrialRecord trial(int64_t m, int64_t n, int64_t k, const KernelConfig& config, double tflops) {
+  TrialRecord r;
+  r.problem = Problem::packed(DType::f32, Op::N, Op::N, m, n, k);
+  r.device_name = "NVIDIA H200";
+  r.arch = "sm_90";
+  r.template_hash = "abc";
+  r.trial.config = config;
+  r.trial.status = TrialStatus::ok;
+  r.trial.time_median_us = r.problem.flops() / (tflops * 1e6);
+  return r;
+}
+
+TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time) {
+  const KernelConfig fast = simt(128, 4), slow = simt(64, 4), narrow = simt(64, 1);
+  std::vector<BestEntry> tuned = {entry(2048, 2048, 2048, fast), entry(8192, 8192, 8192, fast)};
+  std::vector<TrialRecord> trials = {
+      trial(2048, 2048, 2048, fast, 40), trial(2048, 2048, 2048, slow, 30),
+      trial(2048, 2048, 2048, narrow, 20), trial(8192, 8192, 8192, fast, 42),
+      trial(8192, 8192, 8192, slow, 32)};
+  KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
+  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4000, 4000, 4000));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, fast);
+  // 4001^3 is misaligned: of everything measured nearby only the VEC=1 kernel can load it.
+  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4001, 4001, 4001));
+  EXPECT_EQ(odd.path, Selection::nearest);
+  EXPECT_EQ(odd.config, narrow);
+  EXPECT_EQ(odd.tuned_key, Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048).key());
+}
+
+TEST(KernelSelector, counts_whole_waves_when_transferring) {
+  // On 1024x1024x4096 the 64x128 tiles (128 blocks, one wave) beat the 128x128 ones
+  // (64 blocks) by a little; on 2048x1024x4096 the 64x128 tiles need two waves of 132 SMs
+  // (256 blocks) and the 128x128 ones still one (128 blocks): the prediction flips.
+  const KernelConfig big = simt(128, 4), small = simt(64, 4);
+  std::vector<BestEntry> tuned = {entry(1024, 1024, 4096, small)};
+  std::vector<TrialRecord> trials = {trial(1024, 1024, 4096, small, 30),
+                                     trial(1024, 1024, 4096, big, 28)};
+  KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
+  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1000, 1024, 4096)).config, small);
+  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 1024, 4096)).config, big);
+}
+
+TEST(KernelSelector, other_layouts_get_defaults_then_cublas) {
+  KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
+  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::T, Op::N, 64, 64, 64)).path,
             Selection::fallback_default);
-  // However far, a tuned kernel that runs beats cuBLAS when there is no default.
-  KernelSelector no_defaults({entry(4097, 4097, 4097, simt(32, 1))}, {}, "sm_90");
-  EXPECT_EQ(no_defaults.choose(Problem::packed(DType::f32, Op::N, Op::N, 16, 16, 16)).path,
-            Selection::nearest);
+  KernelSelector none({entry(2048, 2048, 2048, simt(128, 4))}, {}, "sm_90", 132);
+  EXPECT_EQ(none.choose(Problem::packed(DType::f32, Op::T, Op::N, 64, 64, 64)).path,
+            Selection::cublas);
+  // A misaligned problem that no measured kernel can load: a default that can.
+  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2047, 2047, 2047)).path,
+            Selection::fallback_default);
 }
 
 TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
@@ -185,7 +223,15 @@ TEST(KernelSelector, chooses_from_fixture_database) {
   EXPECT_EQ(exact.template_hash, "hash1");
   auto near = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 100, 120, 140));
   EXPECT_EQ(near.path, Selection::nearest);
-  EXPECT_EQ(near.config, simt(32, 1));
+  EXPECT_TRUE(near.config == simt(32, 1) || near.config == simt(64, 4) ||
+              near.config == simt(128, 4));
+  // Every recorded trial is a candidate: the slower 2048^3 kernel is read back too.
+  KernelSelector with_trials(ro.best_entries("", "NVIDIA H200", "sm_90"), defaults(), "sm_90", 132,
+                             ro.trials("", "NVIDIA H200"));
+  EXPECT_EQ(with_trials.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048)).config,
+            simt(64, 4));
+  EXPECT_EQ(with_trials.choose(Problem::packed(DType::f32, Op::N, Op::N, 2000, 2000, 2000)).path,
+            Selection::nearest);
   KernelSelector other(ro.best_entries("", "Tesla T4", "sm_75"), defaults(), "sm_75");
   EXPECT_EQ(other.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048)).path,
             Selection::fallback_default);

@@ -1,0 +1,64 @@
+// Offline replay of the dispatcher's choice: the row for a problem tuned only in the truth
+// database names the kernel picked from the source database and its time in the truth.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tuner/selection_replay.h"
+
+namespace tgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+KernelConfig simt(int64_t bm) {
+  return {"sgemm_simt",
+          {{"BM", bm}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8}, {"VEC", 4},
+           {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", 1}, {"SWIZZLE", 1},
+           {"MIN_BLOCKS", 1}}};
+}
+
+// Writes one problem's trials (config, µs) on an H200 into `path`.
+void record(const std::string& path, int64_t size,
+            const std::vector<std::pair<KernelConfig, double>>& trials) {
+  TuningDb db(path, TuningDb::Mode::read_write);
+  const int64_t run = db.begin_run("test", "tgemm", "sm_90");
+  DeviceInfo dev;
+  dev.name = "NVIDIA H200";
+  dev.arch = "sm_90";
+  dev.sm_count = 132;
+  const int64_t device = db.upsert_device(dev);
+  const int64_t problem =
+      db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, size, size, size));
+  for (const auto& [config, us] : trials) {
+    TrialResult t;
+    t.config = config;
+    t.status = TrialStatus::ok;
+    t.time_min_us = t.time_median_us = t.time_max_us = us;
+    t.runs = 10;
+    db.record_trial(run, problem, db.upsert_kernel(config, "h"), device, std::nullopt, t);
+  }
+  db.update_best(problem, device);
+  db.finish_run(run, "fixture");
+}
+
+TEST(SelectionReplay, reports_the_pick_from_source_timed_in_truth) {
+  const fs::path dir = fs::temp_directory_path() / ("tgemm_replay_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string source = (dir / "source.db").string(), truth = (dir / "truth.db").string();
+  record(source, 2048, {{simt(128), 400}, {simt(64), 600}});    // 128-row tiles measured faster
+  record(truth, 4096, {{simt(128), 3500}, {simt(64), 3300}});   // ... but not at 4096^3
+  TuningDb src(source, TuningDb::Mode::read_only), tru(truth, TuningDb::Mode::read_only);
+  const auto rows = replay_selection(src, tru);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].path, Selection::nearest);
+  EXPECT_EQ(rows[0].chosen, simt(128).canonical_name());
+  EXPECT_DOUBLE_EQ(rows[0].best_us, 3300);
+  EXPECT_DOUBLE_EQ(rows[0].chosen_us, 3500);
+  EXPECT_EQ(rows[0].device_name, "NVIDIA H200");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tgemm
