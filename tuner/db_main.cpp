@@ -263,10 +263,14 @@ int run_export(tgemm::TuningDb& db, const std::string& format, const std::string
 
 // Which kernel libtgemm would pick from `db` for each problem tuned in `truth`, and its time
 // there against the best; the geometric mean summarises how well untuned shapes are served.
-int run_replay(tgemm::TuningDb& db, const std::string& truth_path) {
-  tgemm::TuningDb truth(truth_path, tgemm::TuningDb::Mode::read_only);
-  const auto rows = tgemm::replay_selection(db, truth);
-  if (rows.empty()) fail("'{}' has no tuned problem to replay", truth_path);
+int run_replay(tgemm::TuningDb& db, const std::string& truth_path, bool leave_one_out) {
+  if (leave_one_out == !truth_path.empty())
+    fail("replay takes either --against FILE or --leave-one-out");
+  std::optional<tgemm::TuningDb> other;
+  if (!leave_one_out) other.emplace(truth_path, tgemm::TuningDb::Mode::read_only);
+  tgemm::TuningDb& truth = other ? *other : db;
+  const auto rows = tgemm::replay_selection(db, truth, leave_one_out);
+  if (rows.empty()) fail("'{}' has no tuned problem to replay", truth.path());
   fmt::print("{:<34} {:<8} {:>10} {:>10} {:>8}  {}\n", "problem", "path", "best us", "chosen us",
              "ratio", "chosen kernel");
   double log_sum = 0;
@@ -285,7 +289,7 @@ int run_replay(tgemm::TuningDb& db, const std::string& truth_path) {
   fmt::print("geometric mean of best / chosen: {:.3f} over {} problem(s); {} chosen kernel(s) were "
              "never measured in {}\n",
              measured ? std::exp(log_sum / measured) : 0.0, measured, rows.size() - measured,
-             truth_path);
+             truth.path());
   return 0;
 }
 
@@ -309,11 +313,13 @@ int main(int argc, char** argv) {
   exporter->add_option("--format", format, "csv or json")->required();
   exporter->add_option("--output,-o", output, "file to write (default: standard output)");
   std::string truth_path;
+  bool leave_one_out = false;
   auto* replay = app.add_subcommand(
-      "replay", "the kernels libtgemm would pick from --db for the problems tuned in --against, "
-                "timed there against their best");
-  replay->add_option("--against", truth_path, "a database tuned on the problems to replay")
-      ->required();
+      "replay", "the kernels libtgemm would pick from --db for the problems tuned in --against "
+                "(or in --db, each left out in turn), timed there against their best");
+  replay->add_option("--against", truth_path, "a database tuned on the problems to replay");
+  replay->add_flag("--leave-one-out", leave_one_out,
+                   "replay --db's own problems, each as if it had not been tuned");
 
   try {
     app.parse(argc, argv);
@@ -332,7 +338,7 @@ int main(int argc, char** argv) {
     if (*list) return run_list(db);
     if (*best) return run_best(db, best_args);
     if (*show) return run_show(db, show_args);
-    if (*replay) return run_replay(db, truth_path);
+    if (*replay) return run_replay(db, truth_path, leave_one_out);
     return run_export(db, format, output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());

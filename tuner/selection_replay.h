@@ -22,6 +22,9 @@ struct ReplayRow {
 };
 
 // `source`: what the dispatcher reads. `truth`: databases tuned on the problems replayed.
-std::vector<ReplayRow> replay_selection(TuningDb& source, TuningDb& truth);
+// `leave_one_out`: each problem is dropped from the source while it is replayed (for a
+// source and truth that are the same database).
+std::vector<ReplayRow> replay_selection(TuningDb& source, TuningDb& truth,
+                                        bool leave_one_out = false);
 
 }  // namespace tgemm

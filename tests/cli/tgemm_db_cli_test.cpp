@@ -371,8 +371,12 @@ TEST(TgemmDbReplay, missing_truth_database_is_named) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("missing.db"), std::string::npos) << r.output;
   const auto usage = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay");
-  EXPECT_NE(usage.exit_code, 0);
-  EXPECT_NE(usage.output.find("--against"), std::string::npos) << usage.output;
+  EXPECT_EQ(usage.exit_code, 1);
+  EXPECT_NE(usage.output.find("--against FILE or --leave-one-out"), std::string::npos)
+      << usage.output;
+  const auto empty = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay --leave-one-out");
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.output.find("no tuned problem"), std::string::npos) << empty.output;
   std::filesystem::remove_all(dir);
 }
 

@@ -60,5 +60,24 @@ TEST(SelectionReplay, reports_the_pick_from_source_timed_in_truth) {
   fs::remove_all(dir);
 }
 
+TEST(SelectionReplay, leave_one_out_never_picks_a_problem_from_itself) {
+  const fs::path dir = fs::temp_directory_path() / ("tgemm_loo_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "both.db").string();
+  record(path, 2048, {{simt(128), 400}, {simt(64), 600}});
+  record(path, 4096, {{simt(128), 3500}, {simt(64), 3300}});
+  TuningDb db(path, TuningDb::Mode::read_only);
+  const auto with_self = replay_selection(db, db);
+  ASSERT_EQ(with_self.size(), 2u);
+  for (const auto& row : with_self) EXPECT_EQ(row.path, Selection::exact);
+  const auto rows = replay_selection(db, db, /*leave_one_out=*/true);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.path, Selection::nearest) << row.problem_key;
+    EXPECT_GT(row.chosen_us, 0) << row.problem_key;
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tgemm
