@@ -141,17 +141,6 @@ TEST_F(TuneCli, failed_run_keeps_existing_rows) {
   EXPECT_EQ(query_int(db_, "select count(*) from problems"), 3);
 }
 
-}  // namespace
-}  // namespace tgemm
-
-namespace tgemm {
-namespace {
-
-using testing::query_int;
-using testing::read_bytes;
-using testing::run_tool;
-using testing::TempDir;
-
 // The issue's own CI command, with every default (strategy, budget, jobs) as a user gets them.
 TEST(TuneCliDefaults, compile_only_quick_set_for_sm_75_fills_the_database) {
   TempDir dir("tune_defaults");
