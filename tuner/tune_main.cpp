@@ -56,7 +56,6 @@ int main(int argc, char** argv) {
     if (opt.space_path.empty()) opt.space_path = tgemm::default_space_path(exe_dir, "sgemm_simt");
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());
     return 1;
   }
