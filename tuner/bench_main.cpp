@@ -4,11 +4,11 @@
 // TFLOP/s, the ratio and the selection path. --compare-db times a second database's
 // dispatcher in the same loop (e.g. a database tuned on exactly these shapes), which gives
 // "untuned shapes against their own best tuned kernel".
-#include <CLI/CLI.hpp>
 #include <cublas_v2.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -132,12 +132,15 @@ int run_bench(const BenchOptions& opt) {
     DeviceBuffer a = random_matrix(p.a_rows() * p.lda, rng);
     DeviceBuffer b = random_matrix(p.b_rows() * p.ldb, rng);
     DeviceBuffer c(size_t(p.m * p.ldc) * sizeof(float)), ref(c.bytes());
-    GemmCall call{p.op_a, p.op_b, int(p.m), int(p.n), int(p.k), 1.0f, 0.0f, a.get<float>(),
-                  int(p.lda), b.get<float>(), int(p.ldb), c.get<float>(), int(p.ldc)};
+    GemmCall call{p.op_a,     p.op_b,         int(p.m),       int(p.n),   int(p.k),
+                  1.0f,       0.0f,           a.get<float>(), int(p.lda), b.get<float>(),
+                  int(p.ldb), c.get<float>(), int(p.ldc)};
     const Selection path = dispatcher.selection(call);
     double rel_error = 0;
-    if (auto bad = check(dispatcher, cublas, call, c, ref, p, stream.get(), &rel_error); !bad.empty()) {
-      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT: {}\n", named.name, p.layout(), to_string(path), bad);
+    if (auto bad = check(dispatcher, cublas, call, c, ref, p, stream.get(), &rel_error);
+        !bad.empty()) {
+      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT: {}\n", named.name, p.layout(), to_string(path),
+                 bad);
       continue;
     }
     std::vector<Launcher> launchers = {
@@ -147,7 +150,8 @@ int run_bench(const BenchOptions& opt) {
     if (compare) {
       compare_path = compare->selection(call);
       double compare_error = 0;
-      if (auto bad = check(*compare, cublas, call, c, ref, p, stream.get(), &compare_error); !bad.empty())
+      if (auto bad = check(*compare, cublas, call, c, ref, p, stream.get(), &compare_error);
+          !bad.empty())
         fail("{}: the --compare-db kernel is wrong: {}", named.name, bad);
       launchers.push_back(dispatcher_launcher(*compare, call, stream.get()));
     }
@@ -174,10 +178,11 @@ int run_bench(const BenchOptions& opt) {
                p.layout(), to_string(path), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
                tail);
     if (csv)
-      csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{:.3f},{:.4f}\n",
-                         named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k, to_string(path),
-                         us, tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
-                         compare_path ? to_string(*compare_path) : "", compare_us, vs);
+      csv << fmt::format(
+          "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{:.3f},{:.4f}\n",
+          named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k, to_string(path), us,
+          tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
+          compare_path ? to_string(*compare_path) : "", compare_us, vs);
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
@@ -187,7 +192,8 @@ int run_bench(const BenchOptions& opt) {
   fmt::print("geometric mean ratio vs cuBLAS (cuBLAS time / tgemm time): {:.3f} over {} shape(s)\n",
              geomean(ratios), ratios.size());
   if (compare)
-    fmt::print("geometric mean vs --compare-db (its time / this time): {:.3f}\n", geomean(vs_compare));
+    fmt::print("geometric mean vs --compare-db (its time / this time): {:.3f}\n",
+               geomean(vs_compare));
   return 0;
 }
 
@@ -198,12 +204,14 @@ int main(int argc, char** argv) {
   tgemm::BenchOptions opt;
   CLI::App app{"tgemm-bench: libtgemm's dispatcher against cuBLAS per shape"};
   app.add_option("--shapes", opt.shapes_path, "shape set (YAML)")->required();
-  app.add_option("--db", opt.db_path, "tuning database the dispatcher reads")->capture_default_str();
+  app.add_option("--db", opt.db_path, "tuning database the dispatcher reads")
+      ->capture_default_str();
   app.add_option("--compare-db", opt.compare_db, "a second database, timed in the same loop");
   app.add_option("--csv", opt.csv_path, "write the table as CSV");
   app.add_option("--device", opt.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
   app.add_option("--max-ms", opt.timing.max_ms, "GPU time budget per shape")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
   try {

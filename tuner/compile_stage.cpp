@@ -11,7 +11,10 @@ namespace tgemm {
 
 CompileStage::CompileStage(TuningDb& db, int64_t run_id, KernelSource source, ArchLimits limits,
                            int jobs)
-    : db_(db), run_id_(run_id), source_(std::move(source)), limits_(std::move(limits)),
+    : db_(db),
+      run_id_(run_id),
+      source_(std::move(source)),
+      limits_(std::move(limits)),
       jobs_(jobs < 1 ? 1 : jobs) {}
 
 std::vector<CompileOutcome> CompileStage::run(const std::vector<KernelConfig>& configs, Op op_a,
@@ -71,7 +74,8 @@ std::vector<CompileOutcome> CompileStage::run(const std::vector<KernelConfig>& c
       } else {
         ++stats_.compiled;
       }
-      out.binary_id = db_.store_binary(run_id_, out.kernel_id, out.compiled, out.status, out.reason);
+      out.binary_id =
+          db_.store_binary(run_id_, out.kernel_id, out.compiled, out.status, out.reason);
     }
     db_.commit();
   } catch (...) {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "db/tuning_db.h"
-#include "tuner/selection_replay.h"
 #include "src/core/error.h"
+#include "tuner/selection_replay.h"
 
 namespace {
 
@@ -286,10 +286,11 @@ int run_replay(tgemm::TuningDb& db, const std::string& truth_path, bool leave_on
       ++measured;
     }
   }
-  fmt::print("geometric mean of best / chosen: {:.3f} over {} problem(s); {} chosen kernel(s) were "
-             "never measured in {}\n",
-             measured ? std::exp(log_sum / measured) : 0.0, measured, rows.size() - measured,
-             truth.path());
+  fmt::print(
+      "geometric mean of best / chosen: {:.3f} over {} problem(s); {} chosen kernel(s) were "
+      "never measured in {}\n",
+      measured ? std::exp(log_sum / measured) : 0.0, measured, rows.size() - measured,
+      truth.path());
   return 0;
 }
 
@@ -315,8 +316,9 @@ int main(int argc, char** argv) {
   std::string truth_path;
   bool leave_one_out = false;
   auto* replay = app.add_subcommand(
-      "replay", "the kernels libtgemm would pick from --db for the problems tuned in --against "
-                "(or in --db, each left out in turn), timed there against their best");
+      "replay",
+      "the kernels libtgemm would pick from --db for the problems tuned in --against "
+      "(or in --db, each left out in turn), timed there against their best");
   replay->add_option("--against", truth_path, "a database tuned on the problems to replay");
   replay->add_flag("--leave-one-out", leave_one_out,
                    "replay --db's own problems, each as if it had not been tuned");

@@ -26,11 +26,12 @@ std::string g_db_path = "tgemm.db";
 constexpr int kM = 64, kN = 64, kK = 64;
 
 struct Fixture {
-  tgemm::DeviceBuffer a{kM * kK * 4}, b{kK * kN * 4}, c{kM * kN * 4};
+  tgemm::DeviceBuffer a{size_t{kM} * kK * 4}, b{size_t{kK} * kN * 4}, c{size_t{kM} * kN * 4};
   tgemm::CudaStream stream;
   tgemm::Dispatcher dispatcher{{g_db_path, {}, true}};
-  tgemm::GemmCall call{tgemm::Op::N, tgemm::Op::N, kM, kN, kK, 1.0f, 0.0f, a.get<float>(), kK,
-                       b.get<float>(), kN, c.get<float>(), kN};
+  tgemm::GemmCall call{
+      tgemm::Op::N, tgemm::Op::N,   kM, kN, kK, 1.0f, 0.0f, a.get<float>(), kK, b.get<float>(),
+      kN,           c.get<float>(), kN};
   Fixture() {
     dispatcher.sgemm(call, stream.get());  // resolves and caches: the benchmarks see hits only
     stream.synchronize();
@@ -68,12 +69,12 @@ void sgemm(benchmark::State& state) {
 void raw_launch(benchmark::State& state) {
   Fixture& f = fixture();
   // The same kernel the dispatcher picked, launched directly.
-  const tgemm::Problem problem = tgemm::Problem::packed(tgemm::DType::f32, tgemm::Op::N,
-                                                        tgemm::Op::N, kM, kN, kK);
+  const tgemm::Problem problem =
+      tgemm::Problem::packed(tgemm::DType::f32, tgemm::Op::N, tgemm::Op::N, kM, kN, kK);
   static const auto& config = tgemm::shipped_default_kernels().front().config;
-  static tgemm::CompiledKernel compiled = tgemm::NvrtcCompiler::compile(
-      tgemm::kernel_source("sgemm_simt"), config, tgemm::Op::N, tgemm::Op::N,
-      tgemm::query_device(0).arch);
+  static tgemm::CompiledKernel compiled =
+      tgemm::NvrtcCompiler::compile(tgemm::kernel_source("sgemm_simt"), config, tgemm::Op::N,
+                                    tgemm::Op::N, tgemm::query_device(0).arch);
   static tgemm::GemmKernel kernel(config, compiled.cubin, compiled.entry);
   const tgemm::LaunchPlan plan = tgemm::plan_launch(config, problem);
   const tgemm::GemmParams params =

@@ -403,9 +403,8 @@ GemmEvaluator::GemmEvaluator(int device) : impl_(std::make_unique<Impl>()) {
   impl_->info = query_device(device);  // throws without a driver or device
   TGEMM_CUDA_CHECK(cudaSetDevice(device));
   impl_->stream = std::make_unique<CudaStream>();
-  impl_->timer = std::make_unique<InterleavedTimer>(impl_->s(), [impl = impl_.get()] {
-    impl->before_each_run();
-  });
+  impl_->timer = std::make_unique<InterleavedTimer>(
+      impl_->s(), [impl = impl_.get()] { impl->before_each_run(); });
   impl_->cublas = std::make_unique<CublasHandle>();
   const cublasStatus_t status = cublasSetStream(impl_->cublas->get(), impl_->s());
   if (status != CUBLAS_STATUS_SUCCESS)

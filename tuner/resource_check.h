@@ -13,7 +13,6 @@ namespace tgemm {
 
 // Why the kernel cannot run well or at all on `limits`, or nullopt when it fits.
 std::optional<std::string> resource_violation(const CompiledKernel& kernel,
-                                              const KernelConfig& config,
-                                              const ArchLimits& limits);
+                                              const KernelConfig& config, const ArchLimits& limits);
 
 }  // namespace tgemm

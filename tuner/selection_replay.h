@@ -16,9 +16,9 @@ struct ReplayRow {
   std::string problem_key;
   std::string device_name;
   Selection path = Selection::cublas;
-  std::string chosen;     // canonical name, empty for cuBLAS
-  double best_us = 0;     // the truth database's best for the problem
-  double chosen_us = 0;   // the chosen kernel's time there; 0 when it was never measured
+  std::string chosen;    // canonical name, empty for cuBLAS
+  double best_us = 0;    // the truth database's best for the problem
+  double chosen_us = 0;  // the chosen kernel's time there; 0 when it was never measured
 };
 
 // `source`: what the dispatcher reads. `truth`: databases tuned on the problems replayed.

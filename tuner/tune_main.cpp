@@ -1,9 +1,9 @@
 // tgemm-tune: compile a kernel template's search space with NVRTC, verify and time each
 // config on the GPU against cuBLAS, and store every trial and the best per shape in SQLite.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <thread>
 
@@ -30,16 +30,21 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--space", opt.space_path, "search space (YAML); default: sgemm_simt's");
   app.add_option("--db", opt.db_path, "tuning database (SQLite)")->capture_default_str();
-  app.add_option("--arch", opt.arch, "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
+  app.add_option("--arch", opt.arch,
+                 "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
   app.add_option("--strategy", opt.strategy, "exhaustive | random")->capture_default_str();
-  app.add_option("--budget", opt.budget, "configs to try per layout (0 = all)")->capture_default_str();
+  app.add_option("--budget", opt.budget, "configs to try per layout (0 = all)")
+      ->capture_default_str();
   app.add_option("--seed", opt.seed, "seed of the random strategy")->capture_default_str();
-  app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")->capture_default_str()
+  app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  app.add_option("--device", opt.device, "CUDA device ordinal")->capture_default_str()
+  app.add_option("--device", opt.device, "CUDA device ordinal")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--compile-only", opt.compile_only,
                "compile and prune for --arch, store the cubins; no GPU needed");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")

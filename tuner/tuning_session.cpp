@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "db/tuning_db.h"
-#include "src/dispatch/kernel_selector.h"
 #include "src/core/error.h"
+#include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
@@ -116,11 +116,13 @@ class Session {
     std::string summary = fmt::format(
         "configs: {} to try in {} layout(s); binaries: {} compiled, {} from cache, {} pruned by "
         "resources, {} failed to compile ({:.1f} s)",
-        configs.size(), layouts_of(problems).size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
+        configs.size(), layouts_of(problems).size(), cs.compiled, cs.cached, cs.pruned, cs.failed,
+        cs.seconds);
     if (device_) {
-      summary += fmt::format("; trials: {} run, {} already recorded", counts_.total(),
-                             counts_.skipped);
-      for (auto& [status, n] : counts_.by_status) summary += fmt::format(", {} {}", n, to_string(status));
+      summary +=
+          fmt::format("; trials: {} run, {} already recorded", counts_.total(), counts_.skipped);
+      for (auto& [status, n] : counts_.by_status)
+        summary += fmt::format(", {} {}", n, to_string(status));
       if (client_) summary += fmt::format("; worker restarts: {}", client_->restarts());
     }
     summary += fmt::format("; total {}", format_duration(seconds_since(started)));
@@ -136,14 +138,13 @@ class Session {
     std::string why;
     if (!opt_.compile_only || opt_.arch.empty()) {
       client_ = std::make_unique<WorkerClient>(
-          opt_.worker_path, opt_.device,
-          std::chrono::milliseconds(int64_t(opt_.timeout_s * 1000)));
+          opt_.worker_path, opt_.device, std::chrono::milliseconds(int64_t(opt_.timeout_s * 1000)));
       device_ = client_->probe_device(&why);
     }
     if (!opt_.arch.empty()) arch_limits(opt_.arch);  // rejects an unknown arch up front
     if (opt_.compile_only) {
-      limits_ = arch_limits(opt_.arch.empty() ? (device_ ? device_->arch : kDefaultArch)
-                                              : opt_.arch);
+      limits_ =
+          arch_limits(opt_.arch.empty() ? (device_ ? device_->arch : kDefaultArch) : opt_.arch);
       device_.reset();  // compile-only never measures
       client_.reset();
       return;
@@ -246,8 +247,7 @@ class Session {
           best_us = trial.time_median_us;
         if (trial.status == TrialStatus::ok) best_tflops = std::max(best_tflops, trial.tflops);
       }
-      db.record_trial(run_id_, problem_id, outcome.kernel_id, device_id_, outcome.binary_id,
-                      trial);
+      db.record_trial(run_id_, problem_id, outcome.kernel_id, device_id_, outcome.binary_id, trial);
       ++counts_.by_status[trial.status];
       double eta = seconds_since(t0) / double(done) * double(outcomes.size() - done);
       line.update(fmt::format("{} ({}): {}/{} best {:.2f} TFLOP/s ETA {}", named.name,
@@ -298,8 +298,9 @@ class Session {
                  r.problem.layout(), us, tflops, cublas_tflops, ratio,
                  r.best->config.canonical_name());
     }
-    fmt::print("(TFLOP/s at the median; cuBLAS is FP32 SGEMM timed in the same process; ratio = "
-               "cuBLAS time / tgemm time)\n");
+    fmt::print(
+        "(TFLOP/s at the median; cuBLAS is FP32 SGEMM timed in the same process; ratio = "
+        "cuBLAS time / tgemm time)\n");
   }
 
   const TuneOptions& opt_;

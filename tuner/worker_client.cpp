@@ -336,7 +336,7 @@ WorkerRequestOutcome WorkerClient::request(const std::string& kind, const std::s
 }
 
 std::string WorkerClient::write_cubin(const CompiledKernel& kernel) {
-  const std::string path = temp_dir_ + "/kernel.cubin";
+  std::string path = temp_dir_ + "/kernel.cubin";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(kernel.cubin.data(), std::streamsize(kernel.cubin.size()));
   out.close();

@@ -20,7 +20,7 @@ namespace tgemm {
 
 struct TimingOptions {
   int warmup_runs = 3;
-  int min_runs = 10;         // timed runs before the median may be called stable
+  int min_runs = 10;  // timed runs before the median may be called stable
   int max_runs = 200;
   double max_ms = 2000;      // stop timing one kernel after this much GPU time
   double stable_rel = 0.01;  // stop when a batch moves the median by less than this

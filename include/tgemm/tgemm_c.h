@@ -48,19 +48,17 @@ typedef struct tgemmContext* tgemmHandle_t;
 tgemmStatus_t tgemmCreate(tgemmHandle_t* handle, const char* db_path);
 tgemmStatus_t tgemmDestroy(tgemmHandle_t handle);
 
-tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
-                         int m, int n, int k, const float* alpha, const float* A, int lda,
-                         const float* B, int ldb, const float* beta, float* C, int ldc,
-                         cudaStream_t stream);
+tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
+                         int n, int k, const float* alpha, const float* A, int lda, const float* B,
+                         int ldb, const float* beta, float* C, int ldc, cudaStream_t stream);
 
 /* 0 turns the cuBLAS last resort off (then a problem no kernel can run is NOT_SUPPORTED). */
 tgemmStatus_t tgemmSetCublasFallback(tgemmHandle_t handle, int enabled);
 
 /* Which path tgemmSgemm takes for this problem (resolving and caching it if needed). */
-tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a,
-                                tgemmOperation_t op_b, int m, int n, int k, const float* A,
-                                int lda, const float* B, int ldb, float* C, int ldc,
-                                tgemmSelection_t* selection);
+tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                int m, int n, int k, const float* A, int lda, const float* B,
+                                int ldb, float* C, int ldc, tgemmSelection_t* selection);
 
 const char* tgemmGetStatusString(tgemmStatus_t status);
 /* The message of the last failure on this thread (empty when none). */

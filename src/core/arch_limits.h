@@ -7,7 +7,7 @@
 namespace tgemm {
 
 struct ArchLimits {
-  std::string arch;              // "sm_90"
+  std::string arch;  // "sm_90"
   int max_threads_per_block = 1024;
   int max_threads_per_sm = 2048;
   int max_regs_per_thread = 255;

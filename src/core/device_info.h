@@ -11,8 +11,8 @@ namespace tgemm {
 
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name;   // "NVIDIA H200"
-  std::string arch;   // "sm_90"
+  std::string name;  // "NVIDIA H200"
+  std::string arch;  // "sm_90"
   int sm_count = 0;
   int64_t l2_bytes = 0;
   int clock_khz = 0;

@@ -6,10 +6,14 @@ namespace tgemm {
 
 std::string to_string(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::tf32: return "tf32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::tf32:
+      return "tf32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }

@@ -11,9 +11,7 @@ namespace {
 constexpr int64_t kMaxDim = int64_t(1) << 31;
 }  // namespace
 
-int element_bytes(DType dtype) {
-  return dtype == DType::f16 || dtype == DType::bf16 ? 2 : 4;
-}
+int element_bytes(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16 ? 2 : 4; }
 
 int vector_alignment(int64_t ld, uintptr_t address, int bytes) {
   for (int width : {4, 2}) {

@@ -10,12 +10,12 @@ namespace tgemm {
 
 enum class TrialStatus {
   ok,
-  invalid,            // the config cannot run this problem (alignment, dtype)
+  invalid,  // the config cannot run this problem (alignment, dtype)
   compile_failed,
   resource_exceeded,  // registers, shared memory or spills over the arch's limits
   launch_failed,
-  crashed,            // the worker died or hit a sticky CUDA error
-  timeout,            // the watchdog killed the worker
+  crashed,  // the worker died or hit a sticky CUDA error
+  timeout,  // the watchdog killed the worker
   wrong_result,
 };
 

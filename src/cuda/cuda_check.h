@@ -5,10 +5,10 @@
 
 #include "src/core/error.h"
 
-#define TGEMM_CUDA_CHECK(call)                                                              \
-  do {                                                                                      \
-    cudaError_t tgemm_err_ = (call);                                                        \
-    if (tgemm_err_ != cudaSuccess)                                                          \
-      ::tgemm::fail("{} failed: {} ({})", #call, cudaGetErrorString(tgemm_err_),            \
-                    cudaGetErrorName(tgemm_err_));                                          \
+#define TGEMM_CUDA_CHECK(call)                                                   \
+  do {                                                                           \
+    cudaError_t tgemm_err_ = (call);                                             \
+    if (tgemm_err_ != cudaSuccess)                                               \
+      ::tgemm::fail("{} failed: {} ({})", #call, cudaGetErrorString(tgemm_err_), \
+                    cudaGetErrorName(tgemm_err_));                               \
   } while (0)

@@ -51,7 +51,17 @@ tgemm::GemmCall make_call(tgemmOperation_t op_a, tgemmOperation_t op_b, int m, i
     throw tgemm::InvalidValueError("op_a and op_b must be TGEMM_OP_N or TGEMM_OP_T");
   return tgemm::GemmCall{op_a == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N,
                          op_b == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N,
-                         m, n, k, 1.0f, 0.0f, A, lda, B, ldb, C, ldc};
+                         m,
+                         n,
+                         k,
+                         1.0f,
+                         0.0f,
+                         A,
+                         lda,
+                         B,
+                         ldb,
+                         C,
+                         ldc};
 }
 
 }  // namespace
@@ -66,8 +76,8 @@ tgemmStatus_t tgemmCreate(tgemmHandle_t* handle, const char* db_path) {
   *handle = nullptr;
   return guarded([&] {
     auto context = std::make_unique<tgemmContext>();
-    context->dispatcher =
-        std::make_unique<tgemm::Dispatcher>(tgemm::DispatcherOptions{db_path ? db_path : "", {}, true});
+    context->dispatcher = std::make_unique<tgemm::Dispatcher>(
+        tgemm::DispatcherOptions{db_path ? db_path : "", {}, true});
     *handle = context.release();
   });
 }
@@ -78,10 +88,9 @@ tgemmStatus_t tgemmDestroy(tgemmHandle_t handle) {
   return TGEMM_STATUS_SUCCESS;
 }
 
-tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
-                         int m, int n, int k, const float* alpha, const float* A, int lda,
-                         const float* B, int ldb, const float* beta, float* C, int ldc,
-                         cudaStream_t stream) {
+tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
+                         int n, int k, const float* alpha, const float* A, int lda, const float* B,
+                         int ldb, const float* beta, float* C, int ldc, cudaStream_t stream) {
   if (!handle) {
     last_error = "null handle (call tgemmCreate first)";
     return TGEMM_STATUS_NOT_INITIALIZED;
@@ -101,10 +110,9 @@ tgemmStatus_t tgemmSetCublasFallback(tgemmHandle_t handle, int enabled) {
   return TGEMM_STATUS_SUCCESS;
 }
 
-tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a,
-                                tgemmOperation_t op_b, int m, int n, int k, const float* A,
-                                int lda, const float* B, int ldb, float* C, int ldc,
-                                tgemmSelection_t* selection) {
+tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                int m, int n, int k, const float* A, int lda, const float* B,
+                                int ldb, float* C, int ldc, tgemmSelection_t* selection) {
   if (!handle) return TGEMM_STATUS_NOT_INITIALIZED;
   return guarded([&] {
     if (!selection) throw tgemm::InvalidValueError("selection is a null pointer");
@@ -115,13 +123,20 @@ tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a,
 
 const char* tgemmGetStatusString(tgemmStatus_t status) {
   switch (status) {
-    case TGEMM_STATUS_SUCCESS: return "TGEMM_STATUS_SUCCESS";
-    case TGEMM_STATUS_NOT_INITIALIZED: return "TGEMM_STATUS_NOT_INITIALIZED";
-    case TGEMM_STATUS_INVALID_VALUE: return "TGEMM_STATUS_INVALID_VALUE";
-    case TGEMM_STATUS_NO_DEVICE: return "TGEMM_STATUS_NO_DEVICE";
-    case TGEMM_STATUS_NOT_SUPPORTED: return "TGEMM_STATUS_NOT_SUPPORTED";
-    case TGEMM_STATUS_EXECUTION_FAILED: return "TGEMM_STATUS_EXECUTION_FAILED";
-    case TGEMM_STATUS_INTERNAL_ERROR: return "TGEMM_STATUS_INTERNAL_ERROR";
+    case TGEMM_STATUS_SUCCESS:
+      return "TGEMM_STATUS_SUCCESS";
+    case TGEMM_STATUS_NOT_INITIALIZED:
+      return "TGEMM_STATUS_NOT_INITIALIZED";
+    case TGEMM_STATUS_INVALID_VALUE:
+      return "TGEMM_STATUS_INVALID_VALUE";
+    case TGEMM_STATUS_NO_DEVICE:
+      return "TGEMM_STATUS_NO_DEVICE";
+    case TGEMM_STATUS_NOT_SUPPORTED:
+      return "TGEMM_STATUS_NOT_SUPPORTED";
+    case TGEMM_STATUS_EXECUTION_FAILED:
+      return "TGEMM_STATUS_EXECUTION_FAILED";
+    case TGEMM_STATUS_INTERNAL_ERROR:
+      return "TGEMM_STATUS_INTERNAL_ERROR";
   }
   return "unknown tgemmStatus_t";
 }

@@ -32,7 +32,9 @@ struct Dispatcher::DeviceState {
 
 size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   size_t h = std::hash<int>()(key.device);
-  auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  auto mix = [&h](uint64_t v) {
+    h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  };
   mix(uint64_t(key.m));
   mix(uint64_t(key.n));
   mix(uint64_t(key.k));
@@ -63,7 +65,8 @@ int Dispatcher::current_device() {
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    throw NoDeviceError(fmt::format("no CUDA driver/device available ({})", cudaGetErrorString(err)));
+    throw NoDeviceError(
+        fmt::format("no CUDA driver/device available ({})", cudaGetErrorString(err)));
   }
   return device;
 }
@@ -145,9 +148,11 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
 const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice& choice,
                                           const Problem& problem) {
   const KernelSource source = kernel_source(choice.config.template_name);
-  const std::string template_hash = choice.template_hash.empty() ? source.hash : choice.template_hash;
+  const std::string template_hash =
+      choice.template_hash.empty() ? source.hash : choice.template_hash;
   const std::string arch = state.info.arch;
-  const std::string key = template_hash + "|" + problem.layout() + "|" + choice.config.params_text();
+  const std::string key =
+      template_hash + "|" + problem.layout() + "|" + choice.config.params_text();
   std::lock_guard lock(state.kernels_mutex);
   if (auto it = state.kernels.find(key); it != state.kernels.end()) return it->second.get();
 
@@ -255,8 +260,8 @@ void Dispatcher::sgemm(const GemmCall& call, cudaStream_t stream) {
   const Resolved r = lookup(device, problem);
   if (r.path == Selection::cublas) {
     if (!cublas_fallback_)
-      throw NotSupportedError(fmt::format(
-          "no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+      throw NotSupportedError(
+          fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
     run_cublas(device_state(device), call, stream);
     return;
   }
@@ -269,10 +274,14 @@ void Dispatcher::sgemm(const GemmCall& call, cudaStream_t stream) {
 
 const char* to_string(Selection selection) {
   switch (selection) {
-    case Selection::exact: return "exact";
-    case Selection::nearest: return "nearest";
-    case Selection::fallback_default: return "default";
-    case Selection::cublas: return "cublas";
+    case Selection::exact:
+      return "exact";
+    case Selection::nearest:
+      return "nearest";
+    case Selection::fallback_default:
+      return "default";
+    case Selection::cublas:
+      return "cublas";
   }
   return "?";
 }

@@ -41,7 +41,7 @@ struct ExecutionError : Error {
 };
 
 struct DispatcherOptions {
-  std::string db_path;  // empty: $TGEMM_DB, else "tgemm.db"
+  std::string db_path;                                 // empty: $TGEMM_DB, else "tgemm.db"
   std::optional<std::vector<DefaultKernel>> defaults;  // tests replace the shipped table
   bool cublas_fallback = true;
 };

@@ -14,8 +14,8 @@ Op to_op(char op, const char* name) {
 
 GemmCall make_call(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
                    const float* b, int ldb, float* c, int ldc) {
-  return GemmCall{to_op(op_a, "op_a"), to_op(op_b, "op_b"), m, n, k, 1.0f, 0.0f, a, lda, b, ldb,
-                  c, ldc};
+  return GemmCall{
+      to_op(op_a, "op_a"), to_op(op_b, "op_b"), m, n, k, 1.0f, 0.0f, a, lda, b, ldb, c, ldc};
 }
 
 }  // namespace
@@ -26,9 +26,8 @@ Handle::~Handle() = default;
 Handle::Handle(Handle&&) noexcept = default;
 Handle& Handle::operator=(Handle&&) noexcept = default;
 
-void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a,
-                   int lda, const float* b, int ldb, float beta, float* c, int ldc,
-                   cudaStream_t stream) {
+void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+                   const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
   GemmCall call = make_call(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   call.alpha = alpha;
   call.beta = beta;

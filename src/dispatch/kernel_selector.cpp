@@ -119,7 +119,8 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     }
   }
   if (chosen) return {Selection::nearest, chosen->config, chosen->template_hash, chosen_from};
-  if (const KernelConfig* d = choose_default(problem)) return {Selection::fallback_default, *d, "", ""};
+  if (const KernelConfig* d = choose_default(problem))
+    return {Selection::fallback_default, *d, "", ""};
   return {Selection::cublas, {}, "", ""};
 }
 

@@ -28,9 +28,9 @@ const std::vector<DefaultKernel>& shipped_default_kernels();
 
 struct KernelChoice {
   Selection path = Selection::cublas;
-  KernelConfig config;          // empty for cublas
-  std::string template_hash;    // of the tuned kernel; empty for defaults
-  std::string tuned_key;        // the tuned problem it came from (exact / nearest)
+  KernelConfig config;        // empty for cublas
+  std::string template_hash;  // of the tuned kernel; empty for defaults
+  std::string tuned_key;      // the tuned problem it came from (exact / nearest)
 };
 
 class KernelSelector {
@@ -40,8 +40,7 @@ class KernelSelector {
   // `measured`: every trial recorded on this GPU; without them each best is its problem's
   // only measurement.
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                 std::string arch, int sm_count = 0,
-                 const std::vector<TrialRecord>& measured = {});
+                 std::string arch, int sm_count = 0, const std::vector<TrialRecord>& measured = {});
 
   // Exact key -> the config measured on the two nearest tuned shapes (log M, N, K; other
   // alignments count as farther) with the best predicted time here -> a default sized for

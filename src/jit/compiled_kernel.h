@@ -11,13 +11,13 @@ namespace tgemm {
 
 struct CompiledKernel {
   bool ok = false;
-  std::string error;        // on failure: canonical name, options and the NVRTC log
-  std::string entry;        // extern "C" kernel name in the cubin
-  std::string arch;         // "sm_90"
+  std::string error;              // on failure: canonical name, options and the NVRTC log
+  std::string entry;              // extern "C" kernel name in the cubin
+  std::string arch;               // "sm_90"
   Op op_a = Op::N, op_b = Op::N;  // the layout compiled in
   std::string nvrtc_version;
-  std::string options;      // every NVRTC option, space separated
-  std::string cache_key;    // stable_hash(template hash, options, arch, NVRTC version)
+  std::string options;    // every NVRTC option, space separated
+  std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)
   std::vector<char> cubin;
   PtxasResources resources;
   double compile_ms = 0;

@@ -1,12 +1,12 @@
 #include "src/jit/cubin_resources.h"
 
-#include "src/core/arch_limits.h"
-
 #include <elf.h>
 
 #include <algorithm>
 #include <cstring>
 #include <optional>
+
+#include "src/core/arch_limits.h"
 
 namespace tgemm {
 
@@ -24,7 +24,8 @@ class ElfView {
   explicit ElfView(const std::vector<char>& bytes) : b_(bytes) {}
 
   bool valid() const {
-    if (b_.size() < sizeof(Elf64_Ehdr) || std::memcmp(b_.data(), ELFMAG, SELFMAG) != 0) return false;
+    if (b_.size() < sizeof(Elf64_Ehdr) || std::memcmp(b_.data(), ELFMAG, SELFMAG) != 0)
+      return false;
     const auto& h = header();
     return b_[EI_CLASS] == ELFCLASS64 && h.e_shentsize == sizeof(Elf64_Shdr) &&
            h.e_shoff + uint64_t(h.e_shnum) * sizeof(Elf64_Shdr) <= b_.size() &&
@@ -40,7 +41,9 @@ class ElfView {
   bool in_bounds(const Elf64_Shdr& s) const {
     return s.sh_type == SHT_NOBITS || s.sh_offset + s.sh_size <= b_.size();
   }
-  std::string section_name(const Elf64_Shdr& s) const { return string_at(section(header().e_shstrndx), s.sh_name); }
+  std::string section_name(const Elf64_Shdr& s) const {
+    return string_at(section(header().e_shstrndx), s.sh_name);
+  }
   std::string string_at(const Elf64_Shdr& table, uint64_t offset) const {
     if (!in_bounds(table) || offset >= table.sh_size) return "";
     const char* p = b_.data() + table.sh_offset + offset;

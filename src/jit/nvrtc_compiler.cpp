@@ -79,13 +79,14 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const KernelCo
   auto started = std::chrono::steady_clock::now();
   ProgramPtr program(new nvrtcProgram(nullptr));
   std::string file_name = source.name + ".cu";
-  nvrtcResult rc =
-      nvrtcCreateProgram(program.get(), source.text.c_str(), file_name.c_str(), 0, nullptr, nullptr);
+  nvrtcResult rc = nvrtcCreateProgram(program.get(), source.text.c_str(), file_name.c_str(), 0,
+                                      nullptr, nullptr);
   if (rc != NVRTC_SUCCESS) {
     out.error = fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(rc));
     return out;
   }
   std::vector<const char*> argv;
+  argv.reserve(opts.size());
   for (auto& o : opts) argv.push_back(o.c_str());
   rc = nvrtcCompileProgram(*program, int(argv.size()), argv.data());
   out.log = program_log(*program);

@@ -19,15 +19,14 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
                                cudaStream_t stream) const {
   void* args[] = {const_cast<GemmParams*>(&params)};
   if (plan.prepare_c) {
-    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(prepare_c_),
-                                       dim3(plan.prepare_grid), dim3(plan.prepare_block), args, 0,
-                                       stream);
+    cudaError_t err =
+        cudaLaunchKernel(reinterpret_cast<const void*>(prepare_c_), dim3(plan.prepare_grid),
+                         dim3(plan.prepare_block), args, 0, stream);
     if (err != cudaSuccess) return err;
   }
-  return cudaLaunchKernel(reinterpret_cast<const void*>(main_),
-                          dim3(plan.grid[0], plan.grid[1], plan.grid[2]),
-                          dim3(plan.block[0], plan.block[1], plan.block[2]), args, plan.smem_bytes,
-                          stream);
+  return cudaLaunchKernel(
+      reinterpret_cast<const void*>(main_), dim3(plan.grid[0], plan.grid[1], plan.grid[2]),
+      dim3(plan.block[0], plan.block[1], plan.block[2]), args, plan.smem_bytes, stream);
 }
 
 }  // namespace tgemm

@@ -14,9 +14,9 @@ int block_threads(const KernelConfig& config) {
 
 size_t dynamic_smem_bytes(const KernelConfig& config) {
   const int64_t stages = config.get("STAGES"), bk = config.get("BK");
-  const int64_t floats = stages * bk *
-                         ((config.get("BM") + config.get("PAD_A")) +
-                          (config.get("BN") + config.get("PAD_B")));
+  const int64_t floats =
+      stages * bk *
+      ((config.get("BM") + config.get("PAD_A")) + (config.get("BN") + config.get("PAD_B")));
   return size_t(floats) * sizeof(float);
 }
 

@@ -361,13 +361,13 @@ TEST_F(TgemmDbCli, argument_errors_come_from_the_parser_with_nonzero_exit) {
 namespace {
 
 TEST(TgemmDbReplay, missing_truth_database_is_named) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("tgemm_replay_cli_" + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tgemm_replay_cli_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string db = dir + "/a.db";
   { tgemm::TuningDb create(db, tgemm::TuningDb::Mode::read_write); }
-  const auto r = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay --against " + dir +
-                                                          "/missing.db");
+  const auto r = tgemm::testing::run_tool(
+      "tgemm-db", "--db " + db + " replay --against " + dir + "/missing.db");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("missing.db"), std::string::npos) << r.output;
   const auto usage = tgemm::testing::run_tool("tgemm-db", "--db " + db + " replay");

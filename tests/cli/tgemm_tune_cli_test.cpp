@@ -1,7 +1,7 @@
 // tgemm-tune as a user runs it: compile-only tuning fills the database and resumes, and
 // every bad input gets a clear message and a non-zero exit without losing rows.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "src/core/device_info.h"
@@ -17,7 +17,6 @@ using testing::run_tool;
 using testing::TempDir;
 
 const std::string kQuick = TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml";
-
 
 class TuneCli : public ::testing::Test {
  protected:
@@ -43,8 +42,8 @@ TEST_F(TuneCli, compile_only_fills_database_then_rerun_compiles_nothing) {
   EXPECT_GE(tried, 7) << first.output;
   EXPECT_LE(tried, int64_t(6 + shipped_default_kernels().size())) << first.output;
   EXPECT_EQ(query_int(db_, "select count(*) from binaries where arch = 'sm_75'"), tried);
-  EXPECT_GT(query_int(db_, "select count(*) from binaries where status = 'ok' and length(cubin) > 0"),
-            0);
+  EXPECT_GT(
+      query_int(db_, "select count(*) from binaries where status = 'ok' and length(cubin) > 0"), 0);
   EXPECT_EQ(query_int(db_, "select count(*) from problems"), 3);
   EXPECT_EQ(query_int(db_, "select count(*) from runs"), 1);
 
@@ -63,7 +62,8 @@ TEST_F(TuneCli, missing_shapes_option_is_a_usage_error) {
 }
 
 TEST_F(TuneCli, shapes_file_that_does_not_exist_is_named) {
-  auto r = run_tool("tgemm-tune", "--compile-only --shapes " + dir_.file("nope.yaml") + " --db " + db_);
+  auto r =
+      run_tool("tgemm-tune", "--compile-only --shapes " + dir_.file("nope.yaml") + " --db " + db_);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("nope.yaml"), std::string::npos) << r.output;
 }
@@ -84,7 +84,8 @@ TEST_F(TuneCli, zero_dimension_is_rejected) {
 }
 
 TEST_F(TuneCli, unknown_arch_strategy_and_bad_jobs_are_rejected) {
-  auto arch = run_tool("tgemm-tune", "--compile-only --arch sm_61 --shapes " + kQuick + " --db " + db_);
+  auto arch =
+      run_tool("tgemm-tune", "--compile-only --arch sm_61 --shapes " + kQuick + " --db " + db_);
   EXPECT_EQ(arch.exit_code, 1);
   EXPECT_NE(arch.output.find("unknown arch 'sm_61'"), std::string::npos) << arch.output;
   auto strategy = run_tool("tgemm-tune", compile_only("annealing"));
@@ -115,8 +116,8 @@ TEST_F(TuneCli, tuning_without_gpu_asks_for_compile_only) {
 }
 
 TEST_F(TuneCli, unwritable_database_path_is_named) {
-  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + kQuick +
-                                      " --db " + dir_.file("no/such/dir/t.db"));
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + kQuick + " --db " +
+                                      dir_.file("no/such/dir/t.db"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("no/such/dir/t.db"), std::string::npos) << r.output;
 }
@@ -124,8 +125,9 @@ TEST_F(TuneCli, unwritable_database_path_is_named) {
 TEST_F(TuneCli, corrupt_database_is_refused_and_left_untouched) {
   auto path = dir_.write("corrupt.db", std::string(4096, 'x'));
   auto before = read_bytes(path);
-  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --budget 2 --strategy random --shapes " +
-                                      kQuick + " --db " + path);
+  auto r =
+      run_tool("tgemm-tune", "--compile-only --arch sm_75 --budget 2 --strategy random --shapes " +
+                                 kQuick + " --db " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("corrupt.db"), std::string::npos) << r.output;
   EXPECT_EQ(read_bytes(path), before);
@@ -152,8 +154,9 @@ TEST(TuneCliDefaults, compile_only_quick_set_for_sm_75_fills_the_database) {
   EXPECT_GT(query_int(db, "select count(*) from binaries where status = 'ok'"), binaries / 2);
   EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'compile_failed'"), 0);
   // Pruned configs carry their reason.
-  EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'resource_exceeded' and "
-                          "length(reason) = 0"),
+  EXPECT_EQ(query_int(db,
+                      "select count(*) from binaries where status = 'resource_exceeded' and "
+                      "length(reason) = 0"),
             0);
 }
 
@@ -167,8 +170,8 @@ TEST(TuneCliDefaults, database_of_a_newer_schema_is_refused_untouched) {
     sqlite3_close(handle);
   }
   const std::string before = read_bytes(db);
-  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --budget 1 --shapes " + kQuick +
-                                      " --db " + db);
+  auto r = run_tool("tgemm-tune",
+                    "--compile-only --arch sm_75 --budget 1 --shapes " + kQuick + " --db " + db);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("newer.db"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("99"), std::string::npos) << r.output;

@@ -23,8 +23,17 @@ namespace fs = std::filesystem;
 
 KernelConfig simt(int64_t bm, int64_t bn, int64_t tm, int64_t tn, int64_t vec, int64_t split_k) {
   return {"sgemm_simt",
-          {{"BM", bm}, {"BN", bn}, {"BK", 16}, {"TM", tm}, {"TN", tn}, {"WARP_N", 8},
-           {"VEC", vec}, {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", split_k},
+          {{"BM", bm},
+           {"BN", bn},
+           {"BK", 16},
+           {"TM", tm},
+           {"TN", tn},
+           {"WARP_N", 8},
+           {"VEC", vec},
+           {"PAD_A", 4},
+           {"PAD_B", 4},
+           {"STAGES", 2},
+           {"SPLIT_K", split_k},
            {"SWIZZLE", 1}}};
 }
 
@@ -53,13 +62,18 @@ struct Case {
       for (float& x : *v) x = dist(rng);
     return t;
   }
-  double a_at(int i, int p) const { return op_a == Op::N ? a[size_t(i) * lda + p] : a[size_t(p) * lda + i]; }
-  double b_at(int p, int j) const { return op_b == Op::N ? b[size_t(p) * ldb + j] : b[size_t(j) * ldb + p]; }
+  double a_at(int i, int p) const {
+    return op_a == Op::N ? a[size_t(i) * lda + p] : a[size_t(p) * lda + i];
+  }
+  double b_at(int p, int j) const {
+    return op_b == Op::N ? b[size_t(p) * ldb + j] : b[size_t(j) * ldb + p];
+  }
 
   // Runs `gemm` on device copies and returns ||C - Cref|| / ||Cref||.
   template <typename Gemm>
   double run(Gemm&& gemm) const {
-    DeviceBuffer da((a.size() + offset) * 4), db((b.size() + offset) * 4), dc((c0.size() + offset) * 4);
+    DeviceBuffer da((a.size() + offset) * 4), db((b.size() + offset) * 4),
+        dc((c0.size() + offset) * 4);
     float* pa = da.get<float>() + offset;
     float* pb = db.get<float>() + offset;
     float* pc = dc.get<float>() + offset;
@@ -122,8 +136,8 @@ class DispatcherGpu : public ::testing::Test {
   }
 
   static void expect_correct(Dispatcher& d, const Case& t, Selection expected) {
-    GemmCall call{t.op_a, t.op_b, t.m, t.n, t.k, t.alpha, t.beta, nullptr, t.lda, nullptr, t.ldb,
-                  nullptr, t.ldc};
+    GemmCall call{t.op_a,  t.op_b, t.m,     t.n,   t.k,     t.alpha, t.beta,
+                  nullptr, t.lda,  nullptr, t.ldb, nullptr, t.ldc};
     Selection seen{};
     double err = t.run([&](float* a, float* b, float* c) {
       call.a = a;
@@ -160,7 +174,8 @@ TEST_F(DispatcherGpu, default_serves_every_layout_odd_ld_and_offset_pointers) {
     for (Op b : {Op::N, Op::T}) {
       if (a == Op::N && b == Op::N) continue;  // NN is tuned in the fixture
       expect_correct(d, Case::make(a, b, 127, 65, 33, 0, 1, 0, 0, 3), Selection::fallback_default);
-      expect_correct(d, Case::make(a, b, 130, 70, 129, 1, 0.5f, 2, 0, 4), Selection::fallback_default);
+      expect_correct(d, Case::make(a, b, 130, 70, 129, 1, 0.5f, 2, 0, 4),
+                     Selection::fallback_default);
       expect_correct(d, Case::make(a, b, 64, 64, 64, 0, 1, 1, 1, 5), Selection::fallback_default);
     }
   // NN with an odd lda: the tuned VEC=4 kernel cannot load it, the defaults' VEC=1 can.
@@ -178,7 +193,8 @@ TEST_F(DispatcherGpu, cublas_is_the_last_resort_and_can_be_switched_off) {
   auto t = Case::make(Op::N, Op::N, 8, 8, 8, 0, 1, 0, 0, 9);
   EXPECT_THROW(t.run([&](float* a, float* b, float* c) {
     d.sgemm({Op::N, Op::N, 8, 8, 8, 1, 0, a, 8, b, 8, c, 8}, nullptr);
-  }), NotSupportedError);
+  }),
+               NotSupportedError);
 }
 
 TEST_F(DispatcherGpu, k_zero_scales_c_by_beta) {
@@ -215,8 +231,10 @@ TEST_F(DispatcherGpu, many_threads_and_streams_share_one_handle) {
   for (int t = 0; t < 6; ++t)
     threads.emplace_back([&, t] {
       CudaStream stream;
-      auto c = Case::make(t % 2 ? Op::T : Op::N, Op::N, 128 + t, 64 + 3 * t, 96, 0, 1, 0, 0, 20 + t);
-      GemmCall call{c.op_a, c.op_b, c.m, c.n, c.k, 1, 0, nullptr, c.lda, nullptr, c.ldb, nullptr, c.ldc};
+      auto c =
+          Case::make(t % 2 ? Op::T : Op::N, Op::N, 128 + t, 64 + 3 * t, 96, 0, 1, 0, 0, 20 + t);
+      GemmCall call{c.op_a,  c.op_b, c.m,     c.n,   c.k,     1,    0,
+                    nullptr, c.lda,  nullptr, c.ldb, nullptr, c.ldc};
       errors[t] = c.run([&](float* a, float* b, float* out) {
         call.a = a;
         call.b = b;

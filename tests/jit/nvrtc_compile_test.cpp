@@ -18,8 +18,18 @@ const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/sgemm_simt.yaml";
 
 KernelConfig default_config() {
   return {"sgemm_simt",
-          {{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8}, {"VEC", 4},
-           {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", 1}, {"SWIZZLE", 1}}};
+          {{"BM", 128},
+           {"BN", 128},
+           {"BK", 8},
+           {"TM", 8},
+           {"TN", 8},
+           {"WARP_N", 8},
+           {"VEC", 4},
+           {"PAD_A", 4},
+           {"PAD_B", 4},
+           {"STAGES", 2},
+           {"SPLIT_K", 1},
+           {"SWIZZLE", 1}}};
 }
 
 class CompilesForArch : public ::testing::TestWithParam<const char*> {};
@@ -72,8 +82,8 @@ TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
 }
 
 TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
-  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N,
-                                  "gfx90a");
+  auto k =
+      NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N, "gfx90a");
   EXPECT_FALSE(k.ok);
   EXPECT_NE(k.error.find("gfx90a"), std::string::npos);
 }
@@ -145,8 +155,8 @@ TEST(CubinResources, agree_with_the_ptxas_report) {
 TEST(CubinResources, garbage_and_missing_functions_are_not_found) {
   EXPECT_FALSE(read_cubin_resources(std::vector<char>(100, 'x'), "sgemm_simt", "sm_80").found);
   EXPECT_FALSE(read_cubin_resources({}, "sgemm_simt", "sm_80").found);
-  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N,
-                                  "sm_80");
+  auto k =
+      NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N, "sm_80");
   ASSERT_TRUE(k.ok);
   EXPECT_FALSE(read_cubin_resources(k.cubin, "no_such_kernel", "sm_80").found);
   std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + 200);

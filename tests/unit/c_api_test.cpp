@@ -55,8 +55,8 @@ TEST_F(CApi, null_pointers_and_bad_ops_are_invalid) {
   EXPECT_EQ(tgemmSgemm(handle_, TGEMM_OP_N, TGEMM_OP_N, 4, 4, 4, &one_, nullptr, 4, fake_, 4,
                        &zero_, fake_, 4, nullptr),
             TGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(tgemmSgemm(handle_, tgemmOperation_t(7), TGEMM_OP_N, 4, 4, 4, &one_, fake_, 4, fake_,
-                       4, &zero_, fake_, 4, nullptr),
+  EXPECT_EQ(tgemmSgemm(handle_, tgemmOperation_t(7), TGEMM_OP_N, 4, 4, 4, &one_, fake_, 4, fake_, 4,
+                       &zero_, fake_, 4, nullptr),
             TGEMM_STATUS_INVALID_VALUE);
 }
 

@@ -13,8 +13,18 @@ namespace {
 
 KernelConfig config_128() {
   return {"sgemm_simt",
-          {{"BM", 128}, {"BN", 64}, {"BK", 8}, {"TM", 8}, {"TN", 4}, {"WARP_N", 8}, {"VEC", 4},
-           {"PAD_A", 4}, {"PAD_B", 0}, {"STAGES", 2}, {"SPLIT_K", 4}, {"SWIZZLE", 1}}};
+          {{"BM", 128},
+           {"BN", 64},
+           {"BK", 8},
+           {"TM", 8},
+           {"TN", 4},
+           {"WARP_N", 8},
+           {"VEC", 4},
+           {"PAD_A", 4},
+           {"PAD_B", 0},
+           {"STAGES", 2},
+           {"SPLIT_K", 4},
+           {"SWIZZLE", 1}}};
 }
 
 TEST(Problem, packed_sets_leading_dimensions_and_alignment_per_layout) {

@@ -1,28 +1,37 @@
 // The dispatcher's choice of kernel: exact -> nearest -> default -> cuBLAS, on plain entries
 // and on a fixture database written through TuningDb.
-#include <gtest/gtest.h>
+#include "src/dispatch/kernel_selector.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
-#include "src/dispatch/kernel_selector.h"
 
 namespace tgemm {
 namespace {
 
 KernelConfig simt(int64_t bm, int64_t vec, int64_t split_k = 1) {
   return {"sgemm_simt",
-          {{"BM", bm}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8},
-           {"VEC", vec}, {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", split_k},
+          {{"BM", bm},
+           {"BN", 128},
+           {"BK", 8},
+           {"TM", 8},
+           {"TN", 8},
+           {"WARP_N", 8},
+           {"VEC", vec},
+           {"PAD_A", 4},
+           {"PAD_B", 4},
+           {"STAGES", 2},
+           {"SPLIT_K", split_k},
            {"SWIZZLE", 1}}};
 }
 
 // A tuned problem whose best kernel ran at `tflops`.
-BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op::N,
-                Op b = Op::N, double tflops = 40) {
+BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op::N, Op b = Op::N,
+                double tflops = 40) {
   BestEntry e;
   e.problem = Problem::packed(DType::f32, a, b, m, n, k);
   e.device_name = "NVIDIA H200";
@@ -35,7 +44,8 @@ BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op:
 }
 
 std::vector<DefaultKernel> defaults() {
-  return {{"sm_90", DType::f32, simt(256, 4)}, {"*", DType::f32, simt(64, 4)},
+  return {{"sm_90", DType::f32, simt(256, 4)},
+          {"*", DType::f32, simt(64, 4)},
           {"*", DType::f32, simt(32, 1)}};
 }
 
@@ -61,8 +71,8 @@ TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
 }
 
 TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
-  KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 63, simt(64, 1))},
-                   {}, "sm_90");
+  KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 63, simt(64, 1))}, {},
+                   "sm_90");
   // k = 1023: lda is odd, so the VEC=4 kernel tuned at 1024^3 cannot load A.
   auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1023));
   EXPECT_EQ(c.path, Selection::nearest);
@@ -131,17 +141,17 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
     return s.choose(Problem::packed(DType::f32, Op::N, Op::N, m, n, k)).config;
   };
   EXPECT_EQ(pick(4096, 4096, 4096).get("BM"), 128);  // 1024 blocks of 128x128
-  auto mid = pick(1000, 1000, 1000);                  // 64 big tiles: too few
+  auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
   EXPECT_EQ(mid.get("BM"), 64);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
-  auto skinny = pick(1, 4096, 4096);                  // 64 small tiles: split K
+  auto skinny = pick(1, 4096, 4096);  // 64 small tiles: split K
   EXPECT_GT(skinny.get("SPLIT_K"), 1);
-  auto long_k = pick(512, 8, 500000);                 // never a full wave: the most blocks
+  auto long_k = pick(512, 8, 500000);  // never a full wave: the most blocks
   EXPECT_GT(long_k.get("SPLIT_K"), 1);
   KernelSelector unsized({}, shipped_default_kernels(), "sm_90");
-  EXPECT_EQ(unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, 1, 4096, 4096))
-                .config.get("BM"),
-            128);
+  EXPECT_EQ(
+      unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, 1, 4096, 4096)).config.get("BM"),
+      128);
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "src/jit/ptxas_log.h"
+
+#include <gtest/gtest.h>
 
 namespace tgemm {
 namespace {

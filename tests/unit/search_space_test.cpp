@@ -139,9 +139,9 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
   EXPECT_EQ(space.path(), kSgemmSpace);
   std::vector<std::string> names;
   for (const auto& p : space.parameters()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
-                                             "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE",
-                                             "MIN_BLOCKS"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
+                                      "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE", "MIN_BLOCKS"}));
   EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{16, 32, 64, 128, 256}));
   EXPECT_EQ(space.cartesian_size(), 230400u);
   ASSERT_EQ(space.derived().size(), 2u);

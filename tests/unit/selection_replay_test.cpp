@@ -1,11 +1,11 @@
 // Offline replay of the dispatcher's choice: the row for a problem tuned only in the truth
 // database names the kernel picked from the source database and its time in the truth.
+#include "tuner/selection_replay.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include "tuner/selection_replay.h"
 
 namespace tgemm {
 namespace {
@@ -14,8 +14,18 @@ namespace fs = std::filesystem;
 
 KernelConfig simt(int64_t bm) {
   return {"sgemm_simt",
-          {{"BM", bm}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WARP_N", 8}, {"VEC", 4},
-           {"PAD_A", 4}, {"PAD_B", 4}, {"STAGES", 2}, {"SPLIT_K", 1}, {"SWIZZLE", 1},
+          {{"BM", bm},
+           {"BN", 128},
+           {"BK", 8},
+           {"TM", 8},
+           {"TN", 8},
+           {"WARP_N", 8},
+           {"VEC", 4},
+           {"PAD_A", 4},
+           {"PAD_B", 4},
+           {"STAGES", 2},
+           {"SPLIT_K", 1},
+           {"SWIZZLE", 1},
            {"MIN_BLOCKS", 1}}};
 }
 
@@ -47,8 +57,8 @@ TEST(SelectionReplay, reports_the_pick_from_source_timed_in_truth) {
   const fs::path dir = fs::temp_directory_path() / ("tgemm_replay_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string source = (dir / "source.db").string(), truth = (dir / "truth.db").string();
-  record(source, 2048, {{simt(128), 400}, {simt(64), 600}});    // 128-row tiles measured faster
-  record(truth, 4096, {{simt(128), 3500}, {simt(64), 3300}});   // ... but not at 4096^3
+  record(source, 2048, {{simt(128), 400}, {simt(64), 600}});   // 128-row tiles measured faster
+  record(truth, 4096, {{simt(128), 3500}, {simt(64), 3300}});  // ... but not at 4096^3
   TuningDb src(source, TuningDb::Mode::read_only), tru(truth, TuningDb::Mode::read_only);
   const auto rows = replay_selection(src, tru);
   ASSERT_EQ(rows.size(), 1u);
