@@ -8,6 +8,7 @@
 #include "src/jit/cubin_resources.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
+#include "tests/common/sgemm_configs.h"
 #include "tuner/resource_check.h"
 #include "tuner/search_space.h"
 
@@ -16,21 +17,7 @@ namespace {
 
 const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/sgemm_simt.yaml";
 
-KernelConfig default_config() {
-  return {"sgemm_simt",
-          {{"BM", 128},
-           {"BN", 128},
-           {"BK", 8},
-           {"TM", 8},
-           {"TN", 8},
-           {"WARP_N", 8},
-           {"VEC", 4},
-           {"PAD_A", 4},
-           {"PAD_B", 4},
-           {"STAGES", 2},
-           {"SPLIT_K", 1},
-           {"SWIZZLE", 1}}};
-}
+KernelConfig default_config() { return testing::sgemm_config(); }
 
 class CompilesForArch : public ::testing::TestWithParam<const char*> {};
 

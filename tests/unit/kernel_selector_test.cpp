@@ -9,24 +9,13 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
 
 KernelConfig simt(int64_t bm, int64_t vec, int64_t split_k = 1) {
-  return {"sgemm_simt",
-          {{"BM", bm},
-           {"BN", 128},
-           {"BK", 8},
-           {"TM", 8},
-           {"TN", 8},
-           {"WARP_N", 8},
-           {"VEC", vec},
-           {"PAD_A", 4},
-           {"PAD_B", 4},
-           {"STAGES", 2},
-           {"SPLIT_K", split_k},
-           {"SWIZZLE", 1}}};
+  return testing::sgemm_config({{"BM", bm}, {"VEC", vec}, {"SPLIT_K", split_k}});
 }
 
 // A tuned problem whose best kernel ran at `tflops`.

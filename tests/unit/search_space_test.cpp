@@ -13,6 +13,7 @@
 #include <string>
 
 #include "src/core/error.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -99,27 +100,10 @@ int64_t smem_bytes(const KernelConfig& c) {
          (c.get("BM") + c.get("PAD_A") + c.get("BN") + c.get("PAD_B")) * 4;
 }
 
+using testing::sgemm_config;
+
 int64_t threads(const KernelConfig& c) {
   return (c.get("BM") / c.get("TM")) * (c.get("BN") / c.get("TN"));
-}
-
-KernelConfig sgemm_config(std::initializer_list<std::pair<const char*, int64_t>> overrides) {
-  KernelConfig c{"sgemm_simt",
-                 {{"BM", 128},
-                  {"BN", 128},
-                  {"BK", 8},
-                  {"TM", 8},
-                  {"TN", 8},
-                  {"WARP_N", 8},
-                  {"VEC", 4},
-                  {"PAD_A", 4},
-                  {"PAD_B", 4},
-                  {"STAGES", 2},
-                  {"SPLIT_K", 1},
-                  {"SWIZZLE", 1},
-                  {"MIN_BLOCKS", 1}}};
-  for (const auto& [name, value] : overrides) c.set(name, value);
-  return c;
 }
 
 // enumerate() is the slow part; share one result per arch across the tests.

@@ -7,27 +7,14 @@
 
 #include <filesystem>
 
+#include "tests/common/sgemm_configs.h"
+
 namespace tgemm {
 namespace {
 
 namespace fs = std::filesystem;
 
-KernelConfig simt(int64_t bm) {
-  return {"sgemm_simt",
-          {{"BM", bm},
-           {"BN", 128},
-           {"BK", 8},
-           {"TM", 8},
-           {"TN", 8},
-           {"WARP_N", 8},
-           {"VEC", 4},
-           {"PAD_A", 4},
-           {"PAD_B", 4},
-           {"STAGES", 2},
-           {"SPLIT_K", 1},
-           {"SWIZZLE", 1},
-           {"MIN_BLOCKS", 1}}};
-}
+KernelConfig simt(int64_t bm) { return testing::sgemm_config({{"BM", bm}}); }
 
 // Writes one problem's trials (config, µs) on an H200 into `path`.
 void record(const std::string& path, int64_t size,

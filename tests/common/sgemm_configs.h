@@ -1,0 +1,33 @@
+// The classic sgemm_simt config the tests start from (128x128x8 tiles, 8x8 per thread,
+// float4 loads, double buffered), with the parameters a test cares about overridden.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+#include "src/core/kernel_config.h"
+
+namespace tgemm::testing {
+
+inline KernelConfig sgemm_config(
+    std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
+  KernelConfig c{"sgemm_simt",
+                 {{"BM", 128},
+                  {"BN", 128},
+                  {"BK", 8},
+                  {"TM", 8},
+                  {"TN", 8},
+                  {"WARP_N", 8},
+                  {"VEC", 4},
+                  {"PAD_A", 4},
+                  {"PAD_B", 4},
+                  {"STAGES", 2},
+                  {"SPLIT_K", 1},
+                  {"SWIZZLE", 1},
+                  {"MIN_BLOCKS", 1}}};
+  for (const auto& [name, value] : overrides) c.set(name, value);
+  return c;
+}
+
+}  // namespace tgemm::testing
