@@ -9,6 +9,8 @@
 
 namespace tgemm {
 
+namespace {
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -16,7 +18,6 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-namespace {
 TimingStats stats_of(const std::vector<double>& ms) {
   TimingStats s;
   if (ms.empty()) return s;

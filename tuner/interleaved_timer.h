@@ -56,6 +56,4 @@ class L2Flusher {
   int count_ = 0;
 };
 
-double median_of(std::vector<double> values);
-
 }  // namespace tgemm
