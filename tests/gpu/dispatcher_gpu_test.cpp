@@ -247,5 +247,18 @@ TEST_F(DispatcherGpu, many_threads_and_streams_share_one_handle) {
   for (double e : errors) EXPECT_LT(e, 1e-5);
 }
 
+// One handle serves every GPU of the process: each call runs on the calling thread's device
+// with that device's own modules. Skips with fewer than two GPUs.
+TEST_F(DispatcherGpu, one_handle_serves_several_gpus) {
+  if (cuda_device_count() < 2) GTEST_SKIP() << "fewer than two CUDA devices";
+  Dispatcher d({db_path_, {}, true});
+  for (int device = cuda_device_count() - 1; device >= 0; --device) {
+    TGEMM_CUDA_CHECK(cudaSetDevice(device));
+    expect_correct(d, Case::make(Op::N, Op::T, 200, 120, 72, 0, 1, 0.5f, 0, 40 + device),
+                   Selection::fallback_default);
+  }
+  TGEMM_CUDA_CHECK(cudaSetDevice(0));
+}
+
 }  // namespace
 }  // namespace tgemm
