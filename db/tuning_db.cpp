@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -556,6 +557,47 @@ void TuningDb::update_best(int64_t problem_id, int64_t device_id) {
                  "(SELECT 1 FROM trials WHERE problem_id = ?1 AND device_id = ?2 "
                  "AND status = 'ok' AND time_median_us > 0)");
   drop.bind(1, problem_id).bind(2, device_id).run();
+}
+
+void TuningDb::copy_to(const std::string& dest_path) {
+  if (std::filesystem::exists(dest_path))
+    fail("cannot copy tuning database '{}' to '{}': that file exists", path_, dest_path);
+  sqlite3* dest = nullptr;
+  int rc = sqlite3_open_v2(dest_path.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                           nullptr);
+  // sqlite3_close is safe on the handle even when the open failed.
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(dest, sqlite3_close);
+  if (rc != SQLITE_OK)
+    fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errmsg(dest));
+  sqlite3_backup* backup = sqlite3_backup_init(dest, "main", db_, "main");
+  if (!backup)
+    fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errmsg(dest));
+  rc = sqlite3_backup_step(backup, -1);  // every page in one step: one consistent snapshot
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE)
+    fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errstr(rc));
+}
+
+int64_t TuningDb::forget_problem(const std::string& problem_key) {
+  begin_transaction();
+  try {
+    const char* what = "forget a problem";
+    auto count = Statement(db_, path_, what,
+                           "SELECT count(*) FROM trials t JOIN problems p ON p.id = t.problem_id "
+                           "WHERE p.key = ?1");
+    const int64_t trials = count.bind(1, problem_key).single_int();
+    for (const char* sql :
+         {"DELETE FROM best WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
+          "DELETE FROM trials WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
+          "DELETE FROM cublas_times WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
+          "DELETE FROM problems WHERE key = ?1"})
+      Statement(db_, path_, what, sql).bind(1, problem_key).run();
+    commit();
+    return trials;
+  } catch (...) {
+    rollback();
+    throw;
+  }
 }
 
 std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,

@@ -121,6 +121,14 @@ class TuningDb {
                                               const std::string& arch,
                                               const std::string& nvrtc_version);
 
+  // A consistent snapshot of the whole database written to `dest_path` (SQLite's online
+  // backup), a new file: an existing one is refused, never overwritten.
+  void copy_to(const std::string& dest_path);
+  // Removes one problem and everything measured on it (best, trials, cuBLAS times), as if it
+  // had never been tuned; kernels and binaries stay. Returns the trials removed (0 when the
+  // problem is not there). For a scratch copy: tgemm-bench --untuned serves shapes from one.
+  int64_t forget_problem(const std::string& problem_key);
+
   // Wraps many writes in one transaction (much faster; all or nothing on error).
   void begin_transaction();
   void commit();

@@ -7,6 +7,7 @@
 #   tests                              the GPU test suite
 #   tune:<set>:<budget>[:<db>]         tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db)
 #   bench:<set>[:<db>[:<compare-db>]]  tgemm-bench, optionally against a second database
+#   untuned:<set>[:<db>]              tgemm-bench --untuned: each shape also left out of <db>
 #   overhead[:<db>]                    host cost of a cached libtgemm call
 #   db[:<db>]                          tgemm-db list
 #   sass:<P=V,P=V,...>                 SASS instruction mix of one sgemm_simt config (NN)
@@ -37,6 +38,9 @@ for stage in "$@"; do
       compare=(); [ -n "$a3" ] && compare=(--compare-db "$(db "$a3")")
       "$B/tuner/tgemm-bench" --db "$(db "$a2")" "${compare[@]}" --shapes "configs/shapes/$a1.yaml" \
         --csv "$OUT/bench_$a1${a2:+_${a2%.db}}.csv" 2>&1 | tee "$OUT/bench_$a1${a2:+_${a2%.db}}.log" ;;
+    untuned)
+      "$B/tuner/tgemm-bench" --db "$(db "$a2")" --untuned --shapes "configs/shapes/$a1.yaml" \
+        --csv "$OUT/untuned_$a1.csv" 2>&1 | tee "$OUT/untuned_$a1.log" ;;
     overhead)
       "$B/tuner/tgemm-dispatch-bench" --db "$(db "$a1")" 2>&1 | tee "$OUT/overhead.log" ;;
     db)

@@ -3,17 +3,22 @@
 // interleaved with CUDA events (L2 flushed for problems that fit in it) and print µs,
 // TFLOP/s, the ratio and the selection path. --compare-db times a second database's
 // dispatcher in the same loop (e.g. a database tuned on exactly these shapes), which gives
-// "untuned shapes against their own best tuned kernel".
+// "untuned shapes against their own best tuned kernel". --untuned does that with one
+// database: each shape is also served from a scratch copy of --db with that shape forgotten
+// (leave one out), so the dispatcher picks what it would pick had nobody tuned it.
 #include <cublas_v2.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
 
+#include "db/tuning_db.h"
 #include "src/core/device_info.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
@@ -30,6 +35,7 @@ struct BenchOptions {
   std::string compare_db;
   std::string shapes_path;
   std::string csv_path;
+  bool untuned = false;
   int device = 0;
   TimingOptions timing;
 };
@@ -69,6 +75,37 @@ class CublasSgemm {
   cublasHandle_t handle_ = nullptr;
 };
 
+// A scratch copy of a tuning database without one problem, deleted with this object.
+class DatabaseWithout {
+ public:
+  DatabaseWithout(const std::string& source, const std::string& problem_key)
+      : path_((std::filesystem::temp_directory_path() /
+               fmt::format("tgemm-bench-untuned-{}.db", getpid()))
+                  .string()) {
+    remove_files();
+    TuningDb(source, TuningDb::Mode::read_only).copy_to(path_);
+    TuningDb(path_, TuningDb::Mode::read_write).forget_problem(problem_key);
+  }
+  ~DatabaseWithout() { remove_files(); }
+  DatabaseWithout(const DatabaseWithout&) = delete;
+  DatabaseWithout& operator=(const DatabaseWithout&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  void remove_files() {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path_ + suffix, ignored);
+  }
+  std::string path_;
+};
+
+// One more dispatcher timed beside the main one: --compare-db or the --untuned copy.
+struct Contender {
+  std::string label;  // column heading
+  Dispatcher* dispatcher;
+};
+
 Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t stream) {
   return [&d, call, stream] {
     try {
@@ -103,6 +140,8 @@ int run_bench(const BenchOptions& opt) {
   TGEMM_CUDA_CHECK(cudaSetDevice(opt.device));
   const DeviceInfo info = query_device(opt.device);
   Dispatcher dispatcher({opt.db_path, {}, true});
+  if (opt.untuned && !dispatcher.has_database())
+    fail("--untuned needs a tuning database: {}", dispatcher.database_problem());
   if (!dispatcher.has_database())
     spdlog::warn("{}: {}; every shape uses defaults", opt.db_path, dispatcher.database_problem());
   std::unique_ptr<Dispatcher> compare;
@@ -120,13 +159,17 @@ int run_bench(const BenchOptions& opt) {
     csv.open(opt.csv_path);
     if (!csv) fail("cannot write {}", opt.csv_path);
     csv << "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
-           "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare\n";
+           "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare,untuned_path,"
+           "untuned_us,tuned_over_untuned\n";
   }
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
-  fmt::print("{:<18} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}\n", "shape", "lay", "path",
-             "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
-             compare ? fmt::format(" {:<8} {:>10} {:>8}", "tuned", "tuned us", "vs tuned") : "");
-  std::vector<double> ratios, vs_compare;
+  fmt::print(
+      "{:<18} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}{}\n", "shape", "lay", "path",
+      "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
+      compare ? fmt::format(" {:<8} {:>10} {:>8}", "tuned", "tuned us", "vs tuned") : "",
+      opt.untuned ? fmt::format(" {:<8} {:>10} {:>8}", "untuned", "untuned us", "tuned/un") : "");
+  std::vector<double> ratios, vs_compare, vs_untuned;
+  int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
     DeviceBuffer a = random_matrix(p.a_rows() * p.lda, rng);
@@ -135,26 +178,39 @@ int run_bench(const BenchOptions& opt) {
     GemmCall call{p.op_a,     p.op_b,         int(p.m),       int(p.n),   int(p.k),
                   1.0f,       0.0f,           a.get<float>(), int(p.lda), b.get<float>(),
                   int(p.ldb), c.get<float>(), int(p.ldc)};
-    const Selection path = dispatcher.selection(call);
+    // The untuned dispatcher of this shape: --db with the shape forgotten.
+    std::optional<DatabaseWithout> without;
+    std::unique_ptr<Dispatcher> untuned;
+    if (opt.untuned) {
+      without.emplace(opt.db_path, p.key());
+      untuned = std::make_unique<Dispatcher>(DispatcherOptions{without->path(), {}, true});
+    }
+    std::vector<Contender> contenders = {{"main", &dispatcher}};
+    if (compare) contenders.push_back({"--compare-db", compare.get()});
+    if (untuned) contenders.push_back({"--untuned", untuned.get()});
+    std::vector<Selection> paths;
+    std::vector<Launcher> launchers;
     double rel_error = 0;
-    if (auto bad = check(dispatcher, cublas, call, c, ref, p, stream.get(), &rel_error);
-        !bad.empty()) {
-      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT: {}\n", named.name, p.layout(), to_string(path),
-                 bad);
+    std::string wrong;
+    for (const Contender& who : contenders) {
+      paths.push_back(who.dispatcher->selection(call));
+      double error = 0;
+      if (auto bad = check(*who.dispatcher, cublas, call, c, ref, p, stream.get(), &error);
+          !bad.empty()) {
+        wrong = fmt::format("{} kernel ({}): {}", who.label, to_string(paths.back()), bad);
+        break;
+      }
+      if (who.dispatcher == &dispatcher) rel_error = error;
+      launchers.push_back(dispatcher_launcher(*who.dispatcher, call, stream.get()));
+    }
+    if (!wrong.empty()) {
+      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT from the {}\n", named.name, p.layout(),
+                 to_string(paths[0]), wrong);
+      ++wrong_results;
       continue;
     }
-    std::vector<Launcher> launchers = {
-        dispatcher_launcher(dispatcher, call, stream.get()),
-        [&cublas, call] { return cublas.run(call, CUBLAS_DEFAULT_MATH); }};
-    std::optional<Selection> compare_path;
-    if (compare) {
-      compare_path = compare->selection(call);
-      double compare_error = 0;
-      if (auto bad = check(*compare, cublas, call, c, ref, p, stream.get(), &compare_error);
-          !bad.empty())
-        fail("{}: the --compare-db kernel is wrong: {}", named.name, bad);
-      launchers.push_back(dispatcher_launcher(*compare, call, stream.get()));
-    }
+    launchers.insert(launchers.begin() + 1,
+                     [&cublas, call] { return cublas.run(call, CUBLAS_DEFAULT_MATH); });
     const bool flush = p.min_bytes() <= 4.0 * double(info.l2_bytes);
     InterleavedTimer timer(stream.get(), [&] {
       if (flush) flusher.flush(stream.get());
@@ -166,23 +222,32 @@ int run_bench(const BenchOptions& opt) {
     const double ratio = cublas_us / us;
     ratios.push_back(ratio);
     auto tflops = [&](double t) { return p.flops() / (t * 1e6); };
+    // Each contender's column: its path, its time, and tuned time / untuned time (<= 1 when
+    // tuning helps: the kernel picked without tuning this shape is that much slower).
     std::string tail;
-    double compare_us = 0, vs = 0;
+    std::string compare_csv = ",,", untuned_csv = ",,";
+    size_t next = 2;
     if (compare) {
-      compare_us = stats[2].median_us;
-      vs = compare_us / us;  // > 1: the selected kernel is faster than the tuned one
+      const double compare_us = stats[next].median_us, vs = compare_us / us;
       vs_compare.push_back(vs);
-      tail = fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(*compare_path), compare_us, vs);
+      tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[next - 1]), compare_us, vs);
+      compare_csv = fmt::format("{},{:.3f},{:.4f}", to_string(paths[next - 1]), compare_us, vs);
+      ++next;
+    }
+    if (untuned) {
+      const double untuned_us = stats[next].median_us, vs = us / untuned_us;
+      vs_untuned.push_back(vs);
+      tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[next - 1]), untuned_us, vs);
+      untuned_csv = fmt::format("{},{:.3f},{:.4f}", to_string(paths[next - 1]), untuned_us, vs);
     }
     fmt::print("{:<18} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n", named.name,
-               p.layout(), to_string(path), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
+               p.layout(), to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
                tail);
     if (csv)
-      csv << fmt::format(
-          "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{:.3f},{:.4f}\n",
-          named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k, to_string(path), us,
-          tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
-          compare_path ? to_string(*compare_path) : "", compare_us, vs);
+      csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{}\n",
+                         named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k,
+                         to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
+                         rel_error, compare_csv, untuned_csv);
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
@@ -194,6 +259,13 @@ int run_bench(const BenchOptions& opt) {
   if (compare)
     fmt::print("geometric mean vs --compare-db (its time / this time): {:.3f}\n",
                geomean(vs_compare));
+  if (opt.untuned)
+    fmt::print("geometric mean tuned / untuned time (each shape left out of --db): {:.3f}\n",
+               geomean(vs_untuned));
+  if (wrong_results > 0) {
+    fmt::print("{} shape(s) gave a wrong result\n", wrong_results);
+    return 1;
+  }
   return 0;
 }
 
@@ -202,18 +274,25 @@ int run_bench(const BenchOptions& opt) {
 
 int main(int argc, char** argv) {
   tgemm::BenchOptions opt;
+  std::string log_level = "warn";
   CLI::App app{"tgemm-bench: libtgemm's dispatcher against cuBLAS per shape"};
   app.add_option("--shapes", opt.shapes_path, "shape set (YAML)")->required();
   app.add_option("--db", opt.db_path, "tuning database the dispatcher reads")
       ->capture_default_str();
   app.add_option("--compare-db", opt.compare_db, "a second database, timed in the same loop");
+  app.add_flag("--untuned", opt.untuned,
+               "also time each shape as if untuned: from a copy of --db without it");
   app.add_option("--csv", opt.csv_path, "write the table as CSV");
   app.add_option("--device", opt.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
   app.add_option("--max-ms", opt.timing.max_ms, "GPU time budget per shape")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--log-level", log_level, "libtgemm's log: debug, info, warn, error, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   CLI11_PARSE(app, argc, argv);
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
   try {
     return tgemm::run_bench(opt);
   } catch (const std::exception& e) {

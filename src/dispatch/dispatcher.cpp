@@ -201,6 +201,9 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
 Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& problem) {
   DeviceState& state = device_state(key.device);
   KernelChoice choice = state.selector->choose(problem);
+  spdlog::debug("tgemm: {} on device {}: {} {}{}", problem.key(), key.device,
+                to_string(choice.path), choice.config.canonical_name(),
+                choice.tuned_key.empty() ? "" : " (tuned on " + choice.tuned_key + ")");
   Resolved out;
   out.path = choice.path;
   if (choice.path != Selection::cublas) {

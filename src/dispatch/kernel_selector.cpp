@@ -76,8 +76,10 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {
   const std::string key = problem.key();
+  // The tuned best was measured correct and fastest on this very problem: only the launch
+  // rules can refuse it (can_run's "sensible" split-K check is for kernels never run here).
   for (const BestEntry& e : tuned_) {
-    if (e.problem.key() == key && can_run(e.config, problem))
+    if (e.problem.key() == key && !unsupported_reason(e.config, problem))
       return {Selection::exact, e.config, e.template_hash, key};
   }
   // The kNeighbours tuned problems of the same dtype and layout nearest in log(M, N, K)
@@ -124,21 +126,42 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   return {Selection::cublas, {}, "", ""};
 }
 
-// Among the defaults of this arch (else of any) that can run the problem: the first, in
-// table order, that launches a block per SM at least; else the one launching the most.
+// Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
+double tile_fill(const KernelConfig& config, const Problem& problem) {
+  const int64_t bm = config.get("BM"), bn = config.get("BN");
+  const double padded_m = double((problem.m + bm - 1) / bm * bm);
+  const double padded_n = double((problem.n + bn - 1) / bn * bn);
+  return double(problem.m) / padded_m * double(problem.n) / padded_n;
+}
+
+// Among the defaults of this arch (else of any) that can run the problem and launch a block
+// per SM at least: the first, in table order, that wastes at most a quarter of its tiles;
+// else the one wasting least (skinny problems: the narrow-tile lines). When none launches a
+// block per SM, the one launching the most.
 const KernelConfig* KernelSelector::choose_default(const Problem& problem) const {
+  constexpr double kGoodFill = 0.75;
+  constexpr double kClearlyBetterFill = 1.25;  // a later line must beat an earlier by this much
   for (const std::string& arch : {arch_, std::string("*")}) {
+    const KernelConfig* fullest = nullptr;
+    double fullest_fill = 0;
     const KernelConfig* most = nullptr;
     int64_t most_blocks = -1;
     for (const DefaultKernel& d : defaults_) {
       if (d.arch != arch || d.dtype != problem.dtype || !can_run(d.config, problem)) continue;
       const int64_t blocks = launched_blocks(d.config, problem);
-      if (sm_count_ <= 0 || blocks >= sm_count_) return &d.config;
-      if (blocks > most_blocks) {
+      if (sm_count_ <= 0 || blocks >= sm_count_) {
+        const double fill = tile_fill(d.config, problem);
+        if (fill >= kGoodFill) return &d.config;
+        if (!fullest || fill > kClearlyBetterFill * fullest_fill) {
+          fullest = &d.config;
+          fullest_fill = fill;
+        }
+      } else if (blocks > most_blocks) {
         most_blocks = blocks;
         most = &d.config;
       }
     }
+    if (fullest) return fullest;
     if (most) return most;
   }
   return nullptr;

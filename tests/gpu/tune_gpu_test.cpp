@@ -1,8 +1,13 @@
 // tgemm-tune end to end on a GPU: a config whose kernel faults is recorded `crashed` while
 // the run finishes with the good config as the best, and the same command run again
-// measures nothing twice. Skips cleanly without a GPU.
+// measures nothing twice; tgemm-bench --untuned over what was tuned. Skips cleanly without a
+// GPU.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "src/core/device_info.h"
 #include "tests/cli/cli_runner.h"
@@ -37,6 +42,48 @@ TEST(TuneGpu, faulting_kernel_is_crashed_and_a_rerun_measures_nothing) {
   EXPECT_NE(second.output.find("trials: 0 run, 4 already recorded"), std::string::npos)
       << second.output;
   EXPECT_EQ(query_int(db, "select count(*) from trials"), 4);
+}
+
+// Three tuned square shapes; --untuned serves each from the other two (nearest) and leaves
+// the database as it was.
+TEST(TuneGpu, bench_untuned_serves_each_shape_from_the_others_and_keeps_the_database) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  TempDir dir("bench_untuned_gpu");
+  const std::string db = dir.file("t.db");
+  const std::string shapes = TGEMM_SOURCE_DIR "/tests/data/shapes/three_squares.yaml";
+  auto tune = run_tool("tgemm-tune", "--shapes " + shapes +
+                                         " --space " TGEMM_SOURCE_DIR
+                                         "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy "
+                                         "exhaustive --budget 0 --db " +
+                                         db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  const int64_t trials = query_int(db, "select count(*) from trials");
+  ASSERT_GT(trials, 0);
+
+  const std::string csv = dir.file("bench.csv");
+  auto bench = run_tool(
+      "tgemm-bench", "--db " + db + " --shapes " + shapes + " --untuned --max-ms 20 --csv " + csv);
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("geometric mean tuned / untuned time"), std::string::npos)
+      << bench.output;
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Every row: tuned path exact, untuned path nearest.
+  size_t rows = 0;
+  for (size_t at = text.find(",exact,"); at != std::string::npos; at = text.find(",exact,", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 3u) << text;
+  size_t nearest = 0;
+  for (size_t at = text.find(",nearest,"); at != std::string::npos;
+       at = text.find(",nearest,", at + 1))
+    ++nearest;
+  EXPECT_EQ(nearest, 3u) << text;
+  EXPECT_EQ(query_int(db, "select count(*) from trials"), trials);
+  EXPECT_EQ(query_int(db, "select count(*) from best"), 3);
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    EXPECT_EQ(entry.path().filename().string().find("tgemm-bench-untuned"), std::string::npos)
+        << "scratch copy left behind: " << entry.path();
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
+#include "src/dispatch/kernel_selector.h"
 #include "src/jit/cubin_resources.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
@@ -52,6 +54,25 @@ TEST_P(CompilesForArch, sample_of_legal_space_compiles) {
     auto k = NvrtcCompiler::compile(source, legal[i], a, b, arch);
     EXPECT_TRUE(k.ok) << legal[i].canonical_name() << "\n" << k.error;
     EXPECT_TRUE(k.resources.found) << k.log;
+  }
+}
+
+// The dispatcher's shipped defaults: each is a point of the space and compiles without
+// spills or an exceeded limit, or the library would fall back to cuBLAS for its shapes.
+TEST_P(CompilesForArch, every_shipped_default_kernel_is_legal_and_compiles) {
+  const std::string arch = GetParam();
+  auto space = SearchSpace::load(kSpace);
+  std::set<std::string> legal;
+  for (const KernelConfig& c : space.enumerate(arch_limits(arch)).legal)
+    legal.insert(c.canonical_name());
+  auto source = kernel_source("sgemm_simt");
+  for (const DefaultKernel& d : shipped_default_kernels()) {
+    if (d.arch != "*" && d.arch != arch) continue;
+    const std::string name = d.config.canonical_name();
+    EXPECT_TRUE(legal.count(name)) << name << " is not in " << kSpace;
+    auto k = NvrtcCompiler::compile(source, d.config, Op::N, Op::N, arch);
+    ASSERT_TRUE(k.ok) << name << "\n" << k.error;
+    EXPECT_EQ(resource_violation(k, d.config, arch_limits(arch)), std::nullopt) << name;
   }
 }
 

@@ -47,6 +47,21 @@ TEST(KernelSelector, exact_key_wins) {
   EXPECT_EQ(c.template_hash, "abc");
 }
 
+// Seen on the H200: the defaults always tried made a 16-slice split-K kernel the fastest on
+// 128^3 (8 K tiles of 16). It was measured correct there, so it is served there, while a
+// shape nobody tuned never gets a split with empty slices. (Here: 8 K tiles of 8.)
+TEST(KernelSelector, exact_serves_a_measured_best_that_splits_k_finer_than_its_tiles) {
+  const KernelConfig split = simt(64, 1, 16);
+  ASSERT_EQ(split.get("BK"), 8);
+  KernelSelector s({entry(128, 128, 64, split), entry(256, 256, 256, simt(64, 4))}, defaults(),
+                   "sm_90", 132);
+  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 128, 128, 64));
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, split);
+  EXPECT_FALSE(can_run(split, Problem::packed(DType::f32, Op::N, Op::N, 120, 128, 64)));
+  EXPECT_NE(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 120, 128, 64)).config, split);
+}
+
 TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
   KernelSelector s({entry(4096, 4096, 4096, simt(128, 4)), entry(256, 256, 256, simt(64, 4)),
                     entry(3000, 3000, 3000, simt(32, 4), Op::T, Op::N)},
@@ -133,14 +148,24 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
   EXPECT_EQ(mid.get("BM"), 64);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
-  auto skinny = pick(1, 4096, 4096);  // 64 small tiles: split K
-  EXPECT_GT(skinny.get("SPLIT_K"), 1);
-  auto long_k = pick(512, 8, 500000);  // never a full wave: the most blocks
-  EXPECT_GT(long_k.get("SPLIT_K"), 1);
+  auto gemv = pick(1, 4096, 4096);  // one row: the narrowest tiles, split K
+  EXPECT_EQ(gemv.get("BM"), 16);
+  EXPECT_GT(gemv.get("SPLIT_K"), 1);
+  EXPECT_EQ(pick(35, 8457, 2560).get("BM"), 16);  // 35 rows fill 48 better than 64
+  auto thin = pick(4096, 16, 4096);               // 16 columns: 32-wide tiles
+  EXPECT_EQ(thin.get("BN"), 32);
+  EXPECT_EQ(thin.get("SPLIT_K"), 16);  // 16 slices already fill the GPU
+  auto long_k = pick(512, 8, 500000);  // 16 slices do not: 64
+  EXPECT_EQ(long_k.get("BN"), 32);
+  EXPECT_EQ(long_k.get("SPLIT_K"), 64);
+  EXPECT_EQ(pick(2048, 32, 2048).get("BN"), 32);  // filled exactly by 32-wide tiles
+  // Without an SM count every line counts as filling the GPU: the first well-filled tile.
   KernelSelector unsized({}, shipped_default_kernels(), "sm_90");
-  EXPECT_EQ(
-      unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, 1, 4096, 4096)).config.get("BM"),
-      128);
+  auto unsized_pick = [&](int64_t m, int64_t n, int64_t k) {
+    return unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, m, n, k)).config;
+  };
+  EXPECT_EQ(unsized_pick(1, 4096, 4096).get("BM"), 16);
+  EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {

@@ -788,6 +788,67 @@ TEST(TuningDbTrials, trial_table_and_json_hold_every_trial) {
   EXPECT_EQ(raw.scalar("SELECT json_extract(?1, '$[0].median_us')", json), "10.0");
 }
 
+// --- copies and leaving a problem out ------------------------------------------------
+
+TEST(TuningDbCopy, copy_without_one_problem_keeps_the_source_and_the_other_problems) {
+  TempDir dir;
+  TuningDb db(dir.file("tgemm.db"), TuningDb::Mode::read_write);
+  const int64_t run = db.begin_run("cmd", "v", "sm_90");
+  const int64_t dev = db.upsert_device(h200());
+  const int64_t kernel = db.upsert_kernel(config(128), "hash");
+  db.store_binary(run, kernel, compiled("k1"), BinaryStatus::ok, "");
+  for (int64_t n : {1024, 4096}) {
+    const int64_t problem = db.upsert_problem(square(n));
+    db.record_trial(run, problem, kernel, dev, std::nullopt, ok_trial(config(128), double(n)));
+    db.record_trial(run, problem, db.upsert_kernel(config(64), "hash"), dev, std::nullopt,
+                    ok_trial(config(64), double(n) + 1));
+    db.record_cublas_time(run, problem, dev, double(n));
+    db.update_best(problem, dev);
+  }
+  const std::string copy_path = dir.file("copy.db");
+  write_bytes(copy_path, "somebody's file");
+  EXPECT_NE(expect_error([&] { db.copy_to(copy_path); }).find("exists"), std::string::npos);
+  EXPECT_EQ(read_bytes(copy_path), "somebody's file");
+  fs::remove(copy_path);
+  db.copy_to(copy_path);
+  {
+    TuningDb copy(copy_path, TuningDb::Mode::read_write);
+    EXPECT_EQ(copy.forget_problem(square(1024).key()), 2);
+    EXPECT_EQ(copy.forget_problem(square(1024).key()), 0);  // already gone
+    EXPECT_EQ(copy.forget_problem("f32_NN_m3_n3_k3_a111_b0"), 0);
+    auto best = copy.best_entries();
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(best[0].problem.key(), square(4096).key());
+    EXPECT_DOUBLE_EQ(best[0].cublas_median_us, 4096);
+    EXPECT_EQ(copy.trials().size(), 2u);
+    EXPECT_TRUE(copy.trials(square(1024).key()).empty());
+    EXPECT_TRUE(copy.find_binary("k1").has_value());  // kernels and binaries stay
+  }
+  RawDb raw(copy_path);
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM problems"), "1");
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM cublas_times"), "1");
+  EXPECT_EQ(raw.scalar("PRAGMA foreign_key_check"), "<none>");  // no dangling reference
+  // The source is untouched.
+  EXPECT_EQ(db.best_entries().size(), 2u);
+  EXPECT_EQ(db.trials().size(), 4u);
+}
+
+TEST(TuningDbCopy, read_only_database_refuses_to_forget_and_copy_reports_bad_target) {
+  TempDir dir;
+  {
+    TuningDb db(dir.file("tgemm.db"), TuningDb::Mode::read_write);
+    seed(db, h200(), square(512));
+  }
+  TuningDb reader(dir.file("tgemm.db"), TuningDb::Mode::read_only);
+  EXPECT_NE(expect_error([&] { reader.forget_problem(square(512).key()); }).find("read-only"),
+            std::string::npos);
+  EXPECT_EQ(RawDb(dir.file("tgemm.db")).scalar("SELECT count(*) FROM problems"), "1");
+  const std::string message =
+      expect_error([&] { reader.copy_to(dir.file("no/such/folder/copy.db")); });
+  EXPECT_NE(message.find("cannot copy"), std::string::npos) << message;
+  EXPECT_NE(message.find("no/such/folder/copy.db"), std::string::npos) << message;
+}
+
 TEST(TuningDbTransactions, rollback_discards_and_commit_keeps_writes) {
   TempDir dir;
   TuningDb db(dir.file("tgemm.db"), TuningDb::Mode::read_write);
