@@ -129,9 +129,9 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
 // Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
 double tile_fill(const KernelConfig& config, const Problem& problem) {
   const int64_t bm = config.get("BM"), bn = config.get("BN");
-  const double padded_m = double((problem.m + bm - 1) / bm * bm);
-  const double padded_n = double((problem.n + bn - 1) / bn * bn);
-  return double(problem.m) / padded_m * double(problem.n) / padded_n;
+  const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
+  const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
+  return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
 }
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block

@@ -148,14 +148,19 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
   EXPECT_EQ(mid.get("BM"), 64);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
-  auto gemv = pick(1, 4096, 4096);  // one row: the narrowest tiles, split K
+  auto gemv = pick(1, 4096, 4096);  // one row: the narrowest tiles, split K, vector loads
   EXPECT_EQ(gemv.get("BM"), 16);
   EXPECT_GT(gemv.get("SPLIT_K"), 1);
-  EXPECT_EQ(pick(35, 8457, 2560).get("BM"), 16);  // 35 rows fill 48 better than 64
-  auto thin = pick(4096, 16, 4096);               // 16 columns: 32-wide tiles
+  EXPECT_EQ(gemv.get("VEC"), 4);
+  auto few_rows = pick(35, 8457, 2560);  // 35 rows fill 48 better than 64; ldb = 8457: VEC=1
+  EXPECT_EQ(few_rows.get("BM"), 16);
+  EXPECT_EQ(few_rows.get("VEC"), 1);
+  auto thin = pick(4096, 16, 4096);  // 16 columns: 32-wide tiles
   EXPECT_EQ(thin.get("BN"), 32);
   EXPECT_EQ(thin.get("SPLIT_K"), 16);  // 16 slices already fill the GPU
-  auto long_k = pick(512, 8, 500000);  // 16 slices do not: 64
+  EXPECT_GT(thin.get("VEC"), 1);
+  EXPECT_EQ(pick(4096, 1, 4096).get("VEC"), 1);  // ldb = 1
+  auto long_k = pick(512, 8, 500000);            // 16 slices do not: 64
   EXPECT_EQ(long_k.get("BN"), 32);
   EXPECT_EQ(long_k.get("SPLIT_K"), 64);
   EXPECT_EQ(pick(2048, 32, 2048).get("BN"), 32);  // filled exactly by 32-wide tiles
