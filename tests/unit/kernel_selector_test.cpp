@@ -148,6 +148,7 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
   EXPECT_EQ(mid.get("BM"), 64);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
+  EXPECT_EQ(pick(512, 512, 512).get("SPLIT_K"), 4);  // 64 small tiles: 4 slices fill the GPU
   auto gemv = pick(1, 4096, 4096);  // one row: the narrowest tiles, split K, vector loads
   EXPECT_EQ(gemv.get("BM"), 16);
   EXPECT_GT(gemv.get("SPLIT_K"), 1);
