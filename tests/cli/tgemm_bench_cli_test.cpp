@@ -22,6 +22,10 @@ TEST(BenchCli, shapes_file_problems_are_named) {
   auto usage = run_tool("tgemm-bench", "--db x.db");
   EXPECT_NE(usage.exit_code, 0);
   EXPECT_NE(usage.output.find("--shapes"), std::string::npos) << usage.output;
+  auto level = run_tool("tgemm-bench",
+                        "--shapes " TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml --log-level loud");
+  EXPECT_NE(level.exit_code, 0);
+  EXPECT_NE(level.output.find("--log-level"), std::string::npos) << level.output;
 }
 
 TEST(BenchCli, without_a_gpu_both_benches_say_so) {
