@@ -63,8 +63,9 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// Rounded up: poll() with the truncated count would time out up to 1 ms before the deadline.
 int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+  const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : int(std::min<long long>(left, 1 << 30));
 }
 
