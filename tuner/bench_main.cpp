@@ -224,21 +224,26 @@ int run_bench(const BenchOptions& opt) {
     auto tflops = [&](double t) { return p.flops() / (t * 1e6); };
     // Each contender's column: its path, its time, and tuned time / untuned time (<= 1 when
     // tuning helps: the kernel picked without tuning this shape is that much slower).
+    // Timings are main, cuBLAS, then the contenders after main.
+    auto us_of = [&](size_t contender) { return stats[contender + 1].median_us; };
     std::string tail;
     std::string compare_csv = ",,", untuned_csv = ",,";
-    size_t next = 2;
+    auto column = [&](size_t contender, double vs, std::string* csv_cells) {
+      tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[contender]),
+                          us_of(contender), vs);
+      *csv_cells =
+          fmt::format("{},{:.3f},{:.4f}", to_string(paths[contender]), us_of(contender), vs);
+    };
     if (compare) {
-      const double compare_us = stats[next].median_us, vs = compare_us / us;
+      const double vs = us_of(1) / us;  // the compared database is the tuned one
       vs_compare.push_back(vs);
-      tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[next - 1]), compare_us, vs);
-      compare_csv = fmt::format("{},{:.3f},{:.4f}", to_string(paths[next - 1]), compare_us, vs);
-      ++next;
+      column(1, vs, &compare_csv);
     }
     if (untuned) {
-      const double untuned_us = stats[next].median_us, vs = us / untuned_us;
+      const size_t last = contenders.size() - 1;
+      const double vs = us / us_of(last);
       vs_untuned.push_back(vs);
-      tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[next - 1]), untuned_us, vs);
-      untuned_csv = fmt::format("{},{:.3f},{:.4f}", to_string(paths[next - 1]), untuned_us, vs);
+      column(last, vs, &untuned_csv);
     }
     fmt::print("{:<18} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n", named.name,
                p.layout(), to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,

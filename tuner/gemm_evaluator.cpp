@@ -191,12 +191,37 @@ struct GemmEvaluator::Impl {
     return timer->time(launchers, estimate_ms, prep->timing, stats);
   }
 
+  // The kernel arguments for the prepared problem and buffers.
+  GemmParams params() const {
+    const Prepared& p = *prep;
+    return make_params(p.problem, p.a.data(), p.b.data(), p.c.data(), p.scalars.alpha,
+                       p.scalars.beta);
+  }
+
+  // One timed run of `kernel` on the prepared problem, for the InterleavedTimer.
+  Launcher kernel_launcher(const GemmKernel& kernel, const LaunchPlan& plan) {
+    return [&kernel, plan, params = params(), stream = s()] {
+      const cudaError_t err = kernel.launch(plan, params, stream);
+      return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
+    };
+  }
+
+  // An ok trial with these times.
+  void record_ok(TrialResult* r, const TimingStats& t) const {
+    r->status = TrialStatus::ok;
+    r->error.clear();
+    r->time_min_us = t.min_us;
+    r->time_median_us = t.median_us;
+    r->time_max_us = t.max_us;
+    r->runs = t.runs;
+    r->tflops = t.median_us > 0 ? prep->problem.flops() / t.median_us * 1e-6 : 0;
+  }
+
   // One run on poisoned C, then every check; fills status/error/max_rel_error of `r`.
   // `launch_ms` gets the run's time (the timing loop's first estimate).
   bool verify(const GemmKernel& kernel, const LaunchPlan& plan, TrialResult* r, double* launch_ms) {
     Prepared& p = *prep;
-    const GemmParams params =
-        make_params(p.problem, p.a.data(), p.b.data(), p.c.data(), p.scalars.alpha, p.scalars.beta);
+    const GemmParams params = this->params();
     reset_c();
     event(0).record(s());
     const cudaError_t launch = kernel.launch(plan, params, s());
@@ -450,14 +475,7 @@ TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vecto
     LaunchPlan plan;
     double launch_ms = 0;
     if (!impl_->load_and_verify(config, cubin, entry, &r, &kernel, &plan, &launch_ms)) return r;
-    const GemmParams params =
-        make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
-                    impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
-    const cudaStream_t stream = impl_->s();
-    const Launcher launch = [&] {
-      const cudaError_t err = kernel->launch(plan, params, stream);
-      return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
-    };
+    const Launcher launch = impl_->kernel_launcher(*kernel, plan);
     TimingOptions one_run;
     one_run.warmup_runs = 0;
     one_run.min_runs = one_run.max_runs = 1;
@@ -465,11 +483,8 @@ TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vecto
     if (cutoff_us > 0) {
       const std::string error = impl_->timer->time({launch}, launch_ms, one_run, &stats);
       if (error.empty() && stats[0].median_us > cutoff_us) {
-        r.status = TrialStatus::ok;
-        r.error.clear();
-        r.time_min_us = r.time_median_us = r.time_max_us = stats[0].median_us;
-        r.runs = 1;
-        r.tflops = impl_->prep->problem.flops() / r.time_median_us * 1e-6;
+        const double us = stats[0].median_us;
+        impl_->record_ok(&r, {us, us, us, 1});
         return r;
       }
     }
@@ -479,13 +494,7 @@ TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vecto
       r.error = error;
       return r;
     }
-    r.status = TrialStatus::ok;
-    r.error.clear();
-    r.time_min_us = stats[0].min_us;
-    r.time_median_us = stats[0].median_us;
-    r.time_max_us = stats[0].max_us;
-    r.runs = stats[0].runs;
-    r.tflops = r.time_median_us > 0 ? impl_->prep->problem.flops() / r.time_median_us * 1e-6 : 0;
+    impl_->record_ok(&r, stats[0]);
   } catch (const Error& e) {
     r.status = impl_->classify(TrialStatus::launch_failed);
     r.error = e.what();
@@ -506,19 +515,12 @@ Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<
       out.error = fmt::format("{}: {}", to_string(r.status), r.error);
       return out;
     }
-    const GemmParams params =
-        make_params(impl_->prep->problem, impl_->prep->a.data(), impl_->prep->b.data(),
-                    impl_->prep->c.data(), impl_->prep->scalars.alpha, impl_->prep->scalars.beta);
-    const cudaStream_t stream = impl_->s();
     std::vector<TimingStats> stats;
     // One round is a tgemm run then a cuBLAS run; the kernel's time stands in for both.
-    const std::string error = impl_->time_interleaved(
-        {[&] {
-           const cudaError_t err = kernel->launch(plan, params, stream);
-           return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
-         },
-         [this] { return impl_->run_cublas(CUBLAS_DEFAULT_MATH); }},
-        2 * launch_ms, &stats);
+    const std::string error =
+        impl_->time_interleaved({impl_->kernel_launcher(*kernel, plan),
+                                 [this] { return impl_->run_cublas(CUBLAS_DEFAULT_MATH); }},
+                                2 * launch_ms, &stats);
     if (!error.empty()) {
       out.error =
           fmt::format("{}: {}", to_string(impl_->classify(TrialStatus::launch_failed)), error);

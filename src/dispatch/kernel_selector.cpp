@@ -59,11 +59,23 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
   }
 }
 
+namespace {
+
 // Blocks a config launches for a problem, split-K slices included.
 int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
   const int64_t bm = config.get("BM"), bn = config.get("BN");
   return ((problem.m + bm - 1) / bm) * ((problem.n + bn - 1) / bn) * config.get_or("SPLIT_K", 1);
 }
+
+// Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
+double tile_fill(const KernelConfig& config, const Problem& problem) {
+  const int64_t bm = config.get("BM"), bn = config.get("BN");
+  const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
+  const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
+  return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
+}
+
+}  // namespace
 
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
   const int64_t bk = config.get("BK"), split_k = config.get_or("SPLIT_K", 1);
@@ -124,14 +136,6 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   if (const KernelConfig* d = choose_default(problem))
     return {Selection::fallback_default, *d, "", ""};
   return {Selection::cublas, {}, "", ""};
-}
-
-// Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
-double tile_fill(const KernelConfig& config, const Problem& problem) {
-  const int64_t bm = config.get("BM"), bn = config.get("BN");
-  const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
-  const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
-  return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
 }
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block

@@ -69,15 +69,13 @@ TEST(TuneGpu, bench_untuned_serves_each_shape_from_the_others_and_keeps_the_data
   std::ifstream in(csv);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Every row: tuned path exact, untuned path nearest.
-  size_t rows = 0;
-  for (size_t at = text.find(",exact,"); at != std::string::npos; at = text.find(",exact,", at + 1))
-    ++rows;
-  EXPECT_EQ(rows, 3u) << text;
-  size_t nearest = 0;
-  for (size_t at = text.find(",nearest,"); at != std::string::npos;
-       at = text.find(",nearest,", at + 1))
-    ++nearest;
-  EXPECT_EQ(nearest, 3u) << text;
+  auto count = [&](const std::string& cell) {
+    size_t n = 0;
+    for (size_t at = text.find(cell); at != std::string::npos; at = text.find(cell, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(",exact,"), 3u) << text;
+  EXPECT_EQ(count(",nearest,"), 3u) << text;
   EXPECT_EQ(query_int(db, "select count(*) from trials"), trials);
   EXPECT_EQ(query_int(db, "select count(*) from best"), 3);
   for (const auto& entry :

@@ -8,6 +8,7 @@
 
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "tests/common/sgemm_configs.h"
 #include "tuner/worker_client.h"
 
 namespace tgemm {
@@ -15,20 +16,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// 64x64 tiles, 4x4 per thread: the shared sample with smaller tiles.
 KernelConfig good_config() {
-  return {"sgemm_simt",
-          {{"BM", 64},
-           {"BN", 64},
-           {"BK", 16},
-           {"TM", 4},
-           {"TN", 4},
-           {"WARP_N", 8},
-           {"VEC", 4},
-           {"PAD_A", 4},
-           {"PAD_B", 4},
-           {"STAGES", 2},
-           {"SPLIT_K", 1},
-           {"SWIZZLE", 1}}};
+  return testing::sgemm_config({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"TM", 4}, {"TN", 4}});
 }
 
 KernelConfig faulting_config(int fault) {

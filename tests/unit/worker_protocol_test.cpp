@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "src/core/error.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -18,17 +19,7 @@ const std::string kNastyText =
     "tab\there, backslash \\ , unicode \xC3\xA9\xE2\x82\xAC, trailing newline\n";
 
 KernelConfig sample_config() {
-  KernelConfig c{"sgemm_simt", {}};
-  for (auto [name, value] : {std::pair{"BM", 128},
-                             {"BN", 64},
-                             {"BK", 8},
-                             {"TM", 8},
-                             {"TN", 4},
-                             {"WARP_N", 8},
-                             {"VEC", 4},
-                             {"SPLIT_K", 4}})
-    c.params.emplace_back(name, value);
-  return c;
+  return testing::sgemm_config({{"BN", 64}, {"TN", 4}, {"SPLIT_K", 4}});
 }
 
 Problem sample_problem() {
