@@ -136,12 +136,17 @@ std::string check(Dispatcher& d, CublasSgemm& cublas, GemmCall call, const Devic
 
 int run_bench(const BenchOptions& opt) {
   auto problems = load_problem_set(opt.shapes_path);
+  if (opt.untuned) {  // its copies are made from --db, so it must open (no GPU needed to know)
+    try {
+      TuningDb(opt.db_path, TuningDb::Mode::read_only);
+    } catch (const Error& e) {
+      fail("--untuned needs a tuning database: {}", e.what());
+    }
+  }
   if (cuda_device_count() == 0) fail("no CUDA driver/device available");
   TGEMM_CUDA_CHECK(cudaSetDevice(opt.device));
   const DeviceInfo info = query_device(opt.device);
   Dispatcher dispatcher({opt.db_path, {}, true});
-  if (opt.untuned && !dispatcher.has_database())
-    fail("--untuned needs a tuning database: {}", dispatcher.database_problem());
   if (!dispatcher.has_database())
     spdlog::warn("{}: {}; every shape uses defaults", opt.db_path, dispatcher.database_problem());
   std::unique_ptr<Dispatcher> compare;

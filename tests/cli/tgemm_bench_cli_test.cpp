@@ -28,6 +28,22 @@ TEST(BenchCli, shapes_file_problems_are_named) {
   EXPECT_NE(level.output.find("--log-level"), std::string::npos) << level.output;
 }
 
+TEST(BenchCli, untuned_needs_a_database_that_opens) {
+  TempDir dir("bench_cli_untuned");
+  const std::string shapes = "--shapes " TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml";
+  auto missing = run_tool("tgemm-bench", shapes + " --untuned --db " + dir.file("none.db"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("--untuned needs a tuning database"), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find("does not exist"), std::string::npos) << missing.output;
+  const std::string junk = dir.write("junk.db", "not a database at all, just text\n");
+  auto corrupt = run_tool("tgemm-bench", shapes + " --untuned --db " + junk);
+  EXPECT_EQ(corrupt.exit_code, 1);
+  EXPECT_NE(corrupt.output.find("--untuned needs a tuning database"), std::string::npos)
+      << corrupt.output;
+  EXPECT_EQ(testing::read_bytes(junk), "not a database at all, just text\n");  // untouched
+}
+
 TEST(BenchCli, without_a_gpu_both_benches_say_so) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
   auto bench = run_tool("tgemm-bench", "--shapes " TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml");
