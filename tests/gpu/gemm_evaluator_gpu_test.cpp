@@ -11,8 +11,8 @@
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
-#include "tuner/gemm_evaluator.h"
-#include "tuner/problem_set.h"
+#include "tuner/evaluate/gemm_evaluator.h"
+#include "tuner/input/problem_set.h"
 
 namespace tgemm {
 namespace {

@@ -9,7 +9,7 @@
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "tests/common/sgemm_configs.h"
-#include "tuner/worker_client.h"
+#include "tuner/evaluate/worker_client.h"
 
 namespace tgemm {
 namespace {

@@ -11,8 +11,8 @@
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
 #include "tests/common/sgemm_configs.h"
-#include "tuner/resource_check.h"
-#include "tuner/search_space.h"
+#include "tuner/compile/resource_check.h"
+#include "tuner/search/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -1,6 +1,6 @@
 // Shape files: every example in configs/shapes loads, and every bad input names the file,
 // the line and what is wrong.
-#include "tuner/problem_set.h"
+#include "tuner/input/problem_set.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Search spaces: loading and its errors, C integer semantics of the expressions, rejection
 // reasons with values, and the sgemm_simt space against its template's static_asserts.
-#include "tuner/search_space.h"
+#include "tuner/search/search_space.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

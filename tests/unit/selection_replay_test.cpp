@@ -1,6 +1,6 @@
 // Offline replay of the dispatcher's choice: the row for a problem tuned only in the truth
 // database names the kernel picked from the source database and its time in the truth.
-#include "tuner/selection_replay.h"
+#include "tuner/report/selection_replay.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

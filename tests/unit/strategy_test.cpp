@@ -1,6 +1,6 @@
 // Strategies: exhaustive order and budget, random sampling without replacement that is
 // deterministic per seed, and the error for an unknown name.
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 #include <gtest/gtest.h>
 

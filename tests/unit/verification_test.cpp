@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "tuner/gemm_evaluator.h"
+#include "tuner/evaluate/gemm_evaluator.h"
 
 namespace tgemm {
 namespace {

@@ -1,6 +1,6 @@
 // WorkerClient against fake workers (shell scripts in tests/data/worker) and, without a GPU,
 // the real tgemm-worker: crashes, hangs, restarts, reaping and the probe.
-#include "tuner/worker_client.h"
+#include "tuner/evaluate/worker_client.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "src/core/error.h"
-#include "tuner/worker_protocol.h"
+#include "tuner/evaluate/worker_protocol.h"
 
 namespace tgemm {
 namespace {

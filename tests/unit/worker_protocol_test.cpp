@@ -1,5 +1,5 @@
 // Round trips of every worker message and the framing around them.
-#include "tuner/worker_protocol.h"
+#include "tuner/evaluate/worker_protocol.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -17,7 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
-#include "tuner/selection_replay.h"
+#include "tuner/report/selection_replay.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tuner/selection_replay.h"
+#include "tuner/report/selection_replay.h"
 
 #include <map>
 

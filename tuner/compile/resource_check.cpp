@@ -1,4 +1,4 @@
-#include "tuner/resource_check.h"
+#include "tuner/compile/resource_check.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tuner/yaml_input.h"
+#include "tuner/input/yaml_input.h"
 
 #include <fmt/ranges.h>
 

@@ -14,8 +14,8 @@
 #include <variant>
 
 #include "src/core/error.h"
-#include "tuner/gemm_evaluator.h"
-#include "tuner/worker_protocol.h"
+#include "tuner/evaluate/gemm_evaluator.h"
+#include "tuner/evaluate/worker_protocol.h"
 
 namespace tgemm {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/problem_set.h"
+#include "tuner/input/problem_set.h"
 
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
-#include "tuner/yaml_input.h"
+#include "tuner/input/yaml_input.h"
 
 namespace tgemm {
 

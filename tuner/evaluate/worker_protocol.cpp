@@ -1,4 +1,4 @@
-#include "tuner/worker_protocol.h"
+#include "tuner/evaluate/worker_protocol.h"
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>

@@ -1,4 +1,4 @@
-#include "tuner/worker_client.h"
+#include "tuner/evaluate/worker_client.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "src/core/error.h"
-#include "tuner/worker_protocol.h"
+#include "tuner/evaluate/worker_protocol.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "tuner/tuning_session.h"
+#include "tuner/session/tuning_session.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,12 +14,12 @@
 #include "src/jit/kernel_source.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
-#include "tuner/compile_stage.h"
-#include "tuner/problem_set.h"
-#include "tuner/progress_line.h"
-#include "tuner/search_space.h"
-#include "tuner/strategy.h"
-#include "tuner/worker_client.h"
+#include "tuner/compile/compile_stage.h"
+#include "tuner/input/problem_set.h"
+#include "tuner/report/progress_line.h"
+#include "tuner/search/search_space.h"
+#include "tuner/search/strategy.h"
+#include "tuner/evaluate/worker_client.h"
 
 namespace tgemm {
 

@@ -1,11 +1,11 @@
-#include "tuner/compile_stage.h"
+#include "tuner/compile/compile_stage.h"
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
 #include "src/jit/nvrtc_compiler.h"
-#include "tuner/resource_check.h"
+#include "tuner/compile/resource_check.h"
 
 namespace tgemm {
 

@@ -23,9 +23,9 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
-#include "tuner/gemm_evaluator.h"
-#include "tuner/interleaved_timer.h"
-#include "tuner/problem_set.h"
+#include "tuner/evaluate/gemm_evaluator.h"
+#include "tuner/evaluate/interleaved_timer.h"
+#include "tuner/input/problem_set.h"
 
 namespace tgemm {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/search_space.h"
+#include "tuner/search/search_space.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
-#include "tuner/yaml_input.h"
+#include "tuner/input/yaml_input.h"
 
 namespace tgemm {
 

@@ -1,4 +1,4 @@
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "tuner/gemm_evaluator.h"
+#include "tuner/evaluate/gemm_evaluator.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -12,7 +12,7 @@
 #include "src/cuda/device_buffer.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
-#include "tuner/interleaved_timer.h"
+#include "tuner/evaluate/interleaved_timer.h"
 
 namespace tgemm {
 

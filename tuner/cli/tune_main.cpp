@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "src/core/error.h"
-#include "tuner/tuning_session.h"
+#include "tuner/session/tuning_session.h"
 
 namespace {
 

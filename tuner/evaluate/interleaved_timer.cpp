@@ -1,4 +1,4 @@
-#include "tuner/interleaved_timer.h"
+#include "tuner/evaluate/interleaved_timer.h"
 
 #include <fmt/format.h>
 
