@@ -19,8 +19,23 @@ namespace {
 
 // Migration i takes a database from user_version i to i + 1; a new file runs them all.
 // A schema change is one more line here (and its SQL), never an edit of an earlier step.
+// 1 -> 2: typed problems. `dtype` holds GemmTypes::name() (the shape-file dtype, with
+// "_out_f32" for an f32 C of 16-bit inputs), alignments move from elements to bytes, the
+// key gets its new form (functional key, then "_a" and the byte alignments), and binaries
+// record the types they were built for.
+constexpr const char* kTypedProblems = R"sql(
+UPDATE problems SET
+  align_a = align_a * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END),
+  align_b = align_b * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END),
+  align_c = align_c * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END);
+UPDATE problems SET key = dtype || '_' || layout || '_m' || m || '_n' || n || '_k' || k ||
+  '_b' || (1 - beta_zero) || '_a' || align_a || '.' || align_b || '.' || align_c;
+ALTER TABLE binaries ADD COLUMN types TEXT NOT NULL DEFAULT 'f32';
+)sql";
+
 const char* const kMigrations[] = {
-    kSchemaSql,  // 0 -> 1: the first schema
+    kSchemaSql,      // 0 -> 1: the first schema
+    kTypedProblems,  // 1 -> 2
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 
@@ -162,7 +177,7 @@ constexpr int kProblemColumnCount = 12;
 
 Problem problem_at(const Statement& s, int first) {
   Problem p;
-  p.dtype = parse_dtype(s.text_at(first));
+  p.types = parse_gemm_types(s.text_at(first));
   parse_layout(s.text_at(first + 1), &p.op_a, &p.op_b);
   p.m = s.int_at(first + 2);
   p.n = s.int_at(first + 3);
@@ -200,7 +215,7 @@ TrialResult trial_at(const Statement& s, int first) {
 constexpr const char* kBinaryColumns =
     "b.id, b.kernel_id, b.status, b.reason, b.arch, b.nvrtc_version, b.op_a, b.op_b, b.entry, "
     "b.options, b.cache_key, b.cubin, b.registers, b.smem_bytes, b.stack_bytes, "
-    "b.spill_store_bytes, b.spill_load_bytes, b.resources_found, b.compile_ms, b.log";
+    "b.spill_store_bytes, b.spill_load_bytes, b.resources_found, b.compile_ms, b.log, b.types";
 
 BinaryRecord binary_at(const Statement& s) {
   BinaryRecord r;
@@ -228,6 +243,7 @@ BinaryRecord binary_at(const Statement& s) {
   c.resources.found = s.int_at(17) != 0;
   c.compile_ms = s.double_at(18);
   c.log = s.text_at(19);
+  c.types = parse_gemm_types(s.text_at(20));
   return r;
 }
 
@@ -453,7 +469,7 @@ int64_t TuningDb::upsert_problem(const Problem& problem) {
               "INSERT INTO problems (key, dtype, layout, m, n, k, lda, ldb, ldc, align_a, "
               "align_b, align_c, beta_zero) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
               "?12, ?13) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
-  s.bind(1, key).bind(2, to_string(problem.dtype)).bind(3, problem.layout());
+  s.bind(1, key).bind(2, problem.types.name()).bind(3, problem.layout());
   s.bind(4, problem.m).bind(5, problem.n).bind(6, problem.k);
   s.bind(7, problem.lda).bind(8, problem.ldb).bind(9, problem.ldc);
   s.bind(10, problem.align_a).bind(11, problem.align_b).bind(12, problem.align_c);
@@ -480,9 +496,9 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
   Statement s(db_, path_, "store a binary",
               "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
               "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
-              "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id) "
+              "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id, types) "
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-              "?18, ?19, ?20) ON CONFLICT (cache_key) DO UPDATE SET "
+              "?18, ?19, ?20, ?21) ON CONFLICT (cache_key) DO UPDATE SET types = excluded.types, "
               "kernel_id = excluded.kernel_id, arch = excluded.arch, "
               "nvrtc_version = excluded.nvrtc_version, op_a = excluded.op_a, op_b = excluded.op_b, "
               "entry = excluded.entry, options = excluded.options, cubin = excluded.cubin, "
@@ -499,7 +515,7 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
   s.bind(10, r.registers).bind(11, r.smem_bytes).bind(12, r.stack_frame_bytes);
   s.bind(13, r.spill_store_bytes).bind(14, r.spill_load_bytes).bind(15, r.found);
   s.bind(16, compiled.compile_ms).bind(17, to_string(status)).bind(18, why);
-  s.bind(19, compiled.log).bind_run(20, run_id);
+  s.bind(19, compiled.log).bind_run(20, run_id).bind(21, compiled.types.name());
   return s.single_int();
 }
 
@@ -700,18 +716,20 @@ std::string TuningDb::trial_table_json() {
 }
 
 std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config,
-                                                      const std::string& template_hash, Op op_a,
-                                                      Op op_b, const std::string& arch,
+                                                      const std::string& template_hash,
+                                                      const Problem& variant,
+                                                      const std::string& arch,
                                                       const std::string& nvrtc_version) {
   Statement s(db_, path_, "look up a kernel's binary",
               fmt::format("SELECT {} FROM binaries b JOIN kernels kr ON kr.id = b.kernel_id "
                           "WHERE kr.template_hash = ?1 AND kr.canonical_name = ?2 "
                           "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
-                          "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.status = 'ok' "
+                          "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.types = ?7 AND b.status = 'ok' "
                           "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
                           kBinaryColumns));
-  s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(op_a));
-  s.bind(4, to_string(op_b)).bind(5, arch).bind(6, nvrtc_version);
+  s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(variant.op_a));
+  s.bind(4, to_string(variant.op_b)).bind(5, arch).bind(6, nvrtc_version);
+  s.bind(7, variant.types.name());
   if (!s.step()) return std::nullopt;
   return binary_at(s);
 }

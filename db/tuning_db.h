@@ -13,44 +13,10 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
+#include "src/core/tuning_records.h"
 #include "src/jit/compiled_kernel.h"
 
 namespace tgemm {
-
-// Outcome of compiling one (config, layout, arch): a cubin, or why there is none.
-enum class BinaryStatus { ok, compile_failed, resource_exceeded };
-std::string to_string(BinaryStatus status);
-
-struct BinaryRecord {
-  int64_t id = 0;
-  int64_t kernel_id = 0;
-  BinaryStatus status = BinaryStatus::ok;
-  std::string reason;       // why it was pruned or failed; empty when ok
-  CompiledKernel compiled;  // cubin, resources, options, cache key, arch, NVRTC version
-};
-
-// The best trial of one problem on one device, as the dispatcher and tgemm-db need it.
-struct BestEntry {
-  Problem problem;
-  std::string device_name;
-  std::string arch;
-  KernelConfig config;
-  std::string template_hash;
-  TrialResult trial;
-  double cublas_median_us = 0;  // cuBLAS timed in the same run, 0 if not measured
-  int64_t trial_count = 0;      // every trial of this problem on this device, failures too
-};
-
-// One recorded trial with its problem and device spelled out (what `tgemm-db show` lists).
-struct TrialRecord {
-  int64_t id = 0;
-  Problem problem;
-  std::string device_name;
-  std::string arch;
-  std::string template_hash;
-  TrialResult trial;  // trial.config is the kernel's template and parameters
-  std::string created_at;
-};
 
 // Named columns of text cells; nullopt is SQL NULL (an export keeps the difference).
 struct TextTable {
@@ -114,11 +80,11 @@ class TuningDb {
   TextTable trial_table();
   std::string trial_table_json();
 
-  // The cubin stored for the best entry's kernel with this layout, arch and NVRTC version
+  // The cubin stored for the best entry's kernel with this layout, types, arch and NVRTC version
   // (an empty nvrtc_version matches any version, newest binary first).
   std::optional<BinaryRecord> find_binary_for(const KernelConfig& config,
-                                              const std::string& template_hash, Op op_a, Op op_b,
-                                              const std::string& arch,
+                                              const std::string& template_hash,
+                                              const Problem& variant, const std::string& arch,
                                               const std::string& nvrtc_version);
 
   // A consistent snapshot of the whole database written to `dest_path` (SQLite's online

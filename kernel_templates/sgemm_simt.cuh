@@ -5,6 +5,10 @@
 // Every tunable below is a macro with a default; the search space
 // (configs/spaces/sgemm_simt.yaml) repeats each static_assert with a readable reason.
 
+#include "common/elements.cuh"
+#include "common/gemm_params.h"
+#include "common/tile_swizzle.cuh"
+
 // ---- Tunables ---------------------------------------------------------------------
 #ifndef BM
 #define BM 128  // rows of C per block
@@ -53,12 +57,6 @@
 #ifndef TGEMM_OP_B
 #define TGEMM_OP_B 0
 #endif
-// Test only: 1 = write to an illegal address, 2 = never finish. Pins the tuner's
-// crash and watchdog handling.
-#ifndef TGEMM_FAULT
-#define TGEMM_FAULT 0
-#endif
-
 // ---- Derived constants --------------------------------------------------------------
 #define THREADS_M (BM / TM)            // threads along M in a block
 #define THREADS_N (BN / TN)            // threads along N in a block
@@ -72,6 +70,8 @@
 #define LDS_A (BM + PAD_A)  // shared-memory row stride of A, stored k-major: As[k][m]
 #define LDS_B (BN + PAD_B)  // shared-memory row stride of B, stored k-major: Bs[k][n]
 
+static_assert(TGEMM_TYPE_A == 0 && TGEMM_TYPE_B == 0 && TGEMM_TYPE_C == 0 && TGEMM_COMPUTE == 0,
+              "sgemm_simt computes f32 inputs and outputs with FFMA");
 static_assert(BM % TM == 0, "BM must be a multiple of TM");
 static_assert(BN % TN == 0, "BN must be a multiple of TN");
 static_assert(TM % SUB_M == 0 && TN % SUB_N == 0, "TM and TN must be 1, 2 or multiples of 4");
@@ -89,17 +89,6 @@ static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
-
-// Kernel parameters; the host mirrors this layout (src/launch/launch_plan.h).
-struct SgemmParams {
-  const float* a;
-  const float* b;
-  float* c;
-  long long lda, ldb, ldc;
-  int m, n, k;
-  float alpha, beta;
-  int c_vec4;  // 1 when C's pointer and ldc allow 16-byte stores
-};
 
 namespace tgemm_simt {
 
@@ -180,35 +169,23 @@ __device__ __forceinline__ void read_fragment(const float* p, float* out) {
 }  // namespace tgemm_simt
 
 // C = beta * C (zero when beta == 0): run before a split-K launch, whose slices add into C.
-extern "C" __global__ void sgemm_simt_prepare_c(const SgemmParams p) {
-  const long long total = (long long)p.m * p.n;
-  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-       idx += (long long)gridDim.x * blockDim.x) {
-    float* c = p.c + (idx / p.n) * p.ldc + idx % p.n;
-    *c = p.beta == 0.0f ? 0.0f : p.beta * *c;
-  }
+extern "C" __global__ void sgemm_simt_prepare_c(const tgemm::GemmParams p) {
+  tgemm::scale_c_by_beta<float>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(const SgemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(const tgemm::GemmParams p) {
   using namespace tgemm_simt;
-#if TGEMM_FAULT == 1
-  if (threadIdx.x == 0) *reinterpret_cast<volatile float*>(16) = 1.0f;
-#elif TGEMM_FAULT == 2
-  for (;;) asm volatile("nanosleep.u32 1000;");
-#endif
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for vector reads
   float* const smem = reinterpret_cast<float*>(smem_raw);
   float* const as_base = smem;                           // STAGES x [BK][LDS_A]
   float* const bs_base = smem + STAGES * BK * LDS_A;     // STAGES x [BK][LDS_B]
 
+  const float* const a_ptr = static_cast<const float*>(p.a);
+  const float* const b_ptr = static_cast<const float*>(p.b);
+  float* const c_ptr = static_cast<float*>(p.c);
   // Block tile (tile_m, tile_n), with SWIZZLE tile rows launched together.
-  const int grid_n = gridDim.x, grid_m = gridDim.y;
-  const int pid = blockIdx.y * grid_n + blockIdx.x;
-  const int group_size = SWIZZLE * grid_n;
-  const int first_m = (pid / group_size) * SWIZZLE;
-  const int rows_in_group = min(grid_m - first_m, SWIZZLE);
-  const int tile_m = first_m + (pid % group_size) % rows_in_group;
-  const int tile_n = (pid % group_size) / rows_in_group;
+  int tile_m, tile_n;
+  tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
@@ -229,13 +206,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(con
   TileLoader<TGEMM_OP_B ? BN : BK, TGEMM_OP_B ? BK : BN, TGEMM_OP_B, LDS_B> load_b;
   auto load_slice = [&](int k0) {
     if (TGEMM_OP_A)
-      load_a.load(p.a, p.lda, k0, m0, k_end, p.m);
+      load_a.load(a_ptr, p.lda, k0, m0, k_end, p.m);
     else
-      load_a.load(p.a, p.lda, m0, k0, p.m, k_end);
+      load_a.load(a_ptr, p.lda, m0, k0, p.m, k_end);
     if (TGEMM_OP_B)
-      load_b.load(p.b, p.ldb, n0, k0, p.n, k_end);
+      load_b.load(b_ptr, p.ldb, n0, k0, p.n, k_end);
     else
-      load_b.load(p.b, p.ldb, k0, n0, k_end, p.n);
+      load_b.load(b_ptr, p.ldb, k0, n0, k_end, p.n);
   };
 
   float acc[TM][TN];
@@ -302,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(con
     for (int i = 0; i < SUB_M; ++i) {
       const int row = m0 + cm * THREADS_M * SUB_M + ty * SUB_M + i;
       if (row >= p.m) continue;
-      float* const c_row = p.c + (long long)row * p.ldc;
+      float* const c_row = c_ptr + (long long)row * p.ldc;
 #pragma unroll
       for (int cn = 0; cn < TN / SUB_N; ++cn) {
         const int col = n0 + cn * THREADS_N * SUB_N + tx * SUB_N;
@@ -311,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(con
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)
             if (col + j < p.n) atomicAdd(c_row + col + j, p.alpha * r[j]);
-        } else if (SUB_N == 4 && p.c_vec4 && col + 4 <= p.n) {
+        } else if (SUB_N == 4 && p.c_aligned16 && col + 4 <= p.n) {
           float4 out = make_float4(p.alpha * r[0], p.alpha * r[SUB_N > 1 ? 1 : 0],
                                    p.alpha * r[SUB_N > 2 ? 2 : 0], p.alpha * r[SUB_N > 3 ? 3 : 0]);
           float4* dst = reinterpret_cast<float4*>(c_row + col);

@@ -3,6 +3,8 @@
 // See tgemm_c.h for the layout rules and how column-major callers swap the operands.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -35,6 +37,27 @@ class Handle {
   // op_a / op_b: 'N' or 'T'. Throws Error for bad arguments or a failed launch.
   void sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
              const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream = nullptr);
+
+  // Typed GEMMs (cublasGemmEx's types), f32 accumulation; alpha and beta are floats.
+  // float: FP32-accurate (FFMA, or 3xTF32 under Math::f32_via_3xtf32 where it was faster).
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+            const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+            const __half* b, int ldb, float beta, __half* c, int ldc,
+            cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+            int lda, const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
+            cudaStream_t stream = nullptr);
+  // 16-bit inputs with an f32 C.
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+            const __half* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+            int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
+            cudaStream_t stream = nullptr);
+
+  // Opt-in modes, as cublasSetMathMode.
+  enum class Math { standard, f32_via_3xtf32 };
+  void set_math(Math math);
 
   // Which path sgemm takes for this problem with these pointers (their alignment matters).
   Selection selection(char op_a, char op_b, int m, int n, int k, const float* a, int lda,

@@ -27,8 +27,28 @@ typedef enum {
   TGEMM_STATUS_NO_DEVICE = 3,        /* no CUDA driver or device */
   TGEMM_STATUS_NOT_SUPPORTED = 4,    /* no kernel can run the problem (cuBLAS fallback off) */
   TGEMM_STATUS_EXECUTION_FAILED = 5, /* the launch failed; see tgemmGetLastError */
-  TGEMM_STATUS_INTERNAL_ERROR = 6
+  TGEMM_STATUS_INTERNAL_ERROR = 6,
+  TGEMM_STATUS_TYPE_NOT_SUPPORTED = 7 /* a type combination no kernel and no fallback computes */
 } tgemmStatus_t;
+
+/* Element types of A, B and C (cudaDataType's CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF). */
+typedef enum { TGEMM_R_32F = 0, TGEMM_R_16F = 1, TGEMM_R_16BF = 2 } tgemmDataType_t;
+
+/* How products are accumulated, as cublasComputeType_t; every one accumulates in f32, so
+ * alpha and beta are floats. */
+typedef enum {
+  TGEMM_COMPUTE_32F = 0,           /* FP32 accuracy: FFMA (any input type) */
+  TGEMM_COMPUTE_32F_FAST_TF32 = 1, /* f32 inputs, one TF32 tensor-core pass */
+  TGEMM_COMPUTE_32F_3XTF32 = 2     /* f32 inputs, FP32-accurate on tensor cores (3xTF32) */
+} tgemmComputeType_t;
+
+/* Opt-in behaviour, as cublasSetMathMode. */
+typedef enum {
+  TGEMM_DEFAULT_MATH = 0, /* each call gets exactly the compute type it asks for */
+  /* tgemmSgemm and TGEMM_COMPUTE_32F f32 calls may run FP32-accurate 3xTF32 kernels where
+   * the database holds one that was measured faster than the FFMA kernel */
+  TGEMM_3XTF32_MATH = 1
+} tgemmMath_t;
 
 typedef enum { TGEMM_OP_N = 0, TGEMM_OP_T = 1 } tgemmOperation_t;
 
@@ -51,6 +71,19 @@ tgemmStatus_t tgemmDestroy(tgemmHandle_t handle);
 tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
                          int n, int k, const float* alpha, const float* A, int lda, const float* B,
                          int ldb, const float* beta, float* C, int ldc, cudaStream_t stream);
+
+/* C = alpha op(A) op(B) + beta C with typed operands, as cublasGemmEx (row-major; see above).
+ * Supported: A and B of one type; f32 inputs with an f32 C and any compute type; f16 or bf16
+ * inputs with compute 32F and C of the input type or f32. alpha and beta point to floats.
+ * Other combinations return TGEMM_STATUS_TYPE_NOT_SUPPORTED. */
+tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                          int m, int n, int k, const void* alpha, const void* A,
+                          tgemmDataType_t Atype, int lda, const void* B, tgemmDataType_t Btype,
+                          int ldb, const void* beta, void* C, tgemmDataType_t Ctype, int ldc,
+                          tgemmComputeType_t computeType, cudaStream_t stream);
+
+tgemmStatus_t tgemmSetMathMode(tgemmHandle_t handle, tgemmMath_t mode);
+tgemmStatus_t tgemmGetMathMode(tgemmHandle_t handle, tgemmMath_t* mode);
 
 /* 0 turns the cuBLAS last resort off (then a problem no kernel can run is NOT_SUPPORTED). */
 tgemmStatus_t tgemmSetCublasFallback(tgemmHandle_t handle, int enabled);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "src/core/error.h"
 
 namespace tgemm {
@@ -11,18 +13,17 @@ namespace {
 constexpr int64_t kMaxDim = int64_t(1) << 31;
 }  // namespace
 
-int element_bytes(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16 ? 2 : 4; }
-
-int vector_alignment(int64_t ld, uintptr_t address, int bytes) {
-  for (int width : {4, 2}) {
-    if (ld % width == 0 && address % (uintptr_t(width) * uintptr_t(bytes)) == 0) return width;
+int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes) {
+  for (int bytes : {16, 8, 4, 2}) {
+    if (bytes <= element_bytes) break;
+    if ((ld * element_bytes) % bytes == 0 && address % uintptr_t(bytes) == 0) return bytes;
   }
-  return 1;
+  return element_bytes;
 }
 
-Problem Problem::packed(DType dtype, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k) {
+Problem Problem::packed(GemmTypes types, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k) {
   Problem p;
-  p.dtype = dtype;
+  p.types = types;
   p.op_a = op_a;
   p.op_b = op_b;
   p.m = m;
@@ -31,26 +32,32 @@ Problem Problem::packed(DType dtype, Op op_a, Op op_b, int64_t m, int64_t n, int
   p.lda = p.a_cols();
   p.ldb = p.b_cols();
   p.ldc = n;
-  p.align_a = vector_alignment(p.lda, 0, element_bytes(dtype));
-  p.align_b = vector_alignment(p.ldb, 0, element_bytes(dtype));
-  p.align_c = vector_alignment(p.ldc, 0, element_bytes(dtype));
+  p.align_a = alignment_bytes(p.lda, 0, element_bytes(types.a));
+  p.align_b = alignment_bytes(p.ldb, 0, element_bytes(types.b));
+  p.align_c = alignment_bytes(p.ldc, 0, element_bytes(types.c));
   return p;
 }
 
 std::string Problem::layout() const { return to_string(op_a) + to_string(op_b); }
 
+std::string Problem::functional_key() const {
+  return fmt::format("{}_{}_m{}_n{}_k{}_b{}", types.name(), layout(), m, n, k, beta_zero ? 0 : 1);
+}
+
 std::string Problem::key() const {
-  return fmt::format("{}_{}_m{}_n{}_k{}_a{}{}{}_b{}", to_string(dtype), layout(), m, n, k, align_a,
-                     align_b, align_c, beta_zero ? 0 : 1);
+  return fmt::format("{}_a{}.{}.{}", functional_key(), align_a, align_b, align_c);
 }
 
 double Problem::min_bytes() const {
-  double e = element_bytes(dtype);
-  double c_bytes = double(m) * double(n) * e * (beta_zero ? 1.0 : 2.0);
-  return (double(m) * double(k) + double(k) * double(n)) * e + c_bytes;
+  const double ea = element_bytes(types.a), eb = element_bytes(types.b);
+  const double ec = element_bytes(types.c);
+  const double c_bytes = double(m) * double(n) * ec * (beta_zero ? 1.0 : 2.0);
+  return double(m) * double(k) * ea + double(k) * double(n) * eb + c_bytes;
 }
 
 void Problem::validate() const {
+  if (std::string why = types.invalid_reason(); !why.empty())
+    fail("types {}: {}", types.name(), why);
   auto check_dim = [](const char* name, int64_t v) {
     if (v < 1) fail("{} must be >= 1, got {}", name, v);
     if (v > kMaxDim) fail("{} = {} is absurdly large (limit {})", name, v, kMaxDim);
@@ -61,8 +68,13 @@ void Problem::validate() const {
   if (lda < a_cols()) fail("lda = {} is smaller than the row length of A ({})", lda, a_cols());
   if (ldb < b_cols()) fail("ldb = {} is smaller than the row length of B ({})", ldb, b_cols());
   if (ldc < n) fail("ldc = {} is smaller than the row length of C ({})", ldc, n);
-  for (int a : {align_a, align_b, align_c})
-    if (a != 1 && a != 2 && a != 4) fail("alignment must be 1, 2 or 4 elements, got {}", a);
+  for (auto [name, align, type] :
+       {std::tuple{"align_a", align_a, types.a}, {"align_b", align_b, types.b},
+        {"align_c", align_c, types.c}}) {
+    const int e = element_bytes(type);
+    if (align < e || align > 16 || (align & (align - 1)) != 0)
+      fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);
+  }
 }
 
 }  // namespace tgemm

@@ -5,9 +5,11 @@
 #include <cstdlib>
 
 #include "src/core/error.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
-#include "src/jit/kernel_source.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm {
 
@@ -40,6 +42,8 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   mix(uint64_t(key.k));
   mix(uint64_t(key.op_a) | uint64_t(key.op_b) << 8 | uint64_t(key.align_a) << 16 |
       uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
+  mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
+      uint64_t(key.compute) << 24);
   return h;
 }
 
@@ -51,7 +55,7 @@ Dispatcher::Dispatcher(DispatcherOptions options)
     db_path_ = env && *env ? env : "tgemm.db";
   }
   try {
-    db_ = std::make_unique<TuningDb>(db_path_, TuningDb::Mode::read_only);
+    db_ = open_tuning_records(db_path_);
   } catch (const std::exception& e) {
     db_problem_ = e.what();
     spdlog::warn("tgemm: tuning database unavailable ({}); using default kernels", e.what());
@@ -74,8 +78,10 @@ int Dispatcher::current_device() {
 Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
   if (call.m < 0 || call.n < 0 || call.k < 0)
     invalid("m, n and k must be >= 0 (got m={}, n={}, k={})", call.m, call.n, call.k);
+  if (std::string why = call.types.invalid_reason(); !why.empty())
+    throw TypeNotSupportedError(fmt::format("types {}: {}", call.types.name(), why));
   Problem p;
-  p.dtype = DType::f32;
+  p.types = call.types;
   p.op_a = call.op_a;
   p.op_b = call.op_b;
   p.m = call.m;
@@ -96,9 +102,9 @@ Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
   if (*empty) return p;
   if (!call.c) invalid("C is a null pointer");
   if (call.k > 0 && (!call.a || !call.b)) invalid("A or B is a null pointer");
-  p.align_a = vector_alignment(p.lda, reinterpret_cast<uintptr_t>(call.a), 4);
-  p.align_b = vector_alignment(p.ldb, reinterpret_cast<uintptr_t>(call.b), 4);
-  p.align_c = vector_alignment(p.ldc, reinterpret_cast<uintptr_t>(call.c), 4);
+  p.align_a = alignment_bytes(p.lda, reinterpret_cast<uintptr_t>(call.a), element_bytes(p.types.a));
+  p.align_b = alignment_bytes(p.ldb, reinterpret_cast<uintptr_t>(call.b), element_bytes(p.types.b));
+  p.align_c = alignment_bytes(p.ldc, reinterpret_cast<uintptr_t>(call.c), element_bytes(p.types.c));
   return p;
 }
 
@@ -112,7 +118,11 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.align_a),
           uint8_t(p.align_b),
           uint8_t(p.align_c),
-          uint8_t(p.beta_zero)};
+          uint8_t(p.beta_zero),
+          uint8_t(p.types.a),
+          uint8_t(p.types.b),
+          uint8_t(p.types.c),
+          uint8_t(p.types.compute)};
 }
 
 Dispatcher::DeviceState& Dispatcher::device_state(int device) {
@@ -125,9 +135,8 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
     std::vector<TrialRecord> measured;
     if (db_) {
       try {
-        tuned = db_->best_entries("", state->info.name, state->info.arch);
-        for (TrialRecord& r : db_->trials("", state->info.name))
-          if (r.arch == state->info.arch) measured.push_back(std::move(r));
+        tuned = db_->best_entries(state->info.name, state->info.arch);
+        measured = db_->trials(state->info.name, state->info.arch);
       } catch (const std::exception& e) {
         spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }
@@ -142,57 +151,50 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
   return *slot;
 }
 
-// The cubin comes from the database when it holds one for this kernel, layout, arch and
-// NVRTC version; otherwise NVRTC compiles it once, and it is written back when the file is
-// writable, so the next process finds it.
+// The cubin comes from the database when it holds one for this kernel, layout, types, arch
+// and NVRTC version; otherwise NVRTC compiles it once, and it is written back when the file
+// is writable, so the next process finds it.
 const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice& choice,
                                           const Problem& problem) {
-  const KernelSource source = kernel_source(choice.config.template_name);
+  const GemmTemplate& family = template_named(choice.config.template_name);
   const std::string template_hash =
-      choice.template_hash.empty() ? source.hash : choice.template_hash;
+      choice.template_hash.empty() ? family.source().hash : choice.template_hash;
   const std::string arch = state.info.arch;
-  const std::string key =
-      template_hash + "|" + problem.layout() + "|" + choice.config.params_text();
+  const Problem variant = build_variant(problem);
+  const std::string key = template_hash + "|" + variant.functional_key() + "|" +
+                          choice.config.params_text();
   std::lock_guard lock(state.kernels_mutex);
   if (auto it = state.kernels.find(key); it != state.kernels.end()) return it->second.get();
 
   std::optional<BinaryRecord> stored;
   if (db_) {
     try {
-      stored = db_->find_binary_for(choice.config, template_hash, problem.op_a, problem.op_b, arch,
-                                    NvrtcCompiler::version());
+      stored = db_->find_binary(choice.config, template_hash, variant, arch,
+                                NvrtcCompiler::version());
     } catch (const std::exception& e) {
       spdlog::warn("tgemm: reading a cubin from {} failed: {}", db_path_, e.what());
     }
   }
   std::vector<char> cubin;
-  std::string entry = source.name;
   if (stored && stored->status == BinaryStatus::ok && !stored->compiled.cubin.empty()) {
     cubin = std::move(stored->compiled.cubin);
-    entry = stored->compiled.entry.empty() ? entry : stored->compiled.entry;
   } else {
-    CompiledKernel compiled =
-        NvrtcCompiler::compile(source, choice.config, problem.op_a, problem.op_b, arch);
+    CompiledKernel compiled = build_kernel(family, choice.config, variant, arch);
     if (!compiled.ok) fail("{}", compiled.error);
     spdlog::info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
                  compiled.compile_ms);
-    // Best effort, and only into a database that opened: a read-only file or a busy tuner
-    // costs the next process one compile, never this call a stall or a new file.
+    // Best effort, and only into a database that opened.
     if (db_) {
       try {
-        TuningDb writable(db_path_, TuningDb::Mode::read_write);
-        writable.set_busy_timeout_ms(50);
-        const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", arch);
-        const int64_t kernel_id = writable.upsert_kernel(choice.config, source.hash);
-        writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
-        writable.finish_run(run, "stored 1 cubin");
+        db_->write_back(choice.config, family.source().hash, compiled);
       } catch (const std::exception& e) {
         spdlog::debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
       }
     }
     cubin = std::move(compiled.cubin);
   }
-  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, entry);
+  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
+                                             family.block_resources(choice.config).dynamic_smem_bytes);
   const GemmKernel* raw = kernel.get();
   state.kernels.emplace(key, std::move(kernel));
   return raw;
@@ -209,7 +211,7 @@ Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& prob
   if (choice.path != Selection::cublas) {
     try {
       out.kernel = load_kernel(state, choice, problem);
-      out.plan = plan_launch(choice.config, problem);
+      out.plan = template_named(choice.config.template_name).plan_launch(choice.config, problem);
     } catch (const std::exception& e) {
       // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
       spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(),
@@ -246,16 +248,20 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
   if (!state.cublas && cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS)
     fail("cublasCreate failed");
   cublasSetStream(state.cublas, stream);
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
-  const cublasOperation_t op_b = call.op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = call.op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasStatus_t st = cublasSgemm(state.cublas, op_b, op_a, call.n, call.m, call.k, &call.alpha,
-                                  call.b, call.ldb, call.a, call.lda, &call.beta, call.c, call.ldc);
+  // f32x3 asks for FP32 accuracy, which cuBLAS's SGEMM gives.
+  GemmTypes types = call.types;
+  if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
+  const CublasGemmArgs args{types,  call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
+                            call.beta, call.a,   call.lda,  call.b, call.ldb, call.c, call.ldc};
+  cublasStatus_t st = row_major_gemm(state.cublas, args, CublasMath::matching);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+    throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
+                                            call.types.name(), cublasGetStatusString(st)));
   if (st != CUBLAS_STATUS_SUCCESS)
-    throw ExecutionError(fmt::format("cublasSgemm failed: {}", cublasGetStatusString(st)));
+    throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
 }
 
-void Dispatcher::sgemm(const GemmCall& call, cudaStream_t stream) {
+void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   bool empty = false;
   const Problem problem = to_problem(call, &empty);
   if (empty) return;

@@ -1,7 +1,8 @@
 // Dispatcher: libtgemm's engine. Picks the kernel for a problem (KernelSelector), gets its
 // cubin from the database (NVRTC only when the database has none), loads it once per
-// device, caches the choice per problem and launches it; cuBLAS is the last resort.
-// The cached path does no allocation, no SQL and no NVRTC.
+// device, caches the choice per problem and launches the plan its template makes; cuBLAS is
+// the last resort. Every element and compute type goes the same way; the cached path does
+// no allocation, no SQL and no NVRTC.
 #pragma once
 
 #include <cublas_v2.h>
@@ -17,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/tuning_db.h"
 #include "src/core/device_info.h"
+#include "src/core/tuning_records.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
@@ -39,6 +40,16 @@ struct NotSupportedError : Error {
 struct ExecutionError : Error {
   using Error::Error;
 };
+// A type combination that neither a tgemm kernel nor the cuBLAS fallback computes.
+struct TypeNotSupportedError : Error {
+  using Error::Error;
+};
+
+// Opt-in modes in the spirit of cublasSetMathMode.
+enum class MathMode {
+  standard,      // each call gets exactly the compute type it asks for
+  f32_via_3xtf32  // f32 calls may use FP32-accurate 3xTF32 kernels where they were faster
+};
 
 struct DispatcherOptions {
   std::string db_path;                                 // empty: $TGEMM_DB, else "tgemm.db"
@@ -46,17 +57,20 @@ struct DispatcherOptions {
   bool cublas_fallback = true;
 };
 
-// The arguments of one GEMM call, as the C and C++ APIs receive them.
+// The arguments of one GEMM call, as the C and C++ APIs receive them. alpha and beta are
+// in the accumulator type (f32 for every compute type); the types come last, so that an
+// f32 call reads as cuBLAS's SGEMM argument list.
 struct GemmCall {
   Op op_a = Op::N, op_b = Op::N;
   int m = 0, n = 0, k = 0;
   float alpha = 1, beta = 0;
-  const float* a = nullptr;
+  const void* a = nullptr;
   int lda = 0;
-  const float* b = nullptr;
+  const void* b = nullptr;
   int ldb = 0;
-  float* c = nullptr;
+  void* c = nullptr;
   int ldc = 0;
+  GemmTypes types;
 };
 
 class Dispatcher {
@@ -69,10 +83,12 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Throws Error for bad arguments (message names the argument), no device, or a failed launch.
-  void sgemm(const GemmCall& call, cudaStream_t stream);
-  // The path sgemm takes for this call (resolved and cached like sgemm does).
+  void gemm(const GemmCall& call, cudaStream_t stream);
+  // The path gemm takes for this call (resolved and cached like gemm does).
   Selection selection(const GemmCall& call);
   void set_cublas_fallback(bool enabled) { cublas_fallback_ = enabled; }
+  void set_math_mode(MathMode mode) { math_mode_ = mode; }
+  MathMode math_mode() const { return math_mode_; }
   // Whether the database opened; why not otherwise.
   bool has_database() const { return db_ != nullptr; }
   const std::string& database_problem() const { return db_problem_; }
@@ -82,6 +98,7 @@ class Dispatcher {
   struct CallKey {
     int device, m, n, k;
     uint8_t op_a, op_b, align_a, align_b, align_c, beta_zero;
+    uint8_t type_a, type_b, type_c, compute;
     bool operator==(const CallKey&) const = default;
   };
   struct CallKeyHash {
@@ -107,9 +124,10 @@ class Dispatcher {
 
   DispatcherOptions options_;
   std::string db_path_;
-  std::unique_ptr<TuningDb> db_;  // read-only; null when unavailable
+  std::unique_ptr<TuningRecords> db_;  // read-only; null when unavailable
   std::string db_problem_;
   std::atomic<bool> cublas_fallback_;
+  std::atomic<MathMode> math_mode_{MathMode::standard};
   std::shared_mutex cache_mutex_;  // readers: cached hits; writer: resolving a new key
   std::unordered_map<CallKey, Resolved, CallKeyHash> cache_;
   std::mutex devices_mutex_;

@@ -12,10 +12,31 @@ Op to_op(char op, const char* name) {
   throw InvalidValueError(std::string(name) + " must be 'N' or 'T'");
 }
 
-GemmCall make_call(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
-                   const float* b, int ldb, float* c, int ldc) {
-  return GemmCall{
-      to_op(op_a, "op_a"), to_op(op_b, "op_b"), m, n, k, 1.0f, 0.0f, a, lda, b, ldb, c, ldc};
+GemmCall make_call(GemmTypes types, char op_a, char op_b, int m, int n, int k, float alpha,
+                   const void* a, int lda, const void* b, int ldb, float beta, void* c, int ldc) {
+  GemmCall call;
+  call.types = types;
+  call.op_a = to_op(op_a, "op_a");
+  call.op_b = to_op(op_b, "op_b");
+  call.m = m;
+  call.n = n;
+  call.k = k;
+  call.alpha = alpha;
+  call.beta = beta;
+  call.a = a;
+  call.lda = lda;
+  call.b = b;
+  call.ldb = ldb;
+  call.c = c;
+  call.ldc = ldc;
+  return call;
+}
+
+GemmTypes types_of(DType in, DType out) {
+  GemmTypes t;
+  t.a = t.b = in;
+  t.c = out;
+  return t;
 }
 
 }  // namespace
@@ -28,15 +49,55 @@ Handle& Handle::operator=(Handle&&) noexcept = default;
 
 void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
                    const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
-  GemmCall call = make_call(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
-  call.alpha = alpha;
-  call.beta = beta;
-  dispatcher_->sgemm(call, stream);
+  gemm(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+                  const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
+  dispatcher_->gemm(make_call(GemmTypes{}, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                              ldc),
+                    stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+                  const __half* b, int ldb, float beta, __half* c, int ldc, cudaStream_t stream) {
+  dispatcher_->gemm(make_call(types_of(DType::f16, DType::f16), op_a, op_b, m, n, k, alpha, a, lda,
+                              b, ldb, beta, c, ldc),
+                    stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+                  int lda, const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
+                  cudaStream_t stream) {
+  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::bf16), op_a, op_b, m, n, k, alpha, a,
+                              lda, b, ldb, beta, c, ldc),
+                    stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+                  const __half* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
+  dispatcher_->gemm(make_call(types_of(DType::f16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
+                              b, ldb, beta, c, ldc),
+                    stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+                  int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
+                  cudaStream_t stream) {
+  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a,
+                              lda, b, ldb, beta, c, ldc),
+                    stream);
+}
+
+void Handle::set_math(Math math) {
+  dispatcher_->set_math_mode(math == Math::f32_via_3xtf32 ? MathMode::f32_via_3xtf32
+                                                          : MathMode::standard);
 }
 
 Selection Handle::selection(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
                             const float* b, int ldb, float* c, int ldc) {
-  return dispatcher_->selection(make_call(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc));
+  return dispatcher_->selection(
+      make_call(GemmTypes{}, op_a, op_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc));
 }
 
 void Handle::set_cublas_fallback(bool enabled) { dispatcher_->set_cublas_fallback(enabled); }

@@ -5,8 +5,9 @@
 #include <limits>
 #include <sstream>
 
+#include "src/core/arch_limits.h"
 #include "src/core/error.h"
-#include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm {
 
@@ -19,12 +20,12 @@ std::vector<DefaultKernel> parse_default_kernels(const std::string& text) {
   for (int number = 1; std::getline(lines, line); ++number) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream fields(line);
-    std::string arch, dtype, templ, params, extra;
+    std::string arch, types, templ, params, extra;
     if (!(fields >> arch)) continue;  // blank or comment
-    if (!(fields >> dtype >> templ >> params) || (fields >> extra))
+    if (!(fields >> types >> templ >> params) || (fields >> extra))
       fail("default kernels line {}: expected 'arch dtype template params'", number);
     if (arch != "*") arch_number(arch);
-    out.push_back({arch, parse_dtype(dtype), KernelConfig::from_params_text(templ, params)});
+    out.push_back({arch, parse_gemm_types(types), KernelConfig::from_params_text(templ, params)});
   }
   return out;
 }
@@ -34,11 +35,25 @@ const std::vector<DefaultKernel>& shipped_default_kernels() {
   return table;
 }
 
-bool can_run(const KernelConfig& config, const Problem& problem) {
-  if (unsupported_reason(config, problem)) return false;
-  const int64_t split_k = config.get_or("SPLIT_K", 1);
-  const int64_t k_tiles = (problem.k + config.get("BK") - 1) / config.get("BK");
-  return split_k <= std::max<int64_t>(1, k_tiles);
+namespace {
+
+// The launch rules alone: the family is registered and accepts the problem.
+bool launchable(const KernelConfig& config, const Problem& problem, const std::string& arch) {
+  const GemmTemplate* family = find_template(config.template_name);
+  return family && !family->unsupported_reason(config, problem, arch);
+}
+
+TileShape tile_of(const KernelConfig& config) {
+  return template_named(config.template_name).tile(config);
+}
+
+}  // namespace
+
+bool can_run(const KernelConfig& config, const Problem& problem, const std::string& arch) {
+  if (!launchable(config, problem, arch)) return false;
+  const TileShape t = tile_of(config);
+  const int64_t k_tiles = (problem.k + t.k - 1) / t.k;
+  return t.split_k <= std::max<int64_t>(1, k_tiles);
 }
 
 KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
@@ -63,13 +78,14 @@ namespace {
 
 // Blocks a config launches for a problem, split-K slices included.
 int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
-  const int64_t bm = config.get("BM"), bn = config.get("BN");
-  return ((problem.m + bm - 1) / bm) * ((problem.n + bn - 1) / bn) * config.get_or("SPLIT_K", 1);
+  const TileShape t = tile_of(config);
+  return ((problem.m + t.m - 1) / t.m) * ((problem.n + t.n - 1) / t.n) * t.split_k;
 }
 
 // Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
 double tile_fill(const KernelConfig& config, const Problem& problem) {
-  const int64_t bm = config.get("BM"), bn = config.get("BN");
+  const TileShape t = tile_of(config);
+  const int64_t bm = t.m, bn = t.n;
   const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
   const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
   return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
@@ -78,12 +94,11 @@ double tile_fill(const KernelConfig& config, const Problem& problem) {
 }  // namespace
 
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
-  const int64_t bk = config.get("BK"), split_k = config.get_or("SPLIT_K", 1);
-  const int64_t resident = std::max<int64_t>(1, sm_count_) * config.get_or("MIN_BLOCKS", 1);
+  const TileShape t = tile_of(config);
+  const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const int64_t waves = (launched_blocks(config, problem) + resident - 1) / resident;
-  const int64_t k_tiles_per_slice = ((problem.k + bk - 1) / bk + split_k - 1) / split_k;
-  return double(waves) * double(config.get("BM") * config.get("BN")) *
-         double(k_tiles_per_slice * bk);
+  const int64_t k_tiles_per_slice = ((problem.k + t.k - 1) / t.k + t.split_k - 1) / t.split_k;
+  return double(waves) * double(t.m * t.n) * double(k_tiles_per_slice * t.k);
 }
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {
@@ -91,17 +106,17 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   // The tuned best was measured correct and fastest on this very problem: only the launch
   // rules can refuse it (can_run's "sensible" split-K check is for kernels never run here).
   for (const BestEntry& e : tuned_) {
-    if (e.problem.key() == key && !unsupported_reason(e.config, problem))
+    if (e.problem.key() == key && launchable(e.config, problem, arch_))
       return {Selection::exact, e.config, e.template_hash, key};
   }
-  // The kNeighbours tuned problems of the same dtype and layout nearest in log(M, N, K)
+  // The kNeighbours tuned problems of the same types and layout nearest in log(M, N, K)
   // (other alignments pay kAlignmentPenalty: their kernels chose vector widths for them).
   constexpr double kAlignmentPenalty = 2.0;
   constexpr size_t kNeighbours = 2;
   std::vector<std::pair<double, const BestEntry*>> near;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
-    if (t.dtype != problem.dtype || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
+    if (t.types != problem.types || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
     const double dm = std::log(double(t.m) / double(problem.m));
     const double dn = std::log(double(t.n) / double(problem.n));
     const double dk = std::log(double(t.k) / double(problem.k));
@@ -122,7 +137,7 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     auto it = measured_.find(e->problem.key());
     if (it == measured_.end()) continue;
     for (const Measurement& m : it->second) {
-      if (!can_run(m.config, problem)) continue;
+      if (!can_run(m.config, problem, arch_)) continue;
       const double predicted =
           m.time_us * padded_work(m.config, problem) / padded_work(m.config, e->problem);
       if (predicted < best_us) {
@@ -151,7 +166,8 @@ const KernelConfig* KernelSelector::choose_default(const Problem& problem) const
     const KernelConfig* most = nullptr;
     int64_t most_blocks = -1;
     for (const DefaultKernel& d : defaults_) {
-      if (d.arch != arch || d.dtype != problem.dtype || !can_run(d.config, problem)) continue;
+      if (d.arch != arch || d.types != problem.types || !can_run(d.config, problem, arch_))
+        continue;
       const int64_t blocks = launched_blocks(d.config, problem);
       if (sm_count_ <= 0 || blocks >= sm_count_) {
         const double fill = tile_fill(d.config, problem);

@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.h"
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
+#include "src/core/tuning_records.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {
 
 struct DefaultKernel {
   std::string arch;  // "sm_90" or "*"
-  DType dtype = DType::f32;
+  GemmTypes types;
   KernelConfig config;
 };
 
@@ -64,8 +64,8 @@ class KernelSelector {
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
 };
 
-// Whether `config` can run `problem` and is a sensible choice for it: the launch plan's
-// alignment rules, and no split-K slice left without a full K tile.
-bool can_run(const KernelConfig& config, const Problem& problem);
+// Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is
+// registered and accepts the problem, and no split-K slice is left without a full K tile.
+bool can_run(const KernelConfig& config, const Problem& problem, const std::string& arch);
 
 }  // namespace tgemm

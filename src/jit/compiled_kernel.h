@@ -15,6 +15,7 @@ struct CompiledKernel {
   std::string entry;              // extern "C" kernel name in the cubin
   std::string arch;               // "sm_90"
   Op op_a = Op::N, op_b = Op::N;  // the layout compiled in
+  GemmTypes types;                // the element and compute types compiled in
   std::string nvrtc_version;
   std::string options;    // every NVRTC option, space separated
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)

@@ -1,4 +1,5 @@
-// Kernel templates embedded at build time (cmake/embed_templates.cmake), looked up by name.
+// Kernel templates embedded at build time (cmake/embed_templates.cmake), looked up by name,
+// with the shared headers of kernel_templates/common/ that NVRTC sees as named headers.
 #pragma once
 
 #include <string>
@@ -7,21 +8,41 @@
 namespace tgemm {
 
 struct EmbeddedTemplate {
-  const char* name;    // file stem, e.g. "sgemm_simt"
+  const char* name;    // file stem, e.g. "gemm_naive"
   const char* source;  // the .cuh text
+  const char* space;   // its shipped search space (configs/spaces/<name>.yaml)
+};
+
+struct EmbeddedHeader {
+  const char* include_name;  // "common/gemm_params.h", as templates include it
+  const char* text;
 };
 
 // Defined in the generated embedded_templates.cpp.
 const std::vector<EmbeddedTemplate>& embedded_templates();
+const std::vector<EmbeddedHeader>& embedded_common_headers();
+
+struct NamedHeader {
+  std::string include_name;
+  std::string text;
+};
 
 struct KernelSource {
   std::string name;
   std::string text;
-  std::string hash;  // stable_hash(text): the template's version
+  std::vector<NamedHeader> headers;  // what `#include "common/..."` resolves to
+  // stable_hash of the text and every header: the version of everything the device code is
+  // built from, part of every cache key and stored with every kernel.
+  std::string hash;
 };
 
-// Throws Error naming the known templates when `name` is not one.
+// The embedded template with the embedded common headers. Throws Error naming the known
+// templates when `name` is not one.
 KernelSource kernel_source(const std::string& name);
+// A template text from elsewhere (a file under development, a test's variant), with the
+// embedded common headers; it may also include the shipped templates by file name
+// ("sgemm_simt.cuh"), e.g. to wrap one.
+KernelSource kernel_source_from_text(const std::string& name, const std::string& text);
 std::vector<std::string> template_names();
 
 }  // namespace tgemm

@@ -40,47 +40,51 @@ std::string NvrtcCompiler::version() {
   return fmt::format("{}.{}", major, minor);
 }
 
-std::vector<std::string> NvrtcCompiler::options(const KernelConfig& config, Op op_a, Op op_b,
+std::vector<std::string> NvrtcCompiler::options(const std::vector<std::string>& defines,
                                                 const std::string& arch) {
   arch_number(arch);  // throws on a malformed arch
   // A real arch (sm_XY, not compute_XY) makes NVRTC emit a cubin: nothing is left to the driver.
-  std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "-Xptxas=-v",
-                                   fmt::format("-DTGEMM_OP_A={}", op_a == Op::T ? 1 : 0),
-                                   fmt::format("-DTGEMM_OP_B={}", op_b == Op::T ? 1 : 0)};
-  for (auto& d : config.defines()) opts.push_back(d);
+  std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "-Xptxas=-v"};
+  opts.insert(opts.end(), defines.begin(), defines.end());
   return opts;
 }
 
-std::string NvrtcCompiler::cache_key(const KernelSource& source, const KernelConfig& config,
-                                     Op op_a, Op op_b, const std::string& arch) {
-  return stable_hash(fmt::format("{}|{}|{}|{}", source.hash,
-                                 fmt::join(options(config, op_a, op_b, arch), " "), arch,
-                                 version()));
+std::string NvrtcCompiler::cache_key(const KernelSource& source,
+                                     const std::vector<std::string>& defines,
+                                     const std::string& arch) {
+  return stable_hash(
+      fmt::format("{}|{}|{}|{}", source.hash, fmt::join(options(defines, arch), " "), arch, version()));
 }
 
-CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const KernelConfig& config,
-                                      Op op_a, Op op_b, const std::string& arch) {
+CompiledKernel NvrtcCompiler::compile(const KernelSource& source,
+                                      const std::vector<std::string>& defines,
+                                      const std::string& entry, const std::string& arch,
+                                      const std::string& display_name) {
   CompiledKernel out;
-  out.entry = source.name;
+  out.entry = entry;
   out.arch = arch;
-  out.op_a = op_a;
-  out.op_b = op_b;
   out.nvrtc_version = version();
   std::vector<std::string> opts;
   try {
-    opts = options(config, op_a, op_b, arch);
+    opts = options(defines, arch);
   } catch (const std::exception& e) {
     out.error = e.what();
     return out;
   }
   out.options = fmt::format("{}", fmt::join(opts, " "));
-  out.cache_key = cache_key(source, config, op_a, op_b, arch);
+  out.cache_key = cache_key(source, defines, arch);
 
   auto started = std::chrono::steady_clock::now();
   ProgramPtr program(new nvrtcProgram(nullptr));
   std::string file_name = source.name + ".cu";
-  nvrtcResult rc = nvrtcCreateProgram(program.get(), source.text.c_str(), file_name.c_str(), 0,
-                                      nullptr, nullptr);
+  std::vector<const char*> header_texts, header_names;
+  for (const NamedHeader& h : source.headers) {
+    header_texts.push_back(h.text.c_str());
+    header_names.push_back(h.include_name.c_str());
+  }
+  nvrtcResult rc =
+      nvrtcCreateProgram(program.get(), source.text.c_str(), file_name.c_str(),
+                         int(header_texts.size()), header_texts.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     out.error = fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(rc));
     return out;
@@ -93,15 +97,15 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source, const KernelCo
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (rc != NVRTC_SUCCESS) {
-    out.error = fmt::format("NVRTC failed to compile {} ({}) with options [{}]:\n{}",
-                            config.canonical_name(), nvrtcGetErrorString(rc), out.options, out.log);
+    out.error = fmt::format("NVRTC failed to compile {} ({}) with options [{}]:\n{}", display_name,
+                            nvrtcGetErrorString(rc), out.options, out.log);
     return out;
   }
   size_t size = 0;
   nvrtcGetCUBINSize(*program, &size);
   out.cubin.resize(size);
   if (size == 0 || nvrtcGetCUBIN(*program, out.cubin.data()) != NVRTC_SUCCESS) {
-    out.error = fmt::format("NVRTC produced no cubin for {} ({})", config.canonical_name(), arch);
+    out.error = fmt::format("NVRTC produced no cubin for {} ({})", display_name, arch);
     return out;
   }
   out.resources = parse_ptxas_log(out.log, out.entry);

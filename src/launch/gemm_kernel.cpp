@@ -1,32 +1,33 @@
 #include "src/launch/gemm_kernel.h"
 
+#include "src/core/error.h"
 #include "src/cuda/cuda_check.h"
 
 namespace tgemm {
 
 GemmKernel::GemmKernel(const KernelConfig& config, const std::vector<char>& cubin,
-                       const std::string& entry)
+                       const std::vector<std::string>& entries, size_t main_smem_bytes)
     : config_(config), library_(std::make_unique<CudaLibrary>(cubin)) {
-  main_ = library_->kernel(entry);
-  prepare_c_ = library_->kernel(entry + "_prepare_c");
+  if (entries.empty()) fail("{}: a kernel needs at least one entry", config.canonical_name());
+  for (const std::string& entry : entries) entries_.push_back(library_->kernel(entry));
   // Above 48 KiB a block gets dynamic shared memory only after opting in.
-  TGEMM_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(main_),
+  TGEMM_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(entries_.front()),
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(dynamic_smem_bytes(config_))));
+                                        int(main_smem_bytes)));
 }
 
 cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
                                cudaStream_t stream) const {
   void* args[] = {const_cast<GemmParams*>(&params)};
-  if (plan.prepare_c) {
-    cudaError_t err =
-        cudaLaunchKernel(reinterpret_cast<const void*>(prepare_c_), dim3(plan.prepare_grid),
-                         dim3(plan.prepare_block), args, 0, stream);
+  for (const KernelLaunch& l : plan) {
+    if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;
+    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(entries_[size_t(l.entry)]),
+                                       dim3(l.grid[0], l.grid[1], l.grid[2]),
+                                       dim3(l.block[0], l.block[1], l.block[2]), args,
+                                       l.smem_bytes, stream);
     if (err != cudaSuccess) return err;
   }
-  return cudaLaunchKernel(
-      reinterpret_cast<const void*>(main_), dim3(plan.grid[0], plan.grid[1], plan.grid[2]),
-      dim3(plan.block[0], plan.block[1], plan.block[2]), args, plan.smem_bytes, stream);
+  return cudaSuccess;
 }
 
 }  // namespace tgemm

@@ -1,4 +1,5 @@
-// GemmKernel: one compiled config loaded on the GPU and ready to launch for problems it supports.
+// GemmKernel: one compiled config loaded on the GPU, every entry of its cubin, ready to run
+// the launch plans its template makes.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,19 +16,19 @@ namespace tgemm {
 
 class GemmKernel {
  public:
-  // Loads the cubin (throws Error when it cannot) and raises the kernel's dynamic
-  // shared-memory limit on the current device.
-  GemmKernel(const KernelConfig& config, const std::vector<char>& cubin, const std::string& entry);
+  // Loads the cubin and its entries (throws Error when it cannot) and raises the main
+  // entry's dynamic shared-memory limit to `main_smem_bytes` on the current device.
+  GemmKernel(const KernelConfig& config, const std::vector<char>& cubin,
+             const std::vector<std::string>& entries, size_t main_smem_bytes);
 
   const KernelConfig& config() const { return config_; }
-  // Enqueues the GEMM on `stream`; returns the launch's status, never throws.
+  // Enqueues the plan's launches on `stream`; returns the first failure, never throws.
   cudaError_t launch(const LaunchPlan& plan, const GemmParams& params, cudaStream_t stream) const;
 
  private:
   KernelConfig config_;
   std::unique_ptr<CudaLibrary> library_;
-  cudaKernel_t main_ = nullptr;
-  cudaKernel_t prepare_c_ = nullptr;
+  std::vector<cudaKernel_t> entries_;
 };
 
 }  // namespace tgemm

@@ -1,46 +1,38 @@
-// How a config of the sgemm_simt template is launched for a problem: whether it can
-// run it at all, the grid, block and shared memory, and the kernel parameter block.
+// LaunchPlan: the kernel launches that compute one problem with one config (a main kernel,
+// plus e.g. a C-scaling pre-pass or a split-K reduction), and the parameter block they share.
+// Templates make plans (src/templates/); GemmKernel launches them.
 #pragma once
 
+#include <array>
 #include <cstddef>
-#include <optional>
-#include <string>
 
-#include "src/core/kernel_config.h"
+#include "kernel_templates/common/gemm_params.h"
 #include "src/core/problem.h"
 
 namespace tgemm {
 
-// Mirrors `struct SgemmParams` in kernel_templates/sgemm_simt.cuh byte for byte.
-struct GemmParams {
-  const float* a;
-  const float* b;
-  float* c;
-  long long lda, ldb, ldc;
-  int m, n, k;
-  float alpha, beta;
-  int c_vec4;
-};
-static_assert(sizeof(GemmParams) == 72, "GemmParams must match SgemmParams in the template");
+static_assert(sizeof(GemmParams) == 72, "the parameter block's layout is fixed (see the header)");
 
-struct LaunchPlan {
+struct KernelLaunch {
+  int entry = 0;  // index into the template's entries() for the config
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
-  size_t smem_bytes = 0;
-  // Split-K adds its slices into C, so C = beta * C runs first (kernel `<entry>_prepare_c`).
-  bool prepare_c = false;
-  unsigned prepare_grid = 1, prepare_block = 256;
+  size_t smem_bytes = 0;  // dynamic shared memory
 };
 
-// Threads per block of a config.
-int block_threads(const KernelConfig& config);
-// Dynamic shared memory a config's kernel needs, in bytes.
-size_t dynamic_smem_bytes(const KernelConfig& config);
-// Why `config` cannot compute `problem` (dtype, vector alignment), or nullopt when it can.
-std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem);
-// Throws Error when the config cannot run the problem.
-LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem);
-GemmParams make_params(const Problem& problem, const float* a, const float* b, float* c,
+// A fixed-size list, so that copying a plan (the dispatcher's cached calls) allocates nothing.
+struct LaunchPlan {
+  static constexpr int kMaxLaunches = 4;
+  std::array<KernelLaunch, kMaxLaunches> launches{};
+  int count = 0;
+
+  void add(const KernelLaunch& launch);  // throws Error past kMaxLaunches
+  const KernelLaunch* begin() const { return launches.data(); }
+  const KernelLaunch* end() const { return launches.data() + count; }
+};
+
+// The parameter block for `problem` on these buffers.
+GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c,
                        float alpha, float beta);
 
 }  // namespace tgemm

@@ -103,7 +103,7 @@ class TgemmDbCli : public ::testing::Test {
       db.record_trial(run, problem, kernel(t.config.get("BM")), dev, std::nullopt, t);
     };
     const int64_t big =
-        db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096));
+        db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
     record(big, h200, trial(64, TrialStatus::ok, 2000));
     record(big, h200, trial(128, TrialStatus::ok, 1000));
     record(big, h200, trial(256, TrialStatus::ok, 1500));
@@ -115,7 +115,7 @@ class TgemmDbCli : public ::testing::Test {
     db.update_best(big, h200);
 
     const int64_t mid =
-        db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1024));
+        db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 1024, 1024, 1024));
     record(mid, h200, trial(64, TrialStatus::ok, 50));
     record(mid, t4, trial(64, TrialStatus::ok, 700));
     record(mid, t4, trial(128, TrialStatus::ok, 600));
@@ -123,7 +123,7 @@ class TgemmDbCli : public ::testing::Test {
     db.update_best(mid, t4);
 
     const int64_t small =
-        db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, 512, 512, 512));
+        db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 512, 512));
     record(small, h200, trial(128, TrialStatus::crashed, 0, "illegal memory access"));
     db.update_best(small, h200);
     db.finish_run(run, "fixture");
@@ -159,7 +159,7 @@ TEST_F(TgemmDbCli, list_prints_header_and_one_line_per_problem_and_device) {
   for (const char* column :
        {"problem", "device", "best kernel", "us", "TFLOP/s", "cuBLAS us", "vs cuBLAS", "trials"})
     EXPECT_TRUE(contains(lines[0], column)) << column;
-  const std::string big_key = Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096).key();
+  const std::string big_key = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096).key();
   // Ordered by device, then shape: H200 1024, H200 4096, T4 1024.
   EXPECT_TRUE(contains(lines[1], kH200) && contains(lines[1], "m1024")) << lines[1];
   EXPECT_TRUE(contains(lines[2], big_key)) << lines[2];

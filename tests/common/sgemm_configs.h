@@ -7,6 +7,11 @@
 #include <utility>
 
 #include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/jit/compiled_kernel.h"
+#include "src/templates/gemm_template.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm::testing {
 
@@ -28,6 +33,18 @@ inline KernelConfig sgemm_config(
                   {"MIN_BLOCKS", 1}}};
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
+}
+
+// A config's cubin for an f32 problem of this layout, as the tuner builds it.
+inline CompiledKernel compile_f32(const KernelConfig& config, Op op_a, Op op_b,
+                                  const std::string& arch) {
+  return build_kernel(template_named(config.template_name), config,
+                      Problem::packed(GemmTypes{}, op_a, op_b, 1, 1, 1), arch);
+}
+
+// What one block of a config needs, as its family says.
+inline BlockResources block_of(const KernelConfig& config) {
+  return template_named(config.template_name).block_resources(config);
 }
 
 }  // namespace tgemm::testing

@@ -14,6 +14,7 @@
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
+#include "tests/common/sgemm_configs.h"
 #include "src/jit/nvrtc_compiler.h"
 
 namespace tgemm {
@@ -115,11 +116,11 @@ class DispatcherGpu : public ::testing::Test {
     TuningDb db(db_path_, TuningDb::Mode::read_write);
     const int64_t run = db.begin_run("dispatcher test", "tgemm", info_.arch);
     const int64_t device = db.upsert_device(info_);
-    const auto problem = Problem::packed(DType::f32, Op::N, Op::N, 256, 256, 256);
+    const auto problem = Problem::packed(GemmTypes{}, Op::N, Op::N, 256, 256, 256);
     const int64_t problem_id = db.upsert_problem(problem);
     const auto source = kernel_source("sgemm_simt");
     const int64_t kernel_id = db.upsert_kernel(tuned_, source.hash);
-    auto compiled = NvrtcCompiler::compile(source, tuned_, Op::N, Op::N, info_.arch);
+    auto compiled = tgemm::testing::compile_f32(tuned_, Op::N, Op::N, info_.arch);
     ASSERT_TRUE(compiled.ok) << compiled.error;
     const int64_t binary = db.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
     TrialResult t;
@@ -137,14 +138,14 @@ class DispatcherGpu : public ::testing::Test {
 
   static void expect_correct(Dispatcher& d, const Case& t, Selection expected) {
     GemmCall call{t.op_a,  t.op_b, t.m,     t.n,   t.k,     t.alpha, t.beta,
-                  nullptr, t.lda,  nullptr, t.ldb, nullptr, t.ldc};
+                  nullptr, t.lda,  nullptr, t.ldb, nullptr, t.ldc, {}};
     Selection seen{};
     double err = t.run([&](float* a, float* b, float* c) {
       call.a = a;
       call.b = b;
       call.c = c;
       seen = d.selection(call);
-      d.sgemm(call, nullptr);
+      d.gemm(call, nullptr);
     });
     EXPECT_EQ(seen, expected) << to_string(seen);
     EXPECT_LT(err, 1e-5) << t.m << "x" << t.n << "x" << t.k << " lda " << t.lda;
@@ -192,7 +193,7 @@ TEST_F(DispatcherGpu, cublas_is_the_last_resort_and_can_be_switched_off) {
   d.set_cublas_fallback(false);
   auto t = Case::make(Op::N, Op::N, 8, 8, 8, 0, 1, 0, 0, 9);
   EXPECT_THROW(t.run([&](float* a, float* b, float* c) {
-    d.sgemm({Op::N, Op::N, 8, 8, 8, 1, 0, a, 8, b, 8, c, 8}, nullptr);
+    d.gemm({Op::N, Op::N, 8, 8, 8, 1, 0, a, 8, b, 8, c, 8, {}}, nullptr);
   }),
                NotSupportedError);
 }
@@ -204,7 +205,7 @@ TEST_F(DispatcherGpu, k_zero_scales_c_by_beta) {
   t.a.assign(size_t(33), 0.0f);
   t.b.assign(17, 0.0f);
   double err = t.run([&](float* a, float* b, float* c) {
-    d.sgemm({Op::N, Op::N, 33, 17, 0, 1, 0.5f, a, 1, b, 17, c, 17}, nullptr);
+    d.gemm({Op::N, Op::N, 33, 17, 0, 1, 0.5f, a, 1, b, 17, c, 17, {}}, nullptr);
   });
   EXPECT_LT(err, 1e-6);
 }
@@ -216,10 +217,11 @@ TEST_F(DispatcherGpu, default_cubin_is_written_back_to_a_writable_database) {
   TuningDb ro(db_path_, TuningDb::Mode::read_only);
   const KernelConfig chosen =
       KernelSelector({}, shipped_default_kernels(), info_.arch, info_.sm_count)
-          .choose(Problem::packed(DType::f32, Op::T, Op::T, 96, 96, 96))
+          .choose(Problem::packed(GemmTypes{}, Op::T, Op::T, 96, 96, 96))
           .config;
-  auto stored = ro.find_binary_for(chosen, kernel_source("sgemm_simt").hash, Op::T, Op::T,
-                                   info_.arch, NvrtcCompiler::version());
+  auto stored = ro.find_binary_for(chosen, kernel_source("sgemm_simt").hash,
+                                   Problem::packed(GemmTypes{}, Op::T, Op::T, 1, 1, 1), info_.arch,
+                                   NvrtcCompiler::version());
   ASSERT_TRUE(stored);
   EXPECT_FALSE(stored->compiled.cubin.empty());
 }
@@ -234,12 +236,12 @@ TEST_F(DispatcherGpu, many_threads_and_streams_share_one_handle) {
       auto c =
           Case::make(t % 2 ? Op::T : Op::N, Op::N, 128 + t, 64 + 3 * t, 96, 0, 1, 0, 0, 20 + t);
       GemmCall call{c.op_a,  c.op_b, c.m,     c.n,   c.k,     1,    0,
-                    nullptr, c.lda,  nullptr, c.ldb, nullptr, c.ldc};
+                    nullptr, c.lda,  nullptr, c.ldb, nullptr, c.ldc, {}};
       errors[t] = c.run([&](float* a, float* b, float* out) {
         call.a = a;
         call.b = b;
         call.c = out;
-        for (int rep = 0; rep < 20; ++rep) d.sgemm(call, stream.get());
+        for (int rep = 0; rep < 20; ++rep) d.gemm(call, stream.get());
         stream.synchronize();
       });
     });

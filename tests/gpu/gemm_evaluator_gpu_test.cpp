@@ -11,6 +11,8 @@
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
+#include "tests/common/sgemm_configs.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/input/problem_set.h"
 
@@ -74,7 +76,7 @@ class Kernels {
     auto work = [&] {
       for (size_t i = next++; i < compiled_.size(); i = next++) {
         const Op a = (i % 4) / 2 ? Op::T : Op::N, b = i % 2 ? Op::T : Op::N;
-        compiled_[i] = NvrtcCompiler::compile(source, sample_configs()[i / 4], a, b, arch);
+        compiled_[i] = tgemm::testing::compile_f32(sample_configs()[i / 4], a, b, arch);
       }
     };
     std::vector<std::thread> pool;
@@ -132,8 +134,9 @@ class EvaluatorGpu : public ::testing::Test {
         failures_.push_back(config.canonical_name() + ": compile failed: " + kernel.error);
         continue;
       }
-      const TrialResult r = evaluator().evaluate(config, kernel.cubin, kernel.entry);
-      const bool supported = !unsupported_reason(config, problem);
+      const TrialResult r = evaluator().evaluate(config, kernel.cubin);
+      const bool supported =
+          !template_named(config.template_name).unsupported_reason(config, problem, arch_);
       const TrialStatus expected = supported ? TrialStatus::ok : TrialStatus::invalid;
       if (r.status != expected)
         failures_.push_back(fmt::format("{} on {}: {} ({}), expected {}", config.canonical_name(),
@@ -142,7 +145,7 @@ class EvaluatorGpu : public ::testing::Test {
         ++ok_runs_[i];
         EXPECT_GT(r.time_median_us, 0);
         EXPECT_GE(r.runs, 1);
-        EXPECT_LE(r.max_rel_error, relative_error_bound(DType::f32, problem.k));
+        EXPECT_LE(r.max_rel_error, relative_error_bound(GemmTypes{}, problem.k));
       }
       ASSERT_FALSE(evaluator().context_broken()) << config.canonical_name() << " on " << what;
     }
@@ -171,7 +174,7 @@ TEST_F(EvaluatorGpu, cublas_reference_agrees_with_fp64_and_is_timed) {
   for (Op a : {Op::N, Op::T})
     for (Op b : {Op::N, Op::T})
       for (Scalars s : {kPlain, kScaled}) {
-        Problem p = with_scalars(Problem::packed(DType::f32, a, b, 300, 200, 150), s);
+        Problem p = with_scalars(Problem::packed(GemmTypes{}, a, b, 300, 200, 150), s);
         const CublasTiming t =
             evaluator().prepare(p, TimingOptions{}, GemmScalars{s.alpha, s.beta}, true);
         ASSERT_TRUE(t.ok) << layout_name(a, b) << ": " << t.error;
@@ -195,7 +198,7 @@ TEST_F(EvaluatorGpu, sample_configs_are_correct_on_quick_and_irregular_shapes) {
       for (Op b : {Op::N, Op::T})
         for (Scalars s : {kPlain, kScaled}) {
           const Problem p = with_scalars(
-              Problem::packed(DType::f32, a, b, shape.problem.m, shape.problem.n, shape.problem.k),
+              Problem::packed(GemmTypes{}, a, b, shape.problem.m, shape.problem.n, shape.problem.k),
               s);
           run_case(p, s, large ? kLargeShapeConfigs : all_configs());
         }
@@ -211,13 +214,13 @@ TEST_F(EvaluatorGpu, padded_and_odd_leading_dimensions_are_honoured) {
     for (Op b : {Op::N, Op::T})
       for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{255, 129, 67}, {200, 300, 400}})
         for (Scalars s : {kPlain, kScaled}) {
-          Problem p = with_scalars(Problem::packed(DType::f32, a, b, m, n, k), s);
+          Problem p = with_scalars(Problem::packed(GemmTypes{}, a, b, m, n, k), s);
           p.lda = p.a_cols() + 1;
           p.ldb = p.b_cols() + 1;
           p.ldc = p.n + 1;
-          p.align_a = vector_alignment(p.lda, 0, 4);
-          p.align_b = vector_alignment(p.ldb, 0, 4);
-          p.align_c = vector_alignment(p.ldc, 0, 4);
+          p.align_a = alignment_bytes(p.lda, 0, 4);
+          p.align_b = alignment_bytes(p.ldb, 0, 4);
+          p.align_c = alignment_bytes(p.ldc, 0, 4);
           run_case(p, s, all_configs());
         }
   expect_no_failures();
@@ -230,7 +233,7 @@ TEST_F(EvaluatorGpu, misaligned_pointers_are_handled) {
   for (Op a : {Op::N, Op::T})
     for (Op b : {Op::N, Op::T})
       for (Scalars s : {kPlain, kScaled}) {
-        Problem p = with_scalars(Problem::packed(DType::f32, a, b, 256, 192, 320), s);
+        Problem p = with_scalars(Problem::packed(GemmTypes{}, a, b, 256, 192, 320), s);
         p.align_a = 1;  // A one float off
         p.align_b = 2;
         p.align_c = 1;  // C one float off: no float4 stores
@@ -246,11 +249,11 @@ TEST_F(EvaluatorGpu, misaligned_pointers_are_handled) {
 }
 
 TEST_F(EvaluatorGpu, a_kernel_for_the_wrong_layout_is_a_wrong_result) {
-  const Problem p = Problem::packed(DType::f32, Op::N, Op::T, 256, 256, 256);
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::T, 256, 256, 256);
   ASSERT_TRUE(evaluator().prepare(p, kQuick, {}, false).ok);
   const CompiledKernel& nn = Kernels::get(arch_).at(0, Op::N, Op::N);
   ASSERT_TRUE(nn.ok) << nn.error;
-  const TrialResult r = evaluator().evaluate(sample_configs()[0], nn.cubin, nn.entry);
+  const TrialResult r = evaluator().evaluate(sample_configs()[0], nn.cubin);
   EXPECT_EQ(r.status, TrialStatus::wrong_result) << r.error;
   EXPECT_GT(r.max_rel_error, 0.1);
   EXPECT_NE(r.error.find("C["), std::string::npos) << r.error;
@@ -258,30 +261,30 @@ TEST_F(EvaluatorGpu, a_kernel_for_the_wrong_layout_is_a_wrong_result) {
 }
 
 TEST_F(EvaluatorGpu, unloadable_cubins_and_unsupported_problems_are_not_crashes) {
-  Problem p = Problem::packed(DType::f32, Op::N, Op::N, 128, 128, 127);  // lda 127: VEC 1 only
+  Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 128, 128, 127);  // lda 127: VEC 1 only
   ASSERT_TRUE(evaluator().prepare(p, kQuick, {}, false).ok);
   const std::vector<char> garbage = {'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i', 'n'};
-  const TrialResult bad = evaluator().evaluate(sample_configs()[2], garbage, "sgemm_simt");
+  const TrialResult bad = evaluator().evaluate(sample_configs()[2], garbage);
   EXPECT_EQ(bad.status, TrialStatus::launch_failed) << bad.error;
   EXPECT_FALSE(evaluator().context_broken());
 
   const CompiledKernel& vec4 = Kernels::get(arch_).at(0, Op::N, Op::N);
-  const TrialResult invalid = evaluator().evaluate(sample_configs()[0], vec4.cubin, vec4.entry);
+  const TrialResult invalid = evaluator().evaluate(sample_configs()[0], vec4.cubin);
   EXPECT_EQ(invalid.status, TrialStatus::invalid);
   EXPECT_NE(invalid.error.find("VEC=4"), std::string::npos) << invalid.error;
 
   const CompiledKernel& vec1 = Kernels::get(arch_).at(2, Op::N, Op::N);
-  const TrialResult ok = evaluator().evaluate(sample_configs()[2], vec1.cubin, vec1.entry);
+  const TrialResult ok = evaluator().evaluate(sample_configs()[2], vec1.cubin);
   EXPECT_EQ(ok.status, TrialStatus::ok) << ok.error;
 }
 
 TEST_F(EvaluatorGpu, times_and_compares_a_correct_kernel_with_cublas) {
-  const Problem p = Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1024);
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 1024, 1024, 1024);
   const TimingOptions timing{2, 10, 100, 500, 0.02};
   const CublasTiming cublas = evaluator().prepare(p, timing, {}, true);
   ASSERT_TRUE(cublas.ok) << cublas.error;
   const CompiledKernel& k = Kernels::get(arch_).at(0, Op::N, Op::N);
-  const TrialResult r = evaluator().evaluate(sample_configs()[0], k.cubin, k.entry);
+  const TrialResult r = evaluator().evaluate(sample_configs()[0], k.cubin);
   ASSERT_EQ(r.status, TrialStatus::ok) << r.error;
   EXPECT_GE(r.runs, 10);
   EXPECT_LE(r.runs, 100);
@@ -290,7 +293,7 @@ TEST_F(EvaluatorGpu, times_and_compares_a_correct_kernel_with_cublas) {
   EXPECT_LE(r.time_median_us, r.time_max_us);
   EXPECT_NEAR(r.tflops, p.flops() / r.time_median_us * 1e-6, 1e-9 * r.tflops);
   EXPECT_GT(r.tflops, 1.0);  // any working FP32 kernel on a datacenter GPU
-  const Comparison c = evaluator().compare(sample_configs()[0], k.cubin, k.entry);
+  const Comparison c = evaluator().compare(sample_configs()[0], k.cubin);
   ASSERT_TRUE(c.ok) << c.error;
   EXPECT_GT(c.tgemm_median_us, 0);
   EXPECT_GT(c.cublas_median_us, 0);

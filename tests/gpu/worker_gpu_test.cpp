@@ -2,12 +2,17 @@
 // one `timeout`, and the same client then evaluates and compares a good kernel on a fresh
 // worker. Skips cleanly without a GPU.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 #include <chrono>
 
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/evaluate/worker_client.h"
 
@@ -23,8 +28,19 @@ KernelConfig good_config() {
 
 KernelConfig faulting_config(int fault) {
   KernelConfig c = good_config();
-  c.set("TGEMM_FAULT", fault);  // 1: illegal address, 2: never finishes
+  c.set("FAULT", fault);  // 1: illegal address, 2: never finishes
   return c;
+}
+
+// sgemm_simt's host side over the test's faulting device code.
+const GemmTemplate& fault_family() {
+  static const auto family = [] {
+    std::ifstream in(std::string(TGEMM_SOURCE_DIR) + "/tests/data/templates/fault_sgemm_simt.cuh");
+    std::stringstream text;
+    text << in.rdbuf();
+    return make_template("sgemm_simt", kernel_source_from_text("sgemm_simt", text.str()));
+  }();
+  return *family;
 }
 
 TEST(WorkerGpu, fault_is_crashed_hang_is_timeout_and_the_client_recovers) {
@@ -41,7 +57,9 @@ TEST(WorkerGpu, fault_is_crashed_hang_is_timeout_and_the_client_recovers) {
 
   const KernelSource source = kernel_source("sgemm_simt");
   auto compile = [&](const KernelConfig& config) {
-    CompiledKernel k = NvrtcCompiler::compile(source, config, Op::N, Op::N, device->arch);
+    CompiledKernel k = build_kernel(fault_family(), config,
+                                    Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 1, 1),
+                                    device->arch);
     EXPECT_TRUE(k.ok) << k.error;
     return k;
   };
@@ -51,7 +69,7 @@ TEST(WorkerGpu, fault_is_crashed_hang_is_timeout_and_the_client_recovers) {
   ASSERT_TRUE(good.ok && fault.ok && hang.ok);
 
   const CublasTiming cublas =
-      client.prepare_problem(Problem::packed(DType::f32, Op::N, Op::N, 512, 512, 512));
+      client.prepare_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 512, 512));
   ASSERT_TRUE(cublas.ok) << cublas.error;
   EXPECT_GT(cublas.median_us, 0);
 
@@ -89,10 +107,10 @@ TEST(WorkerGpu, a_wrong_kernel_is_wrong_result_through_the_worker) {
   const auto device = client.probe_device(&why);
   ASSERT_TRUE(device) << why;
   // Compiled for TN but run on NN: reads A transposed.
-  const CompiledKernel tn = NvrtcCompiler::compile(kernel_source("sgemm_simt"), good_config(),
+  const CompiledKernel tn = tgemm::testing::compile_f32(good_config(),
                                                    Op::T, Op::N, device->arch);
   ASSERT_TRUE(tn.ok) << tn.error;
-  ASSERT_TRUE(client.prepare_problem(Problem::packed(DType::f32, Op::N, Op::N, 256, 256, 256)).ok);
+  ASSERT_TRUE(client.prepare_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 256, 256, 256)).ok);
   const TrialResult r = client.evaluate(good_config(), tn);
   EXPECT_EQ(r.status, TrialStatus::wrong_result) << r.error;
   EXPECT_EQ(client.restarts(), 0);

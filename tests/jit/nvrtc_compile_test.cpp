@@ -8,7 +8,10 @@
 
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/cubin_resources.h"
+#include "src/core/hash.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
 #include "src/launch/launch_plan.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/compile/resource_check.h"
@@ -28,7 +31,7 @@ TEST_P(CompilesForArch, default_config_in_every_layout_with_resources_parsed) {
   auto source = kernel_source("sgemm_simt");
   for (Op a : {Op::N, Op::T})
     for (Op b : {Op::N, Op::T}) {
-      auto k = NvrtcCompiler::compile(source, default_config(), a, b, arch);
+      auto k = testing::compile_f32(default_config(), a, b, arch);
       ASSERT_TRUE(k.ok) << k.error;
       EXPECT_EQ(k.arch, arch);
       EXPECT_GT(k.cubin.size(), 1000u);
@@ -36,7 +39,7 @@ TEST_P(CompilesForArch, default_config_in_every_layout_with_resources_parsed) {
       EXPECT_GT(k.resources.registers, 32);
       EXPECT_LE(k.resources.registers, 255);
       EXPECT_EQ(k.resources.spill_store_bytes, 0) << k.log;
-      EXPECT_EQ(resource_violation(k, default_config(), arch_limits(arch)), std::nullopt);
+      EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits(arch)), std::nullopt);
     }
 }
 
@@ -51,7 +54,7 @@ TEST_P(CompilesForArch, sample_of_legal_space_compiles) {
   auto source = kernel_source(space.template_name());
   for (size_t i = 0; i < 4; ++i) {
     const Op a = i % 2 ? Op::T : Op::N, b = i / 2 % 2 ? Op::T : Op::N;
-    auto k = NvrtcCompiler::compile(source, legal[i], a, b, arch);
+    auto k = testing::compile_f32(legal[i], a, b, arch);
     EXPECT_TRUE(k.ok) << legal[i].canonical_name() << "\n" << k.error;
     EXPECT_TRUE(k.resources.found) << k.log;
   }
@@ -70,9 +73,9 @@ TEST_P(CompilesForArch, every_shipped_default_kernel_is_legal_and_compiles) {
     if (d.arch != "*" && d.arch != arch) continue;
     const std::string name = d.config.canonical_name();
     EXPECT_TRUE(legal.count(name)) << name << " is not in " << kSpace;
-    auto k = NvrtcCompiler::compile(source, d.config, Op::N, Op::N, arch);
+    auto k = testing::compile_f32(d.config, Op::N, Op::N, arch);
     ASSERT_TRUE(k.ok) << name << "\n" << k.error;
-    EXPECT_EQ(resource_violation(k, d.config, arch_limits(arch)), std::nullopt) << name;
+    EXPECT_EQ(resource_violation(k, testing::block_of(d.config), arch_limits(arch)), std::nullopt) << name;
   }
 }
 
@@ -81,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_
 TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
   KernelConfig bad = default_config();
   bad.set("BM", 100);  // not a multiple of TM = 8
-  auto k = NvrtcCompiler::compile(kernel_source("sgemm_simt"), bad, Op::N, Op::N, "sm_80");
+  auto k = testing::compile_f32(bad, Op::N, Op::N, "sm_80");
   EXPECT_FALSE(k.ok);
   EXPECT_NE(k.error.find("BM must be a multiple of TM"), std::string::npos) << k.error;
   EXPECT_NE(k.error.find(bad.canonical_name()), std::string::npos);
@@ -91,45 +94,54 @@ TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
 
 TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
   auto k =
-      NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N, "gfx90a");
+      testing::compile_f32(default_config(), Op::N, Op::N, "gfx90a");
   EXPECT_FALSE(k.ok);
   EXPECT_NE(k.error.find("gfx90a"), std::string::npos);
 }
 
 TEST(NvrtcCompiler, cache_key_depends_on_every_input) {
-  auto source = kernel_source("sgemm_simt");
-  auto base = NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_80");
-  EXPECT_EQ(base, NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_80"));
-  EXPECT_NE(base, NvrtcCompiler::cache_key(source, default_config(), Op::N, Op::N, "sm_90"));
-  EXPECT_NE(base, NvrtcCompiler::cache_key(source, default_config(), Op::T, Op::N, "sm_80"));
+  const GemmTemplate& family = template_named("sgemm_simt");
+  auto variant = [](Op a, Op b, GemmTypes t = {}) { return Problem::packed(t, a, b, 1, 1, 1); };
+  auto key = [&](const GemmTemplate& f, const KernelConfig& c, const Problem& v,
+                 const char* arch) { return kernel_cache_key(f, c, v, arch); };
+  auto base = key(family, default_config(), variant(Op::N, Op::N), "sm_80");
+  EXPECT_EQ(base, key(family, default_config(), variant(Op::N, Op::N), "sm_80"));
+  EXPECT_NE(base, key(family, default_config(), variant(Op::N, Op::N), "sm_90"));
+  EXPECT_NE(base, key(family, default_config(), variant(Op::T, Op::N), "sm_80"));
+  EXPECT_NE(base, key(family, default_config(), variant(Op::N, Op::N, gemm_types("tf32")),
+                      "sm_80"));
   KernelConfig other = default_config();
   other.set("BK", 16);
-  EXPECT_NE(base, NvrtcCompiler::cache_key(source, other, Op::N, Op::N, "sm_80"));
-  KernelSource edited = source;
-  edited.hash = "0000000000000000";
-  EXPECT_NE(base, NvrtcCompiler::cache_key(edited, default_config(), Op::N, Op::N, "sm_80"));
+  EXPECT_NE(base, key(family, other, variant(Op::N, Op::N), "sm_80"));
+  // The template text and every common header are in the hash, hence in the key.
+  KernelSource edited = family.source();
+  edited.text += "\n";
+  auto edited_family = make_template("sgemm_simt", kernel_source_from_text("sgemm_simt", edited.text));
+  EXPECT_NE(base, key(*edited_family, default_config(), variant(Op::N, Op::N), "sm_80"));
+  ASSERT_FALSE(family.source().headers.empty());
+  EXPECT_NE(family.source().hash, stable_hash(family.source().text));
 }
 
 TEST(ResourceCheck, prunes_spills_and_oversized_shared_memory) {
   CompiledKernel k;
   k.resources.found = true;
   k.resources.registers = 64;
-  EXPECT_EQ(resource_violation(k, default_config(), arch_limits("sm_75")), std::nullopt);
+  EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits("sm_75")), std::nullopt);
   k.resources.spill_store_bytes = 8;
-  auto why = resource_violation(k, default_config(), arch_limits("sm_75"));
+  auto why = resource_violation(k, testing::block_of(default_config()), arch_limits("sm_75"));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("spills"), std::string::npos);
   k.resources.spill_store_bytes = 0;
   KernelConfig big = default_config();
   big.set("BK", 64);  // 2 stages x 64 x 264 floats = 135 KB: fits sm_90, not sm_75
-  EXPECT_EQ(resource_violation(k, big, arch_limits("sm_90")), std::nullopt);
-  why = resource_violation(k, big, arch_limits("sm_75"));
+  EXPECT_EQ(resource_violation(k, testing::block_of(big), arch_limits("sm_90")), std::nullopt);
+  why = resource_violation(k, testing::block_of(big), arch_limits("sm_75"));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("shared memory"), std::string::npos);
   k.resources.registers = 255;  // 255 x 512 threads > 65536
   KernelConfig wide = default_config();
   wide.set("TM", 4);
-  why = resource_violation(k, wide, arch_limits("sm_90"));
+  why = resource_violation(k, testing::block_of(wide), arch_limits("sm_90"));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("registers"), std::string::npos);
 }
@@ -146,7 +158,7 @@ TEST(CubinResources, agree_with_the_ptxas_report) {
   for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
     KernelConfig c = default_config();
     c.set("BM", 64);
-    auto k = NvrtcCompiler::compile(source, c, Op::T, Op::N, arch);
+    auto k = testing::compile_f32(c, Op::T, Op::N, arch);
     ASSERT_TRUE(k.ok) << k.error;
     const auto from_log = parse_ptxas_log(k.log, k.entry);
     ASSERT_TRUE(from_log.found) << k.log;
@@ -164,7 +176,7 @@ TEST(CubinResources, garbage_and_missing_functions_are_not_found) {
   EXPECT_FALSE(read_cubin_resources(std::vector<char>(100, 'x'), "sgemm_simt", "sm_80").found);
   EXPECT_FALSE(read_cubin_resources({}, "sgemm_simt", "sm_80").found);
   auto k =
-      NvrtcCompiler::compile(kernel_source("sgemm_simt"), default_config(), Op::N, Op::N, "sm_80");
+      testing::compile_f32(default_config(), Op::N, Op::N, "sm_80");
   ASSERT_TRUE(k.ok);
   EXPECT_FALSE(read_cubin_resources(k.cubin, "no_such_kernel", "sm_80").found);
   std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + 200);

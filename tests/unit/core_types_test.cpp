@@ -7,6 +7,7 @@
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm {
 namespace {
@@ -28,18 +29,18 @@ KernelConfig config_128() {
 }
 
 TEST(Problem, packed_sets_leading_dimensions_and_alignment_per_layout) {
-  auto p = Problem::packed(DType::f32, Op::T, Op::N, 127, 256, 64);
+  auto p = Problem::packed(GemmTypes{}, Op::T, Op::N, 127, 256, 64);
   EXPECT_EQ(p.lda, 127);  // A stored k x m
   EXPECT_EQ(p.ldb, 256);
   EXPECT_EQ(p.ldc, 256);
-  EXPECT_EQ(p.align_a, 1);
-  EXPECT_EQ(p.align_b, 4);
+  EXPECT_EQ(p.align_a, 4);  // bytes: 127 floats a row
+  EXPECT_EQ(p.align_b, 16);
   EXPECT_EQ(p.layout(), "TN");
-  EXPECT_EQ(p.key(), "f32_TN_m127_n256_k64_a144_b0");
+  EXPECT_EQ(p.key(), "f32_TN_m127_n256_k64_b0_a4.16.16");
 }
 
 TEST(Problem, validate_rejects_bad_dimensions_and_leading_dimensions) {
-  auto p = Problem::packed(DType::f32, Op::N, Op::N, 8, 8, 8);
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 8, 8, 8);
   EXPECT_NO_THROW(p.validate());
   auto zero = p;
   zero.m = 0;
@@ -58,12 +59,48 @@ TEST(Problem, validate_rejects_bad_dimensions_and_leading_dimensions) {
   EXPECT_THROW(huge.validate(), Error);
 }
 
-TEST(Problem, vector_alignment_needs_both_ld_and_address) {
-  EXPECT_EQ(vector_alignment(1024, 0, 4), 4);
-  EXPECT_EQ(vector_alignment(1024, 4, 4), 1);  // pointer one float past 16 bytes
-  EXPECT_EQ(vector_alignment(1024, 8, 4), 2);
-  EXPECT_EQ(vector_alignment(1023, 0, 4), 1);
-  EXPECT_EQ(vector_alignment(1022, 0, 4), 2);
+TEST(Problem, alignment_in_bytes_needs_both_ld_and_address) {
+  EXPECT_EQ(alignment_bytes(1024, 0, 4), 16);
+  EXPECT_EQ(alignment_bytes(1024, 4, 4), 4);  // pointer one float past 16 bytes
+  EXPECT_EQ(alignment_bytes(1024, 8, 4), 8);
+  EXPECT_EQ(alignment_bytes(1023, 0, 4), 4);
+  EXPECT_EQ(alignment_bytes(1022, 0, 4), 8);
+  // f16: 16-byte alignment is 8 elements, which elements of 4 could not express.
+  EXPECT_EQ(alignment_bytes(4096, 0, 2), 16);
+  EXPECT_EQ(alignment_bytes(4100, 0, 2), 8);
+  EXPECT_EQ(alignment_bytes(4097, 0, 2), 2);
+  EXPECT_EQ(alignment_bytes(4096, 2, 2), 2);
+}
+
+TEST(Problem, keys_split_into_functional_and_preference_parts) {
+  auto p = Problem::packed(gemm_types("f16", "f32"), Op::N, Op::T, 16, 4096, 4097);
+  EXPECT_EQ(p.functional_key(), "f16_out_f32_NT_m16_n4096_k4097_b0");
+  EXPECT_EQ(p.key(), "f16_out_f32_NT_m16_n4096_k4097_b0_a2.2.16");
+  auto q = p;
+  q.align_a = 16;
+  EXPECT_EQ(q.functional_key(), p.functional_key());
+  EXPECT_NE(q.key(), p.key());
+  EXPECT_EQ(Problem::packed(GemmTypes{}, Op::N, Op::N, 8, 8, 8).key(),
+            "f32_NN_m8_n8_k8_b0_a16.16.16");
+}
+
+TEST(GemmTypes, names_round_trip_and_invalid_combinations_are_refused) {
+  for (const char* name : {"f32", "tf32", "f32x3", "f16", "bf16", "f16_out_f32", "bf16_out_f32"})
+    EXPECT_EQ(parse_gemm_types(name).name(), name);
+  EXPECT_EQ(gemm_types("bf16", "f32").c, DType::f32);
+  EXPECT_EQ(gemm_types("f16", "f16").name(), "f16");
+  EXPECT_THROW(gemm_types("f64"), Error);
+  EXPECT_THROW(gemm_types("f16", "bf16"), Error);
+  EXPECT_THROW(gemm_types("tf32", "f16"), Error);
+  GemmTypes mixed = gemm_types("f16");
+  mixed.b = DType::bf16;
+  EXPECT_NE(mixed.invalid_reason(), "");
+  GemmTypes tf16 = gemm_types("f16");
+  tf16.compute = ComputeType::tf32;
+  EXPECT_NE(tf16.invalid_reason(), "");
+  EXPECT_EQ(GemmTypes{}.invalid_reason(), "");
+  auto p = Problem::packed(mixed, Op::N, Op::N, 4, 4, 4);
+  EXPECT_THROW(p.validate(), Error);
 }
 
 TEST(DType, parses_known_and_rejects_unknown_names) {
@@ -114,34 +151,48 @@ TEST(TrialStatus, text_round_trips) {
 }
 
 TEST(LaunchPlan, grid_covers_the_problem_and_split_k_prepares_c) {
-  auto p = Problem::packed(DType::f32, Op::N, Op::N, 257, 132, 1000);
-  auto plan = plan_launch(config_128(), p);
-  EXPECT_EQ(plan.grid[0], 3u);  // ceil(132 / 64)
-  EXPECT_EQ(plan.grid[1], 3u);  // ceil(257 / 128)
-  EXPECT_EQ(plan.grid[2], 4u);
-  EXPECT_EQ(plan.block[0], 256u);
-  EXPECT_EQ(plan.smem_bytes, size_t(2 * 8 * (132 + 64) * 4));
-  EXPECT_TRUE(plan.prepare_c);
+  const GemmTemplate& family = template_named("sgemm_simt");
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 257, 132, 1000);
+  auto plan = family.plan_launch(config_128(), p);
+  ASSERT_EQ(plan.count, 2);  // C = beta * C, then the split-K main kernel
+  EXPECT_EQ(plan.launches[0].entry, 1);
+  EXPECT_EQ(family.entries(config_128())[1], "sgemm_simt_prepare_c");
+  const KernelLaunch& main = plan.launches[1];
+  EXPECT_EQ(main.entry, 0);
+  EXPECT_EQ(main.grid[0], 3u);  // ceil(132 / 64)
+  EXPECT_EQ(main.grid[1], 3u);  // ceil(257 / 128)
+  EXPECT_EQ(main.grid[2], 4u);
+  EXPECT_EQ(main.block[0], 256u);
+  EXPECT_EQ(main.smem_bytes, size_t(2 * 8 * (132 + 64) * 4));
+  auto single = config_128();
+  single.set("SPLIT_K", 1);
+  EXPECT_EQ(family.plan_launch(single, p).count, 1);
 }
 
 TEST(LaunchPlan, vector_width_needs_operand_alignment) {
-  auto p = Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 63);  // lda = 63
-  auto why = unsupported_reason(config_128(), p);
+  const GemmTemplate& family = template_named("sgemm_simt");
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 63);  // lda = 63
+  auto why = family.unsupported_reason(config_128(), p, "sm_90");
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("VEC=4"), std::string::npos);
-  EXPECT_THROW(plan_launch(config_128(), p), Error);
   auto c1 = config_128();
   c1.set("VEC", 1);
-  EXPECT_EQ(unsupported_reason(c1, p), std::nullopt);
-  auto f16 = Problem::packed(DType::f16, Op::N, Op::N, 64, 64, 64);
-  EXPECT_TRUE(unsupported_reason(c1, f16));
+  EXPECT_EQ(family.unsupported_reason(c1, p, "sm_90"), std::nullopt);
+  auto f16 = Problem::packed(gemm_types("f16"), Op::N, Op::N, 64, 64, 64);
+  EXPECT_TRUE(family.unsupported_reason(c1, f16, "sm_90"));
 }
 
 TEST(LaunchPlan, params_carry_c_alignment_for_vector_stores) {
-  auto p = Problem::packed(DType::f32, Op::N, Op::N, 4, 8, 4);
-  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_vec4, 1);
-  p.align_c = 2;
-  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_vec4, 0);
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 4, 8, 4);
+  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_aligned16, 1);
+  p.align_c = 8;
+  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).c_aligned16, 0);
+}
+
+TEST(LaunchPlan, holds_a_fixed_number_of_launches) {
+  LaunchPlan plan;
+  for (int i = 0; i < LaunchPlan::kMaxLaunches; ++i) plan.add({});
+  EXPECT_THROW(plan.add({}), Error);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ KernelConfig simt(int64_t bm, int64_t vec, int64_t split_k = 1) {
 BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op::N, Op b = Op::N,
                 double tflops = 40) {
   BestEntry e;
-  e.problem = Problem::packed(DType::f32, a, b, m, n, k);
+  e.problem = Problem::packed(GemmTypes{}, a, b, m, n, k);
   e.device_name = "NVIDIA H200";
   e.arch = "sm_90";
   e.config = std::move(config);
@@ -33,15 +33,15 @@ BestEntry entry(int64_t m, int64_t n, int64_t k, KernelConfig config, Op a = Op:
 }
 
 std::vector<DefaultKernel> defaults() {
-  return {{"sm_90", DType::f32, simt(256, 4)},
-          {"*", DType::f32, simt(64, 4)},
-          {"*", DType::f32, simt(32, 1)}};
+  return {{"sm_90", GemmTypes{}, simt(256, 4)},
+          {"*", GemmTypes{}, simt(64, 4)},
+          {"*", GemmTypes{}, simt(32, 1)}};
 }
 
 TEST(KernelSelector, exact_key_wins) {
   KernelSelector s({entry(4096, 4096, 4096, simt(128, 4)), entry(4000, 4096, 4096, simt(64, 4))},
                    defaults(), "sm_90");
-  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096));
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
   EXPECT_EQ(c.path, Selection::exact);
   EXPECT_EQ(c.config, simt(128, 4));
   EXPECT_EQ(c.template_hash, "abc");
@@ -55,22 +55,22 @@ TEST(KernelSelector, exact_serves_a_measured_best_that_splits_k_finer_than_its_t
   ASSERT_EQ(split.get("BK"), 8);
   KernelSelector s({entry(128, 128, 64, split), entry(256, 256, 256, simt(64, 4))}, defaults(),
                    "sm_90", 132);
-  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 128, 128, 64));
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 128, 128, 64));
   EXPECT_EQ(c.path, Selection::exact);
   EXPECT_EQ(c.config, split);
-  EXPECT_FALSE(can_run(split, Problem::packed(DType::f32, Op::N, Op::N, 120, 128, 64)));
-  EXPECT_NE(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 120, 128, 64)).config, split);
+  EXPECT_FALSE(can_run(split, Problem::packed(GemmTypes{}, Op::N, Op::N, 120, 128, 64), "sm_90"));
+  EXPECT_NE(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 120, 128, 64)).config, split);
 }
 
 TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
   KernelSelector s({entry(4096, 4096, 4096, simt(128, 4)), entry(256, 256, 256, simt(64, 4)),
                     entry(3000, 3000, 3000, simt(32, 4), Op::T, Op::N)},
                    defaults(), "sm_90");
-  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2900, 2900, 2900));
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2900, 2900, 2900));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, simt(128, 4));  // 4096^3, not the TN entry at 3000^3
-  EXPECT_EQ(c.tuned_key, Problem::packed(DType::f32, Op::N, Op::N, 4096, 4096, 4096).key());
-  auto small = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 300, 200, 256));
+  EXPECT_EQ(c.tuned_key, Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096).key());
+  auto small = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 300, 200, 256));
   EXPECT_EQ(small.config, simt(64, 4));
 }
 
@@ -78,7 +78,7 @@ TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
   KernelSelector s({entry(1024, 1024, 1024, simt(128, 4)), entry(64, 64, 63, simt(64, 1))}, {},
                    "sm_90");
   // k = 1023: lda is odd, so the VEC=4 kernel tuned at 1024^3 cannot load A.
-  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1024, 1024, 1023));
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1024, 1024, 1023));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, simt(64, 1));
 }
@@ -86,7 +86,7 @@ TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
 // A recorded trial of `config` on m x n x k (NN) at `tflops`.
 TrialRecord trial(int64_t m, int64_t n, int64_t k, const KernelConfig& config, double tflops) {
   TrialRecord r;
-  r.problem = Problem::packed(DType::f32, Op::N, Op::N, m, n, k);
+  r.problem = Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k);
   r.device_name = "NVIDIA H200";
   r.arch = "sm_90";
   r.template_hash = "abc";
@@ -104,14 +104,14 @@ TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time)
       trial(2048, 2048, 2048, narrow, 20), trial(8192, 8192, 8192, fast, 42),
       trial(8192, 8192, 8192, slow, 32)};
   KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
-  auto c = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4000, 4000, 4000));
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4000, 4000, 4000));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, fast);
   // 4001^3 is misaligned: of everything measured nearby only the VEC=1 kernel can load it.
-  auto odd = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 4001, 4001, 4001));
+  auto odd = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4001, 4001, 4001));
   EXPECT_EQ(odd.path, Selection::nearest);
   EXPECT_EQ(odd.config, narrow);
-  EXPECT_EQ(odd.tuned_key, Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048).key());
+  EXPECT_EQ(odd.tuned_key, Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048).key());
 }
 
 TEST(KernelSelector, counts_whole_waves_when_transferring) {
@@ -123,26 +123,26 @@ TEST(KernelSelector, counts_whole_waves_when_transferring) {
   std::vector<TrialRecord> trials = {trial(1024, 1024, 4096, small, 30),
                                      trial(1024, 1024, 4096, big, 28)};
   KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
-  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 1000, 1024, 4096)).config, small);
-  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 1024, 4096)).config, big);
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1000, 1024, 4096)).config, small);
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 1024, 4096)).config, big);
 }
 
 TEST(KernelSelector, other_layouts_get_defaults_then_cublas) {
   KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
-  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::T, Op::N, 64, 64, 64)).path,
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
             Selection::fallback_default);
   KernelSelector none({entry(2048, 2048, 2048, simt(128, 4))}, {}, "sm_90", 132);
-  EXPECT_EQ(none.choose(Problem::packed(DType::f32, Op::T, Op::N, 64, 64, 64)).path,
+  EXPECT_EQ(none.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
             Selection::cublas);
   // A misaligned problem that no measured kernel can load: a default that can.
-  EXPECT_EQ(s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2047, 2047, 2047)).path,
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2047, 2047, 2047)).path,
             Selection::fallback_default);
 }
 
 TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](int64_t m, int64_t n, int64_t k) {
-    return s.choose(Problem::packed(DType::f32, Op::N, Op::N, m, n, k)).config;
+    return s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k)).config;
   };
   EXPECT_EQ(pick(4096, 4096, 4096).get("BM"), 128);  // 1024 blocks of 128x128
   auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
@@ -168,29 +168,29 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   // Without an SM count every line counts as filling the GPU: the first well-filled tile.
   KernelSelector unsized({}, shipped_default_kernels(), "sm_90");
   auto unsized_pick = [&](int64_t m, int64_t n, int64_t k) {
-    return unsized.choose(Problem::packed(DType::f32, Op::N, Op::N, m, n, k)).config;
+    return unsized.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k)).config;
   };
   EXPECT_EQ(unsized_pick(1, 4096, 4096).get("BM"), 16);
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
-  EXPECT_FALSE(can_run(simt(128, 4, 16), Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 64)));
-  EXPECT_TRUE(can_run(simt(128, 4, 16), Problem::packed(DType::f32, Op::N, Op::N, 64, 64, 4096)));
+  EXPECT_FALSE(can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64), "sm_90"));
+  EXPECT_TRUE(can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 4096), "sm_90"));
 }
 
 TEST(KernelSelector, defaults_prefer_own_arch_then_any_then_cublas) {
   KernelSelector on90({}, defaults(), "sm_90");
-  auto p = Problem::packed(DType::f32, Op::N, Op::N, 512, 512, 512);
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 512, 512);
   EXPECT_EQ(on90.choose(p).path, Selection::fallback_default);
   EXPECT_EQ(on90.choose(p).config, simt(256, 4));
   KernelSelector on80({}, defaults(), "sm_80");
   EXPECT_EQ(on80.choose(p).config, simt(64, 4));
-  EXPECT_EQ(on80.choose(Problem::packed(DType::f32, Op::N, Op::N, 7, 7, 7)).config, simt(32, 1));
+  EXPECT_EQ(on80.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 7, 7, 7)).config, simt(32, 1));
   KernelSelector none({}, {}, "sm_80");
   EXPECT_EQ(none.choose(p).path, Selection::cublas);
   // No f16 kernel exists yet: cuBLAS.
-  EXPECT_EQ(on90.choose(Problem::packed(DType::f16, Op::N, Op::N, 64, 64, 64)).path,
+  EXPECT_EQ(on90.choose(Problem::packed(gemm_types("f16"), Op::N, Op::N, 64, 64, 64)).path,
             Selection::cublas);
 }
 
@@ -199,7 +199,7 @@ TEST(DefaultKernels, shipped_table_parses_and_covers_unaligned_f32) {
   ASSERT_FALSE(table.empty());
   KernelSelector s({}, table, "sm_75");
   for (int k : {1, 2, 3, 1023, 4096}) {
-    auto c = s.choose(Problem::packed(DType::f32, Op::T, Op::N, 17, 33, k));
+    auto c = s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 17, 33, k));
     EXPECT_EQ(c.path, Selection::fallback_default) << k;
   }
 }
@@ -230,7 +230,7 @@ TEST(KernelSelector, chooses_from_fixture_database) {
     dev.sm_count = 132;
     const int64_t device = db.upsert_device(dev);
     auto add = [&](int64_t m, int64_t n, int64_t k, const KernelConfig& cfg, double us) {
-      const int64_t problem = db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, m, n, k));
+      const int64_t problem = db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k));
       const int64_t kernel = db.upsert_kernel(cfg, "hash1");
       TrialResult t;
       t.config = cfg;
@@ -247,23 +247,23 @@ TEST(KernelSelector, chooses_from_fixture_database) {
   }
   TuningDb ro(path, TuningDb::Mode::read_only);
   KernelSelector s(ro.best_entries("", "NVIDIA H200", "sm_90"), defaults(), "sm_90");
-  auto exact = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048));
+  auto exact = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048));
   EXPECT_EQ(exact.path, Selection::exact);
   EXPECT_EQ(exact.config, simt(64, 4));
   EXPECT_EQ(exact.template_hash, "hash1");
-  auto near = s.choose(Problem::packed(DType::f32, Op::N, Op::N, 100, 120, 140));
+  auto near = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 100, 120, 140));
   EXPECT_EQ(near.path, Selection::nearest);
   EXPECT_TRUE(near.config == simt(32, 1) || near.config == simt(64, 4) ||
               near.config == simt(128, 4));
   // Every recorded trial is a candidate: the slower 2048^3 kernel is read back too.
   KernelSelector with_trials(ro.best_entries("", "NVIDIA H200", "sm_90"), defaults(), "sm_90", 132,
                              ro.trials("", "NVIDIA H200"));
-  EXPECT_EQ(with_trials.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048)).config,
+  EXPECT_EQ(with_trials.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048)).config,
             simt(64, 4));
-  EXPECT_EQ(with_trials.choose(Problem::packed(DType::f32, Op::N, Op::N, 2000, 2000, 2000)).path,
+  EXPECT_EQ(with_trials.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2000, 2000, 2000)).path,
             Selection::nearest);
   KernelSelector other(ro.best_entries("", "Tesla T4", "sm_75"), defaults(), "sm_75");
-  EXPECT_EQ(other.choose(Problem::packed(DType::f32, Op::N, Op::N, 2048, 2048, 2048)).path,
+  EXPECT_EQ(other.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048)).path,
             Selection::fallback_default);
   fs::remove_all(dir);
 }

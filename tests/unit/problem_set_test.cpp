@@ -65,12 +65,12 @@ TEST(ProblemSet, loads_short_and_long_forms_with_defaults) {
   EXPECT_EQ(problems[0].problem.n, 2048);
   EXPECT_EQ(problems[0].problem.k, 1024);
   EXPECT_EQ(problems[0].problem.layout(), "NT");
-  EXPECT_EQ(problems[0].problem.dtype, DType::f32);
+  EXPECT_EQ(problems[0].problem.types, GemmTypes{});
   EXPECT_EQ(problems[1].name, "decode");
   EXPECT_EQ(problems[1].problem.layout(), "TN");
   EXPECT_EQ(problems[1].problem.m, 16);
   EXPECT_EQ(problems[2].name, "3x5x7");
-  EXPECT_EQ(problems[2].problem.dtype, DType::tf32);
+  EXPECT_EQ(problems[2].problem.types, gemm_types("tf32"));
   EXPECT_EQ(problems[2].problem.layout(), "NT");
 }
 
@@ -78,14 +78,14 @@ TEST(ProblemSet, defaults_are_f32_nn_without_a_defaults_block) {
   ShapeFile file("shapes:\n  - [1, 2, 3]\n");
   const auto problems = load_problem_set(file.path());
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].problem.dtype, DType::f32);
+  EXPECT_EQ(problems[0].problem.types, GemmTypes{});
   EXPECT_EQ(problems[0].problem.layout(), "NN");
 }
 
 TEST(ProblemSet, builds_packed_problems) {
   ShapeFile file("shapes:\n  - {m: 30, n: 50, k: 70, layout: TT}\n");
   const Problem p = load_problem_set(file.path()).at(0).problem;
-  const Problem expected = Problem::packed(DType::f32, Op::T, Op::T, 30, 50, 70);
+  const Problem expected = Problem::packed(GemmTypes{}, Op::T, Op::T, 30, 50, 70);
   EXPECT_EQ(p.key(), expected.key());
   EXPECT_EQ(p.lda, 30);  // A stored k x m
   EXPECT_EQ(p.ldb, 70);  // B stored n x k
@@ -98,12 +98,17 @@ TEST(ProblemSet, loads_every_example_shape_file) {
     const char* file;
     size_t count;
     const char* first_name;
-    const char* layout;
+    const char* layout;  // of the first shape
+    const char* types;   // of the first shape
   };
   const Expected expected[] = {
-      {"square.yaml", 6, "256x256x256", "NN"},      {"irregular.yaml", 8, "1000x1000x1000", "NN"},
-      {"deepbench.yaml", 16, "1760x16x1760", "NN"}, {"llm.yaml", 8, "decode-qkvo", "NT"},
-      {"quick.yaml", 3, "128x128x128", "NN"},
+      {"square.yaml", 6, "256x256x256", "NN", "f32"},
+      {"irregular.yaml", 8, "1000x1000x1000", "NN", "f32"},
+      {"deepbench.yaml", 16, "1760x16x1760", "NN", "f32"},
+      {"llm.yaml", 8, "decode-qkvo", "NT", "f32"},
+      {"quick.yaml", 3, "128x128x128", "NN", "f32"},
+      {"tensor.yaml", 21, "4096x4096x4096", "NN", "f16"},
+      {"f32x3.yaml", 8, "1024x1024x1024", "NN", "f32x3"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
@@ -114,11 +119,9 @@ TEST(ProblemSet, loads_every_example_shape_file) {
     const auto problems = load_problem_set(kSourceDir + "/configs/shapes/" + e.file);
     ASSERT_EQ(problems.size(), e.count);
     EXPECT_EQ(problems[0].name, e.first_name);
-    for (const auto& p : problems) {
-      EXPECT_EQ(p.problem.layout(), e.layout);
-      EXPECT_EQ(p.problem.dtype, DType::f32);
-      EXPECT_NO_THROW(p.problem.validate());
-    }
+    EXPECT_EQ(problems[0].problem.layout(), e.layout);
+    EXPECT_EQ(problems[0].problem.types.name(), e.types);
+    for (const auto& p : problems) EXPECT_NO_THROW(p.problem.validate());
   }
 }
 

@@ -27,7 +27,7 @@ void record(const std::string& path, int64_t size,
   dev.sm_count = 132;
   const int64_t device = db.upsert_device(dev);
   const int64_t problem =
-      db.upsert_problem(Problem::packed(DType::f32, Op::N, Op::N, size, size, size));
+      db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, size, size, size));
   for (const auto& [config, us] : trials) {
     TrialResult t;
     t.config = config;

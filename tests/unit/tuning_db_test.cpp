@@ -127,7 +127,7 @@ KernelConfig config(int64_t bm, int64_t bn = 128) {
   return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", bn}, {"BK", 8}, {"TM", 8}, {"TN", 8}}};
 }
 
-Problem square(int64_t n) { return Problem::packed(DType::f32, Op::N, Op::N, n, n, n); }
+Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
 
 CompiledKernel compiled(const std::string& key, Op op_a = Op::N, Op op_b = Op::N,
                         const std::string& arch = "sm_90", const std::string& nvrtc = "13.0") {
@@ -507,7 +507,8 @@ TEST(TuningDbBinaries, find_binary_for_matches_kernel_layout_arch_and_nvrtc_vers
 
   auto id_of = [&](const KernelConfig& cfg, const std::string& hash, Op a, Op b,
                    const std::string& arch, const std::string& nvrtc) -> int64_t {
-    auto found = db.find_binary_for(cfg, hash, a, b, arch, nvrtc);
+    auto found =
+        db.find_binary_for(cfg, hash, Problem::packed(GemmTypes{}, a, b, 1, 1, 1), arch, nvrtc);
     return found ? found->id : -1;
   };
   EXPECT_EQ(id_of(config(128), "hash", Op::N, Op::N, "sm_90", "13.0"), nn90);
@@ -519,8 +520,14 @@ TEST(TuningDbBinaries, find_binary_for_matches_kernel_layout_arch_and_nvrtc_vers
   EXPECT_EQ(id_of(config(64), "hash", Op::N, Op::N, "sm_90", "13.0"), -1);  // pruned: no cubin
   // Any NVRTC version: the newest binary.
   EXPECT_EQ(id_of(config(128), "hash", Op::N, Op::N, "sm_90", ""), nn90_old);
-  EXPECT_EQ(db.find_binary_for(config(128), "hash", Op::N, Op::T, "sm_90", "13.0")->compiled.cubin,
+  EXPECT_EQ(db.find_binary_for(config(128), "hash", Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 1, 1),
+                               "sm_90", "13.0")
+                ->compiled.cubin,
             compiled("b").cubin);
+  // Another element type's cubin of the same kernel is not this one.
+  EXPECT_FALSE(db.find_binary_for(config(128), "hash",
+                                  Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1, 1, 1),
+                                  "sm_90", "13.0"));
 }
 
 // --- trials and best -------------------------------------------------------------------
@@ -671,7 +678,7 @@ TEST(TuningDbTrials, best_entries_filter_by_problem_device_and_arch) {
 TEST(TuningDbTrials, best_entries_reconstruct_the_problem) {
   TempDir dir;
   TuningDb db(dir.file("tgemm.db"), TuningDb::Mode::read_write);
-  Problem p = Problem::packed(DType::bf16, Op::T, Op::N, 100, 202, 37);
+  Problem p = Problem::packed(gemm_types("bf16"), Op::T, Op::N, 100, 202, 37);
   p.lda = 104;
   p.ldc = 210;
   p.align_a = 4;
@@ -686,7 +693,7 @@ TEST(TuningDbTrials, best_entries_reconstruct_the_problem) {
   ASSERT_EQ(best.size(), 1u);
   const Problem& q = best[0].problem;
   EXPECT_EQ(q.key(), p.key());
-  EXPECT_EQ(q.dtype, DType::bf16);
+  EXPECT_EQ(q.types, gemm_types("bf16"));
   EXPECT_EQ(q.op_a, Op::T);
   EXPECT_EQ(q.op_b, Op::N);
   EXPECT_EQ(q.m, 100);

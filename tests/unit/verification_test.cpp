@@ -50,7 +50,7 @@ struct Gemm {
         tiled[size_t(i * n + j)] = total;
       }
   }
-  double bound() const { return relative_error_bound(DType::f32, k); }
+  double bound() const { return relative_error_bound(GemmTypes{}, k); }
 };
 
 const Gemm& medium() {
@@ -59,16 +59,22 @@ const Gemm& medium() {
 }
 
 TEST(Verification, bound_grows_like_sqrt_k_with_a_floor) {
-  const double b1 = relative_error_bound(DType::f32, 1);
-  const double b4k = relative_error_bound(DType::f32, 4096);
-  const double b16k = relative_error_bound(DType::f32, 16384);
+  const double b1 = relative_error_bound(GemmTypes{}, 1);
+  const double b4k = relative_error_bound(GemmTypes{}, 4096);
+  const double b16k = relative_error_bound(GemmTypes{}, 16384);
   EXPECT_GT(b1, 0);
-  EXPECT_EQ(relative_error_bound(DType::f32, 0), b1);
+  EXPECT_EQ(relative_error_bound(GemmTypes{}, 0), b1);
   EXPECT_NEAR(b16k / b4k, 2.0, 1e-12);
   EXPECT_NEAR(b4k, 8 * 64 * std::ldexp(1.0, -24), 1e-15);
   EXPECT_LT(b16k, 1e-4);  // still tight enough to mean something at large K
-  for (DType d : {DType::tf32, DType::f16, DType::bf16})
-    EXPECT_GT(relative_error_bound(d, 4096), b4k) << to_string(d);
+  for (const char* t : {"tf32", "f16", "bf16"})
+    EXPECT_GT(relative_error_bound(gemm_types(t), 4096), b4k) << t;
+  // f16 and bf16 inputs accumulate in f32 on the rounded inputs: only the output's rounding
+  // is added, so an f32 C keeps the f32 bound.
+  EXPECT_EQ(relative_error_bound(gemm_types("f16", "f32"), 4096), b4k);
+  EXPECT_EQ(relative_error_bound(gemm_types("f32x3"), 4096), b4k);
+  EXPECT_GT(relative_error_bound(gemm_types("bf16"), 4096),
+            relative_error_bound(gemm_types("f16"), 4096));
 }
 
 TEST(Verification, accepts_fp32_results_summed_in_other_orders) {

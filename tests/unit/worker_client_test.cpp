@@ -69,7 +69,7 @@ CompiledKernel some_kernel() {
   return k;
 }
 
-Problem some_problem() { return Problem::packed(DType::f32, Op::N, Op::N, 128, 128, 128); }
+Problem some_problem() { return Problem::packed(GemmTypes{}, Op::N, Op::N, 128, 128, 128); }
 
 // A scratch directory that scripts the fake worker through FAKE_WORKER_DIR.
 class FakeWorkerDir {

@@ -23,7 +23,7 @@ KernelConfig sample_config() {
 }
 
 Problem sample_problem() {
-  Problem p = Problem::packed(DType::f32, Op::T, Op::N, 255, 129, 4097);
+  Problem p = Problem::packed(GemmTypes{}, Op::T, Op::N, 255, 129, 4097);
   p.lda = 300;
   p.align_a = 4;
   p.align_c = 1;

@@ -20,6 +20,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/device_info.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
@@ -40,34 +41,43 @@ struct BenchOptions {
   TimingOptions timing;
 };
 
-DeviceBuffer random_matrix(int64_t elements, std::mt19937_64& rng) {
+// `elements` random values in [-1, 1) of `type` on the GPU.
+DeviceBuffer random_matrix(DType type, int64_t elements, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> host(static_cast<size_t>(elements));
-  for (float& x : host) x = dist(rng);
-  DeviceBuffer buffer(host.size() * sizeof(float));
+  const size_t e = size_t(element_bytes(type));
+  std::vector<unsigned char> host(size_t(elements) * e);
+  for (size_t i = 0; i < size_t(elements); ++i) store_element(type, dist(rng), &host[i * e]);
+  DeviceBuffer buffer(host.size());
   TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice));
   return buffer;
 }
 
-std::vector<float> to_host(const DeviceBuffer& buffer) {
-  std::vector<float> host(buffer.bytes() / sizeof(float));
-  TGEMM_CUDA_CHECK(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+// A buffer of `type` elements back on the host as f32 (poison stays poison).
+std::vector<float> to_host(const DeviceBuffer& buffer, DType type) {
+  const size_t e = size_t(element_bytes(type));
+  std::vector<unsigned char> bytes(buffer.bytes());
+  TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<float> host(bytes.size() / e);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = load_element(type, &bytes[i * e]);
   return host;
 }
 
-class CublasSgemm {
+// cuBLAS as a contender: the matching call for the problem's types (SGEMM for f32 and
+// f32x3), or the pedantic FP32 reference into an f32 C.
+class Cublas {
  public:
-  explicit CublasSgemm(cudaStream_t stream) {
+  explicit Cublas(cudaStream_t stream) {
     if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) fail("cublasCreate failed");
     cublasSetStream(handle_, stream);
   }
-  ~CublasSgemm() { cublasDestroy(handle_); }
-  // Row-major C = op(A) op(B) as column-major C^T = op(B)^T op(A)^T.
-  std::string run(const GemmCall& c, cublasMath_t math) {
-    cublasSetMathMode(handle_, math);
-    cublasStatus_t st = cublasSgemm(handle_, c.op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                    c.op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N, c.n, c.m, c.k,
-                                    &c.alpha, c.b, c.ldb, c.a, c.lda, &c.beta, c.c, c.ldc);
+  ~Cublas() { cublasDestroy(handle_); }
+  std::string run(const GemmCall& c, CublasMath math) {
+    GemmTypes types = c.types;
+    if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
+    const CublasGemmArgs args{types, c.op_a, c.op_b, c.m, c.n,   c.k,   c.alpha,
+                              c.beta, c.a,   c.lda,  c.b, c.ldb, c.c, c.ldc};
+    const DType c_type = math == CublasMath::reference ? DType::f32 : c.types.c;
+    cublasStatus_t st = row_major_gemm(handle_, args, math, c_type);
     return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
   }
 
@@ -109,7 +119,7 @@ struct Contender {
 Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t stream) {
   return [&d, call, stream] {
     try {
-      d.sgemm(call, stream);
+      d.gemm(call, stream);
       return std::string();
     } catch (const std::exception& e) {
       return std::string(e.what());
@@ -117,19 +127,20 @@ Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t s
   };
 }
 
-// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref`; "" when within the bound.
-std::string check(Dispatcher& d, CublasSgemm& cublas, GemmCall call, const DeviceBuffer& c,
+// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref` (f32); "" when within the
+// bound of the problem's types.
+std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuffer& c,
                   const DeviceBuffer& ref, const Problem& problem, cudaStream_t stream,
                   double* rel_error) {
   TGEMM_CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream));  // poison
-  d.sgemm(call, stream);
+  d.gemm(call, stream);
   GemmCall ref_call = call;
-  ref_call.c = ref.get<float>();
-  if (auto e = cublas.run(ref_call, CUBLAS_PEDANTIC_MATH); !e.empty()) return "cuBLAS: " + e;
+  ref_call.c = ref.get();
+  if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) return "cuBLAS: " + e;
   TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  auto got = to_host(c), want = to_host(ref);
+  auto got = to_host(c, problem.types.c), want = to_host(ref, DType::f32);
   auto result = check_result(got.data(), want.data(), problem.m, problem.n, problem.ldc,
-                             relative_error_bound(problem.dtype, problem.k));
+                             relative_error_bound(problem.types, problem.k));
   *rel_error = result.rel_error;
   return result.ok ? "" : result.error;
 }
@@ -155,7 +166,7 @@ int run_bench(const BenchOptions& opt) {
     if (!compare->has_database()) fail("--compare-db: {}", compare->database_problem());
   }
   CudaStream stream;
-  CublasSgemm cublas(stream.get());
+  Cublas cublas(stream.get());
   L2Flusher flusher(info.l2_bytes);
   std::mt19937_64 rng(std::random_device{}());
 
@@ -169,7 +180,8 @@ int run_bench(const BenchOptions& opt) {
   }
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
   fmt::print(
-      "{:<18} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}{}\n", "shape", "lay", "path",
+      "{:<18} {:<6} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}{}\n", "shape", "type", "lay",
+      "path",
       "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
       compare ? fmt::format(" {:<8} {:>10} {:>8}", "tuned", "tuned us", "vs tuned") : "",
       opt.untuned ? fmt::format(" {:<8} {:>10} {:>8}", "untuned", "untuned us", "tuned/un") : "");
@@ -177,12 +189,23 @@ int run_bench(const BenchOptions& opt) {
   int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
-    DeviceBuffer a = random_matrix(p.a_rows() * p.lda, rng);
-    DeviceBuffer b = random_matrix(p.b_rows() * p.ldb, rng);
-    DeviceBuffer c(size_t(p.m * p.ldc) * sizeof(float)), ref(c.bytes());
-    GemmCall call{p.op_a,     p.op_b,         int(p.m),       int(p.n),   int(p.k),
-                  1.0f,       0.0f,           a.get<float>(), int(p.lda), b.get<float>(),
-                  int(p.ldb), c.get<float>(), int(p.ldc)};
+    DeviceBuffer a = random_matrix(p.types.a, p.a_rows() * p.lda, rng);
+    DeviceBuffer b = random_matrix(p.types.b, p.b_rows() * p.ldb, rng);
+    DeviceBuffer c(size_t(p.m * p.ldc) * size_t(element_bytes(p.types.c)));
+    DeviceBuffer ref(size_t(p.m * p.ldc) * sizeof(float));
+    GemmCall call;
+    call.op_a = p.op_a;
+    call.op_b = p.op_b;
+    call.m = int(p.m);
+    call.n = int(p.n);
+    call.k = int(p.k);
+    call.types = p.types;
+    call.a = a.get();
+    call.lda = int(p.lda);
+    call.b = b.get();
+    call.ldb = int(p.ldb);
+    call.c = c.get();
+    call.ldc = int(p.ldc);
     // The untuned dispatcher of this shape: --db with the shape forgotten.
     std::optional<DatabaseWithout> without;
     std::unique_ptr<Dispatcher> untuned;
@@ -209,13 +232,14 @@ int run_bench(const BenchOptions& opt) {
       launchers.push_back(dispatcher_launcher(*who.dispatcher, call, stream.get()));
     }
     if (!wrong.empty()) {
-      fmt::print("{:<18} {:<3} {:<8} WRONG RESULT from the {}\n", named.name, p.layout(),
+      fmt::print("{:<18} {:<6} {:<3} {:<8} WRONG RESULT from the {}\n", named.name,
+                 p.types.name(), p.layout(),
                  to_string(paths[0]), wrong);
       ++wrong_results;
       continue;
     }
     launchers.insert(launchers.begin() + 1,
-                     [&cublas, call] { return cublas.run(call, CUBLAS_DEFAULT_MATH); });
+                     [&cublas, call] { return cublas.run(call, CublasMath::matching); });
     const bool flush = p.min_bytes() <= 4.0 * double(info.l2_bytes);
     InterleavedTimer timer(stream.get(), [&] {
       if (flush) flusher.flush(stream.get());
@@ -250,12 +274,12 @@ int run_bench(const BenchOptions& opt) {
       vs_untuned.push_back(vs);
       column(last, vs, &untuned_csv);
     }
-    fmt::print("{:<18} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n", named.name,
-               p.layout(), to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
+    fmt::print("{:<18} {:<6} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n",
+               named.name, p.types.name(), p.layout(), to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
                tail);
     if (csv)
       csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{}\n",
-                         named.name, to_string(p.dtype), p.layout(), p.m, p.n, p.k,
+                         named.name, p.types.name(), p.layout(), p.m, p.n, p.k,
                          to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
                          rel_error, compare_csv, untuned_csv);
   }

@@ -30,20 +30,22 @@ constexpr int kExitNotTuned = 3;  // a valid question with no answer in the data
 struct ShapeArgs {
   int64_t m = 0, n = 0, k = 0;
   std::string dtype = "f32";
+  std::string out;
   std::string layout = "NN";
   std::string device;
 };
 
 struct Shape {
-  tgemm::DType dtype;
+  tgemm::GemmTypes types;
   tgemm::Op op_a, op_b;
   int64_t m, n, k;
 
   bool matches(const tgemm::Problem& p) const {
-    return p.dtype == dtype && p.op_a == op_a && p.op_b == op_b && p.m == m && p.n == n && p.k == k;
+    return p.types == types && p.op_a == op_a && p.op_b == op_b && p.m == m && p.n == n &&
+           p.k == k;
   }
   std::string describe() const {
-    return fmt::format("{} {}{} m={} n={} k={}", tgemm::to_string(dtype), tgemm::to_string(op_a),
+    return fmt::format("{} {}{} m={} n={} k={}", types.name(), tgemm::to_string(op_a),
                        tgemm::to_string(op_b), m, n, k);
   }
 };
@@ -52,8 +54,9 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
   cmd->add_option("--m", args.m, "rows of C")->required();
   cmd->add_option("--n", args.n, "columns of C")->required();
   cmd->add_option("--k", args.k, "inner dimension")->required();
-  cmd->add_option("--dtype", args.dtype, "element type: f32, tf32, f16 or bf16")
+  cmd->add_option("--dtype", args.dtype, "f32, tf32, f32x3, f16 or bf16 (as in shape files)")
       ->capture_default_str();
+  cmd->add_option("--out", args.out, "C's type when it differs from the inputs' (f32)");
   cmd->add_option("--layout", args.layout, "op(A) op(B): NN, NT, TN or TT")->capture_default_str();
   cmd->add_option("--device", args.device,
                   "GPU name as stored, e.g. \"NVIDIA H200\" (default: all)");
@@ -62,7 +65,8 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 Shape parse_shape(const ShapeArgs& args) {
   for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
     if (value < 1) fail("{} must be >= 1, got {}", name, value);
-  Shape shape{tgemm::parse_dtype(args.dtype), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
+  Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
+              args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }

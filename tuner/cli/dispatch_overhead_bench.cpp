@@ -1,7 +1,7 @@
 // tgemm-dispatch-bench: host-side cost of one libtgemm call on a cached hit (Google
 // Benchmark). `selection` is the dispatcher's own work (validate, key, cached lookup);
-// `sgemm` adds the kernel launch; `raw_launch` is cudaLaunchKernel of the same kernel alone,
-// so sgemm - raw_launch is what the dispatcher adds to a launch. Also counts heap
+// `gemm` adds the kernel launch; `raw_launch` is cudaLaunchKernel of the same kernel alone,
+// so gemm - raw_launch is what the dispatcher adds to a launch. Also counts heap
 // allocations per cached call, which must be zero.
 //   tgemm-dispatch-bench [--db tgemm.db] [google benchmark flags]
 #include <benchmark/benchmark.h>
@@ -15,8 +15,8 @@
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
-#include "src/jit/kernel_source.h"
-#include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
 
 namespace {
 
@@ -29,11 +29,18 @@ struct Fixture {
   tgemm::DeviceBuffer a{size_t{kM} * kK * 4}, b{size_t{kK} * kN * 4}, c{size_t{kM} * kN * 4};
   tgemm::CudaStream stream;
   tgemm::Dispatcher dispatcher{{g_db_path, {}, true}};
-  tgemm::GemmCall call{
-      tgemm::Op::N, tgemm::Op::N,   kM, kN, kK, 1.0f, 0.0f, a.get<float>(), kK, b.get<float>(),
-      kN,           c.get<float>(), kN};
+  tgemm::GemmCall call;
   Fixture() {
-    dispatcher.sgemm(call, stream.get());  // resolves and caches: the benchmarks see hits only
+    call.m = kM;
+    call.n = kN;
+    call.k = kK;
+    call.a = a.get();
+    call.lda = kK;
+    call.b = b.get();
+    call.ldb = kN;
+    call.c = c.get();
+    call.ldc = kN;
+    dispatcher.gemm(call, stream.get());  // resolves and caches: the benchmarks see hits only
     stream.synchronize();
   }
 };
@@ -53,12 +60,12 @@ void selection(benchmark::State& state) {
 }
 
 // The launch queue is drained every 512 calls so that the host never waits on a full queue.
-void sgemm(benchmark::State& state) {
+void gemm(benchmark::State& state) {
   Fixture& f = fixture();
   const uint64_t before = g_allocations;
   int64_t n = 0;
   for (auto _ : state) {
-    f.dispatcher.sgemm(f.call, f.stream.get());
+    f.dispatcher.gemm(f.call, f.stream.get());
     if (++n % 512 == 0) f.stream.synchronize();
   }
   f.stream.synchronize();
@@ -70,13 +77,14 @@ void raw_launch(benchmark::State& state) {
   Fixture& f = fixture();
   // The same kernel the dispatcher picked, launched directly.
   const tgemm::Problem problem =
-      tgemm::Problem::packed(tgemm::DType::f32, tgemm::Op::N, tgemm::Op::N, kM, kN, kK);
+      tgemm::Problem::packed(tgemm::GemmTypes{}, tgemm::Op::N, tgemm::Op::N, kM, kN, kK);
   static const auto& config = tgemm::shipped_default_kernels().front().config;
+  static const tgemm::GemmTemplate& family = tgemm::template_named(config.template_name);
   static tgemm::CompiledKernel compiled =
-      tgemm::NvrtcCompiler::compile(tgemm::kernel_source("sgemm_simt"), config, tgemm::Op::N,
-                                    tgemm::Op::N, tgemm::query_device(0).arch);
-  static tgemm::GemmKernel kernel(config, compiled.cubin, compiled.entry);
-  const tgemm::LaunchPlan plan = tgemm::plan_launch(config, problem);
+      tgemm::build_kernel(family, config, problem, tgemm::query_device(0).arch);
+  static tgemm::GemmKernel kernel(config, compiled.cubin, family.entries(config),
+                                  family.block_resources(config).dynamic_smem_bytes);
+  const tgemm::LaunchPlan plan = family.plan_launch(config, problem);
   const tgemm::GemmParams params =
       tgemm::make_params(problem, f.call.a, f.call.b, f.call.c, 1.0f, 0.0f);
   int64_t n = 0;
@@ -88,7 +96,7 @@ void raw_launch(benchmark::State& state) {
 }
 
 BENCHMARK(selection);
-BENCHMARK(sgemm);
+BENCHMARK(gemm);
 BENCHMARK(raw_launch);
 
 }  // namespace

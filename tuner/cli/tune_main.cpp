@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tgemm-tune: autotune CUDA GEMM kernels per problem shape"};
   app.add_option("--shapes", opt.shapes_path, "shape set (YAML), e.g. configs/shapes/square.yaml")
       ->required();
-  app.add_option("--space", opt.space_path, "search space (YAML); default: sgemm_simt's");
+  app.add_option("--space", opt.space_paths,
+                 "search space (YAML), repeatable; default: the shipped space of every family");
   app.add_option("--db", opt.db_path, "tuning database (SQLite)")->capture_default_str();
   app.add_option("--arch", opt.arch,
                  "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   const std::string exe_dir = executable_dir();
   opt.worker_path = exe_dir + "/tgemm-worker";
   try {
-    if (opt.space_path.empty()) opt.space_path = tgemm::default_space_path(exe_dir, "sgemm_simt");
+    opt.exe_dir = exe_dir;
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());

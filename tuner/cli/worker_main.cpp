@@ -112,7 +112,7 @@ class WorkerSession {
     } else if (std::string error = read_cubin(request.cubin_path, &cubin); !error.empty()) {
       r.error = error;
     } else {
-      r = evaluator_->evaluate(request.config, cubin, request.entry, request.cutoff_us);
+      r = evaluator_->evaluate(request.config, cubin, request.cutoff_us);
     }
     return r;
   }
@@ -125,7 +125,7 @@ class WorkerSession {
     } else if (std::string error = read_cubin(request.cubin_path, &cubin); !error.empty()) {
       c.error = error;
     } else {
-      c = evaluator_->compare(request.config, cubin, request.entry);
+      c = evaluator_->compare(request.config, cubin);
     }
     return c;
   }

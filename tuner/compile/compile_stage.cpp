@@ -4,29 +4,28 @@
 #include <chrono>
 #include <thread>
 
-#include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
 #include "tuner/compile/resource_check.h"
 
 namespace tgemm {
 
-CompileStage::CompileStage(TuningDb& db, int64_t run_id, KernelSource source, ArchLimits limits,
-                           int jobs)
+CompileStage::CompileStage(TuningDb& db, int64_t run_id, ArchLimits limits, int jobs)
     : db_(db),
       run_id_(run_id),
-      source_(std::move(source)),
       limits_(std::move(limits)),
       jobs_(jobs < 1 ? 1 : jobs) {}
 
-std::vector<CompileOutcome> CompileStage::run(const std::vector<KernelConfig>& configs, Op op_a,
-                                              Op op_b, const Progress& progress) {
+std::vector<CompileOutcome> CompileStage::run(const GemmTemplate& family,
+                                              const std::vector<KernelConfig>& configs,
+                                              const Problem& variant, const Progress& progress) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<CompileOutcome> outcomes(configs.size());
   std::vector<size_t> missing;  // indexes with no binary in the database yet
   for (size_t i = 0; i < configs.size(); ++i) {
     CompileOutcome& out = outcomes[i];
     out.config = configs[i];
-    out.kernel_id = db_.upsert_kernel(configs[i], source_.hash);
-    auto key = NvrtcCompiler::cache_key(source_, configs[i], op_a, op_b, limits_.arch);
+    out.kernel_id = db_.upsert_kernel(configs[i], family.source().hash);
+    auto key = kernel_cache_key(family, configs[i], variant, limits_.arch);
     if (auto cached = db_.find_binary(key)) {
       out.binary_id = cached->id;
       out.status = cached->status;
@@ -46,7 +45,7 @@ std::vector<CompileOutcome> CompileStage::run(const std::vector<KernelConfig>& c
   auto work = [&] {
     for (size_t j = next++; j < missing.size(); j = next++) {
       CompileOutcome& out = outcomes[missing[j]];
-      out.compiled = NvrtcCompiler::compile(source_, out.config, op_a, op_b, limits_.arch);
+      out.compiled = build_kernel(family, out.config, variant, limits_.arch);
       ++done;
     }
   };
@@ -67,7 +66,8 @@ std::vector<CompileOutcome> CompileStage::run(const std::vector<KernelConfig>& c
         out.status = BinaryStatus::compile_failed;
         out.reason = out.compiled.error;
         ++stats_.failed;
-      } else if (auto why = resource_violation(out.compiled, out.config, limits_)) {
+      } else if (auto why = resource_violation(out.compiled, family.block_resources(out.config),
+                                               limits_)) {
         out.status = BinaryStatus::resource_exceeded;
         out.reason = *why;
         ++stats_.pruned;

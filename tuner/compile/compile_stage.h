@@ -1,5 +1,6 @@
-// CompileStage: turns the configs a strategy proposed into cubins for one layout and arch,
-// NVRTC in a thread pool, cubins cached in the database, static pruning by resources.
+// CompileStage: turns the configs a strategy proposed into cubins of one family for one
+// problem variant (layout and types) and arch: NVRTC in a thread pool, cubins cached in the
+// database, static pruning by resources.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include "src/core/arch_limits.h"
 #include "src/core/kernel_config.h"
 #include "src/jit/compiled_kernel.h"
-#include "src/jit/kernel_source.h"
+#include "src/templates/gemm_template.h"
 
 namespace tgemm {
 
@@ -37,17 +38,18 @@ class CompileStage {
   // Called about five times a second while compiling: (done, total).
   using Progress = std::function<void(size_t done, size_t total)>;
 
-  CompileStage(TuningDb& db, int64_t run_id, KernelSource source, ArchLimits limits, int jobs);
+  CompileStage(TuningDb& db, int64_t run_id, ArchLimits limits, int jobs);
 
-  // One outcome per config, in order. Only the calling thread touches the database.
-  std::vector<CompileOutcome> run(const std::vector<KernelConfig>& configs, Op op_a, Op op_b,
+  // One outcome per config of `family`, in order, built for `variant` (see build_variant).
+  // Only the calling thread touches the database.
+  std::vector<CompileOutcome> run(const GemmTemplate& family,
+                                  const std::vector<KernelConfig>& configs, const Problem& variant,
                                   const Progress& progress);
   const CompileStats& stats() const { return stats_; }
 
  private:
   TuningDb& db_;
   int64_t run_id_;
-  KernelSource source_;
   ArchLimits limits_;
   int jobs_;
   CompileStats stats_;

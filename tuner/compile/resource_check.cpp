@@ -2,23 +2,22 @@
 
 #include <fmt/format.h>
 
-#include "src/launch/launch_plan.h"
 
 namespace tgemm {
 
 std::optional<std::string> resource_violation(const CompiledKernel& kernel,
-                                              const KernelConfig& config,
+                                              const BlockResources& block,
                                               const ArchLimits& limits) {
   const PtxasResources& r = kernel.resources;
   if (!r.found) return "ptxas reported no resource usage for the kernel";
   if (r.spill_store_bytes > 0 || r.spill_load_bytes > 0)
     return fmt::format("spills registers ({} bytes stored, {} loaded)", r.spill_store_bytes,
                        r.spill_load_bytes);
-  const int threads = block_threads(config);
+  const int threads = block.threads;
   if (int64_t(r.registers) * threads > limits.regs_per_block)
     return fmt::format("{} registers x {} threads exceeds {} registers per block", r.registers,
                        threads, limits.regs_per_block);
-  const size_t smem = size_t(r.smem_bytes) + dynamic_smem_bytes(config);
+  const size_t smem = size_t(r.smem_bytes) + block.dynamic_smem_bytes;
   if (smem > size_t(limits.smem_per_block_optin))
     return fmt::format("{} bytes of shared memory exceeds the {} bytes a block may have", smem,
                        limits.smem_per_block_optin);

@@ -7,11 +7,13 @@
 #include <random>
 
 #include "src/core/error.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
 #include "tuner/evaluate/interleaved_timer.h"
 
 namespace tgemm {
@@ -36,7 +38,7 @@ class CublasHandle {
   cublasHandle_t handle_ = nullptr;
 };
 
-// Floats of poison after each operand: catches reads and writes just past the end.
+// Elements of poison after each operand: catches reads and writes just past the end.
 constexpr int64_t kGuardElements = 64;
 // Problems up to this many multiply-adds (and elements) also get an FP64 host reference.
 constexpr double kFp64MaxFmas = double(int64_t(1) << 26);
@@ -64,32 +66,69 @@ float poison_value() {
   return x;
 }
 
-// The operand's first element sits at the least-aligned offset its alignment allows
-// (1 -> 4 bytes, 2 -> 8 bytes, 4 -> 0), so a kernel meets the worst pointer it may be given.
-int64_t worst_offset(int align) { return align == 4 ? 0 : align; }
+// The operand's first element sits at the least-aligned offset its alignment (bytes)
+// allows, so a kernel meets the worst pointer it may be given: 16 -> 0, 8 -> 8 bytes, ...
+int64_t worst_offset(int align_bytes, int element_bytes) {
+  return align_bytes == 16 ? 0 : align_bytes / element_bytes;
+}
 
+// One matrix in a device buffer of its element type, between poisoned guards.
 struct Operand {
-  int64_t rows = 0, cols = 0, ld = 0, offset = 0, elements = 0;
+  DType type = DType::f32;
+  int64_t rows = 0, cols = 0, ld = 0, offset = 0, elements = 0;  // in elements
   DeviceBuffer buffer;
 
   Operand() = default;
-  Operand(int64_t r, int64_t c, int64_t l, int align)
-      : rows(r),
+  Operand(DType t, int64_t r, int64_t c, int64_t l, int align_bytes)
+      : type(t),
+        rows(r),
         cols(c),
         ld(l),
-        offset(worst_offset(align)),
+        offset(worst_offset(align_bytes, element_bytes(t))),
         elements(offset + r * l + kGuardElements),
-        buffer(size_t(elements) * sizeof(float)) {}
-  float* data() const { return buffer.get<float>() + offset; }
-  double matrix_bytes() const { return double(rows) * double(ld) * sizeof(float); }
+        buffer(size_t(elements) * size_t(element_bytes(t))) {}
+  int bytes_per_element() const { return element_bytes(type); }
+  void* data() const { return buffer.get<unsigned char>() + offset * bytes_per_element(); }
+  double matrix_bytes() const { return double(rows) * double(ld) * bytes_per_element(); }
 
-  // Host image: poison everywhere (padding, guards), random values inside the matrix;
-  // a kernel that reads outside the matrix turns its result into NaN.
+  // Host image as f32: poison everywhere (padding, guards), random values inside the matrix,
+  // already rounded to the element type, so host references see what the GPU sees. A kernel
+  // that reads outside the matrix turns its result into NaN.
   std::vector<float> host_image(Rng& rng) const {
     std::vector<float> image(size_t(elements), poison_value());
     for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) image[size_t(offset + i * ld + j)] = rng.uniform();
+      for (int64_t j = 0; j < cols; ++j)
+        image[size_t(offset + i * ld + j)] = round_to(type, rng.uniform());
     return image;
+  }
+
+  // `image` (f32, as host_image makes) in this operand's element type, into the buffer.
+  void upload(const std::vector<float>& image, cudaStream_t stream,
+              std::vector<unsigned char>* staging) const {
+    const int e = bytes_per_element();
+    staging->assign(size_t(elements) * size_t(e), 0xFF);  // poison stays all ones
+    for (size_t i = 0; i < image.size(); ++i)
+      if (!is_poison(image[i])) store_element(type, image[i], staging->data() + i * size_t(e));
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), staging->data(), staging->size(),
+                                     cudaMemcpyHostToDevice, stream));
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the staging buffer is reused
+  }
+
+  // The whole buffer back as f32 (16-bit poison stays poison).
+  void download(cudaStream_t stream, std::vector<unsigned char>* staging,
+                std::vector<float>* out) const {
+    const int e = bytes_per_element();
+    staging->resize(size_t(elements) * size_t(e));
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(staging->data(), buffer.get(), staging->size(),
+                                     cudaMemcpyDeviceToHost, stream));
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    out->resize(size_t(elements));
+    if (type == DType::f32) {
+      std::memcpy(out->data(), staging->data(), staging->size());
+      return;
+    }
+    for (size_t i = 0; i < out->size(); ++i)
+      (*out)[i] = load_element(type, staging->data() + i * size_t(e));
   }
 };
 
@@ -105,10 +144,12 @@ struct GemmEvaluator::Impl {
     GemmScalars scalars;
     TimingOptions timing;
     Operand a, b, c;
+    Operand c_ref;              // f32, C's shape: where the reference is computed
     DeviceBuffer c_init;        // C before each run when beta != 0 (poison outside)
     std::vector<float> ref;     // cuBLAS FP32 result, the whole C buffer
     std::vector<double> ref64;  // FP64 host result (m x ldc), small problems only
-    std::vector<float> out;     // a kernel's result, copied back
+    std::vector<float> out;     // a kernel's result, copied back (as f32)
+    std::vector<unsigned char> staging;  // typed host copies on their way to or from the GPU
     bool flush_l2 = false;
     double bound = 0;
   };
@@ -165,19 +206,19 @@ struct GemmEvaluator::Impl {
     }
   }
 
-  std::string run_cublas(cublasMath_t mode) {
+  // The matching cuBLAS call on C (timing), or the pedantic FP32 reference into c_ref.
+  std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
-    cublasSetMathMode(cublas->get(), mode);
-    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS sees our B as
-    // its A, and a row-major N operand is its own column-major transpose.
-    const cublasOperation_t op_b = p.problem.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const cublasOperation_t op_a = p.problem.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const cublasStatus_t status =
-        cublasSgemm(cublas->get(), op_b, op_a, int(p.problem.n), int(p.problem.m), int(p.problem.k),
-                    &p.scalars.alpha, p.b.data(), int(p.b.ld), p.a.data(), int(p.a.ld),
-                    &p.scalars.beta, p.c.data(), int(p.c.ld));
+    GemmTypes types = p.problem.types;
+    if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;  // vs SGEMM
+    const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
+    const CublasGemmArgs args{types,           p.problem.op_a,  p.problem.op_b,  int(p.problem.m),
+                              int(p.problem.n), int(p.problem.k), p.scalars.alpha, p.scalars.beta,
+                              p.a.data(),      int(p.a.ld),     p.b.data(),      int(p.b.ld),
+                              c.data(),        int(c.ld)};
+    const cublasStatus_t status = row_major_gemm(cublas->get(), args, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
-      return fmt::format("cublasSgemm: {}", cublasGetStatusString(status));
+      return fmt::format("cublasGemmEx ({}): {}", types.name(), cublasGetStatusString(status));
     return {};
   }
 
@@ -239,9 +280,7 @@ struct GemmEvaluator::Impl {
       return false;
     }
     *launch_ms = event(1).elapsed_ms_since(event(0));
-    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p.out.data(), p.c.buffer.get(), p.c.buffer.bytes(),
-                                     cudaMemcpyDeviceToHost, s()));
-    TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+    p.c.download(s(), &p.staging, &p.out);
 
     const float* c = p.out.data() + p.c.offset;
     const ResultCheck check =
@@ -271,8 +310,7 @@ struct GemmEvaluator::Impl {
   }
 
   // Loads and verifies; on success `kernel` and `plan` are ready for timing.
-  bool load_and_verify(const KernelConfig& config, const std::vector<char>& cubin,
-                       const std::string& entry, TrialResult* r,
+  bool load_and_verify(const KernelConfig& config, const std::vector<char>& cubin, TrialResult* r,
                        std::unique_ptr<GemmKernel>* kernel, LaunchPlan* plan, double* launch_ms) {
     if (broken) {
       r->status = TrialStatus::crashed;
@@ -284,19 +322,26 @@ struct GemmEvaluator::Impl {
       r->error = "no problem prepared";
       return false;
     }
-    if (auto why = unsupported_reason(config, prep->problem)) {
+    const GemmTemplate* family = find_template(config.template_name);
+    if (!family) {
+      r->status = TrialStatus::invalid;
+      r->error = fmt::format("no template family '{}' is registered", config.template_name);
+      return false;
+    }
+    if (auto why = family->unsupported_reason(config, prep->problem, info.arch)) {
       r->status = TrialStatus::invalid;
       r->error = *why;
       return false;
     }
     try {
-      *kernel = std::make_unique<GemmKernel>(config, cubin, entry);
+      *kernel = std::make_unique<GemmKernel>(config, cubin, family->entries(config),
+                                             family->block_resources(config).dynamic_smem_bytes);
     } catch (const Error& e) {
       r->status = classify(TrialStatus::launch_failed);
       r->error = fmt::format("cannot load the kernel: {}", e.what());
       return false;
     }
-    *plan = plan_launch(config, prep->problem);
+    *plan = family->plan_launch(config, prep->problem);
     return verify(**kernel, *plan, r, launch_ms);
   }
 
@@ -308,19 +353,18 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
                                   GemmScalars scalars, bool time_cublas, CublasTiming* out) {
   prep.reset();
   problem.validate();
-  if (problem.dtype != DType::f32)
-    fail("the evaluator computes f32 problems only, not {}", to_string(problem.dtype));
   if (problem.beta_zero && scalars.beta != 0.0f)
     fail("problem {} says beta == 0 but beta = {}", problem.key(), scalars.beta);
   if (!problem.beta_zero && scalars.beta == 0.0f)
     fail("problem {} says beta != 0 but beta = 0", problem.key());
-  const std::pair<int, int64_t> alignments[] = {{problem.align_a, problem.lda},
-                                                {problem.align_b, problem.ldb},
-                                                {problem.align_c, problem.ldc}};
-  for (const auto& [align, ld] : alignments)
-    if (ld % align != 0)
-      fail("problem {}: alignment {} does not divide leading dimension {}", problem.key(), align,
-           ld);
+  const std::tuple<int, int64_t, DType> alignments[] = {
+      {problem.align_a, problem.lda, problem.types.a},
+      {problem.align_b, problem.ldb, problem.types.b},
+      {problem.align_c, problem.ldc, problem.types.c}};
+  for (const auto& [align, ld, type] : alignments)
+    if ((ld * element_bytes(type)) % align != 0)
+      fail("problem {}: alignment {} bytes does not divide the leading dimension {} ({} bytes)",
+           problem.key(), align, ld, ld * element_bytes(type));
   if (timing.min_runs < 1 || timing.max_runs < 1 || timing.max_ms <= 0)
     fail("timing options need min_runs, max_runs >= 1 and max_ms > 0");
 
@@ -328,10 +372,16 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   p->problem = problem;
   p->scalars = scalars;
   p->timing = timing;
-  p->a = Operand(problem.a_rows(), problem.a_cols(), problem.lda, problem.align_a);
-  p->b = Operand(problem.b_rows(), problem.b_cols(), problem.ldb, problem.align_b);
-  p->c = Operand(problem.m, problem.n, problem.ldc, problem.align_c);
-  p->bound = relative_error_bound(problem.dtype, problem.k);
+  const GemmTypes& t = problem.types;
+  p->a = Operand(t.a, problem.a_rows(), problem.a_cols(), problem.lda, problem.align_a);
+  p->b = Operand(t.b, problem.b_rows(), problem.b_cols(), problem.ldb, problem.align_b);
+  p->c = Operand(t.c, problem.m, problem.n, problem.ldc, problem.align_c);
+  // The reference sits at the same element offset, so one index addresses both.
+  p->c_ref = Operand(DType::f32, problem.m, problem.n, problem.ldc, 16);
+  p->c_ref.offset = p->c.offset;
+  p->c_ref.elements = p->c.elements;
+  p->c_ref.buffer = DeviceBuffer(size_t(p->c.elements) * sizeof(float));
+  p->bound = relative_error_bound(t, problem.k);
 
   // Fresh inputs for every problem: a kernel cannot pass by matching yesterday's numbers.
   std::random_device device_entropy;
@@ -340,26 +390,24 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   std::vector<float> host_b = p->b.host_image(rng);
   std::vector<float> host_c0;  // C before the GEMM; only beta != 0 reads it
   if (scalars.beta != 0.0f) host_c0 = p->c.host_image(rng);
-  TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->a.buffer.get(), host_a.data(), p->a.buffer.bytes(),
-                                   cudaMemcpyHostToDevice, s()));
-  TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->b.buffer.get(), host_b.data(), p->b.buffer.bytes(),
-                                   cudaMemcpyHostToDevice, s()));
+  p->a.upload(host_a, s(), &p->staging);
+  p->b.upload(host_b, s(), &p->staging);
+  p->c_ref.upload(scalars.beta != 0.0f ? host_c0 : std::vector<float>(size_t(p->c.elements), poison_value()), s(), &p->staging);
   if (scalars.beta != 0.0f) {
+    p->c.upload(host_c0, s(), &p->staging);  // through c, in C's type, then kept aside
     p->c_init = DeviceBuffer(p->c.buffer.bytes());
-    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->c_init.get(), host_c0.data(), p->c.buffer.bytes(),
-                                     cudaMemcpyHostToDevice, s()));
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p->c_init.get(), p->c.buffer.get(), p->c.buffer.bytes(),
+                                     cudaMemcpyDeviceToDevice, s()));
   }
   p->ref.resize(size_t(p->c.elements));
   p->out.resize(size_t(p->c.elements));
   prep = std::move(p);
   Prepared& q = *prep;
 
-  // The reference: cuBLAS in pedantic FP32 (no TF32, no reduced-precision shortcuts).
-  reset_c();
-  if (std::string error = run_cublas(CUBLAS_PEDANTIC_MATH); !error.empty()) fail("{}", error);
-  TGEMM_CUDA_CHECK(cudaMemcpyAsync(q.ref.data(), q.c.buffer.get(), q.c.buffer.bytes(),
-                                   cudaMemcpyDeviceToHost, s()));
-  TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+  // The reference: cuBLAS in pedantic FP32 (no TF32, no reduced-precision shortcuts) on the
+  // same inputs, into an f32 C.
+  if (std::string error = run_cublas(CublasMath::reference); !error.empty()) fail("{}", error);
+  q.c_ref.download(s(), &q.staging, &q.ref);
   for (int64_t i = 0; i < problem.m; ++i)
     for (int64_t j = 0; j < problem.n; ++j)
       if (!std::isfinite(q.ref[size_t(q.c.offset + i * q.c.ld + j)]))
@@ -394,8 +442,9 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
         row[j] = double(scalars.alpha) * row[j] + double(scalars.beta) * c0;
       }
     }
+    // The reference accumulates in f32 on the inputs as stored: the f32 bound holds for it.
     const ResultCheck check = check_result(q.ref.data() + q.c.offset, q.ref64.data(), problem.m,
-                                           problem.n, q.c.ld, q.bound);
+                                           problem.n, q.c.ld, relative_error_bound({}, problem.k));
     if (!check.ok)
       fail("the cuBLAS FP32 reference disagrees with the FP64 host reference: {}", check.error);
   }
@@ -404,16 +453,16 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   q.flush_l2 = info.l2_bytes > 0 && working_set <= kFlushWhenWithinL2s * double(info.l2_bytes);
 
   if (time_cublas) {
-    // The one pedantic run above is the first estimate; timed runs use DEFAULT math
-    // (FP32 SIMT, no TF32), as an application calling cublasSgemm gets.
+    // Timed runs make the call an application would make for these types (SGEMM for f32).
+    reset_c();
     event(0).record(s());
-    if (std::string error = run_cublas(CUBLAS_DEFAULT_MATH); !error.empty()) fail("{}", error);
+    if (std::string error = run_cublas(CublasMath::matching); !error.empty()) fail("{}", error);
     event(1).record(s());
     TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
     const double estimate = event(1).elapsed_ms_since(event(0));
     std::vector<TimingStats> stats;
     const std::string error =
-        time_interleaved({[this] { return run_cublas(CUBLAS_DEFAULT_MATH); }}, estimate, &stats);
+        time_interleaved({[this] { return run_cublas(CublasMath::matching); }}, estimate, &stats);
     if (!error.empty()) fail("timing cuBLAS: {}", error);
     out->min_us = stats[0].min_us;
     out->median_us = stats[0].median_us;
@@ -467,14 +516,14 @@ CublasTiming GemmEvaluator::prepare(const Problem& problem, const TimingOptions&
 }
 
 TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vector<char>& cubin,
-                                    const std::string& entry, double cutoff_us) {
+                                    double cutoff_us) {
   TrialResult r;
   r.config = config;
   try {
     std::unique_ptr<GemmKernel> kernel;
     LaunchPlan plan;
     double launch_ms = 0;
-    if (!impl_->load_and_verify(config, cubin, entry, &r, &kernel, &plan, &launch_ms)) return r;
+    if (!impl_->load_and_verify(config, cubin, &r, &kernel, &plan, &launch_ms)) return r;
     const Launcher launch = impl_->kernel_launcher(*kernel, plan);
     TimingOptions one_run;
     one_run.warmup_runs = 0;
@@ -502,8 +551,7 @@ TrialResult GemmEvaluator::evaluate(const KernelConfig& config, const std::vecto
   return r;
 }
 
-Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<char>& cubin,
-                                  const std::string& entry) {
+Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<char>& cubin) {
   Comparison out;
   TrialResult r;
   r.config = config;
@@ -511,7 +559,7 @@ Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<
     std::unique_ptr<GemmKernel> kernel;
     LaunchPlan plan;
     double launch_ms = 0;
-    if (!impl_->load_and_verify(config, cubin, entry, &r, &kernel, &plan, &launch_ms)) {
+    if (!impl_->load_and_verify(config, cubin, &r, &kernel, &plan, &launch_ms)) {
       out.error = fmt::format("{}: {}", to_string(r.status), r.error);
       return out;
     }
@@ -519,7 +567,7 @@ Comparison GemmEvaluator::compare(const KernelConfig& config, const std::vector<
     // One round is a tgemm run then a cuBLAS run; the kernel's time stands in for both.
     const std::string error =
         impl_->time_interleaved({impl_->kernel_launcher(*kernel, plan),
-                                 [this] { return impl_->run_cublas(CUBLAS_DEFAULT_MATH); }},
+                                 [this] { return impl_->run_cublas(CublasMath::matching); }},
                                 2 * launch_ms, &stats);
     if (!error.empty()) {
       out.error =

@@ -18,41 +18,46 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
+#include "tuner/evaluate/host_elements.h"
 #include "tuner/evaluate/worker_client.h"
 
 namespace tgemm {
 
 // ---- Verification (host only; inline so CPU-only code and tests need no CUDA library) ------
 
-// Largest accepted ||C - Cref||_F / ||Cref||_F for a result of `dtype` with inner dimension k,
-// against an FP32 (or FP64) reference on inputs uniform in [-1, 1].
-// f32: two FP32 dot products of length k that sum in different orders (tiles, split-K,
-//   FMA contraction) differ by about sqrt(k) * 2^-24 relative (rounding errors add up like a
-//   random walk); 8x that leaves room for unlucky orders, and the floor 2^-20 covers
-//   tiny k, where alpha/beta scaling rounds as much as the sum does.
-// tf32, f16, bf16 (FP32 accumulation): rounding the inputs dominates and does not grow
-//   with k: 4x the input type's unit roundoff times 2 (two rounded operands per product).
-inline double relative_error_bound(DType dtype, int64_t k) {
+// Largest accepted ||C - Cref||_F / ||Cref||_F for a result of these types with inner
+// dimension k, on inputs uniform in [-1, 1], against a reference in FP32 (or FP64) on the same
+// inputs as stored (16-bit inputs rounded).
+// f32 accumulation (compute f32 and f32x3, and 16-bit inputs, whose products are exact in
+//   f32): two FP32 dot products of length k that sum in different orders (tiles, split-K, FMA
+//   contraction) differ by about sqrt(k) * 2^-24 relative (rounding errors add up like a
+//   random walk); 8x that leaves room for unlucky orders, and the floor 2^-20 covers tiny k,
+//   where alpha/beta scaling rounds as much as the sum does.
+// tf32 (one pass, against the unrounded inputs): rounding the inputs dominates and does not
+//   grow with k: 4x TF32's unit roundoff 2^-11 times 2 (two rounded operands per product).
+// A 16-bit C adds its own rounding: twice its unit roundoff (f16 2^-11, bf16 2^-8).
+inline double relative_error_bound(const GemmTypes& types, int64_t k) {
   const double kk = double(std::max<int64_t>(k, 1));
-  switch (dtype) {
-    case DType::f32:
-      return std::max(8.0 * std::sqrt(kk) * 0x1p-24, 0x1p-20);
-    case DType::tf32:
-      return 8.0 * 0x1p-11;
+  const double f32_sum = std::max(8.0 * std::sqrt(kk) * 0x1p-24, 0x1p-20);
+  if (types.compute == ComputeType::tf32) return 8.0 * 0x1p-11;
+  switch (types.c) {
     case DType::f16:
-      return 8.0 * 0x1p-11;
+      return f32_sum + 2.0 * 0x1p-11;
     case DType::bf16:
-      return 8.0 * 0x1p-8;
+      return f32_sum + 2.0 * 0x1p-8;
+    case DType::f32:
+      break;
   }
-  return 0;
+  return f32_sum;
 }
 
 // An element may differ from the reference by at most this many times bound * rms(Cref):
 // one wrong element moves the norm of a 4096 x 4096 result by too little to see.
 inline constexpr double kElementSlack = 4.0;
 
-// The bits of an element nobody wrote: C is filled with 0xFF bytes (a NaN) before each run.
-inline constexpr uint32_t kPoisonBits = 0xFFFFFFFFu;
+// The bits of an element nobody wrote: C is filled with 0xFF bytes (a NaN in every type)
+// before each run; load_element maps a 16-bit poison to this one.
+inline constexpr uint32_t kPoisonBits = kPoisonBits32;
 
 inline bool is_poison(float x) {
   uint32_t bits;
@@ -166,9 +171,11 @@ class GemmEvaluator {
 
   const DeviceInfo& device() const;
 
-  // Fresh random inputs in [-1, 1] (new seed each time), C_ref by cuBLAS in pedantic FP32
-  // (and FP64 on the host for small problems, to check cuBLAS itself), and cuBLAS timed
-  // (DEFAULT math: FP32 SIMT, no TF32) unless !time_cublas. ok == false when it cannot.
+  // Fresh random inputs in [-1, 1] (new seed each time) in the problem's element types,
+  // C_ref by cuBLAS in pedantic FP32 on the same inputs (and FP64 on the host for small
+  // problems, to check cuBLAS itself), and the matching cuBLAS call timed (SGEMM for f32 and
+  // f32x3, TF32 for tf32, cublasGemmEx for 16-bit types) unless !time_cublas. ok == false
+  // when it cannot.
   CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
                        GemmScalars scalars = {}, bool time_cublas = true);
   bool prepared() const;
@@ -177,11 +184,11 @@ class GemmEvaluator {
   // (wrong_result), then time. Load errors are launch_failed, faults crashed.
   // cutoff_us > 0: after verification one warm run is timed; slower than the cutoff, the
   // kernel is reported with that run alone (runs == 1), since it cannot be the best.
+  // The config's family (the registry, by template name) says how to load and launch it.
   TrialResult evaluate(const KernelConfig& config, const std::vector<char>& cubin,
-                       const std::string& entry, double cutoff_us = 0);
+                       double cutoff_us = 0);
   // Verifies like evaluate, then times the kernel and cuBLAS interleaved in one loop.
-  Comparison compare(const KernelConfig& config, const std::vector<char>& cubin,
-                     const std::string& entry);
+  Comparison compare(const KernelConfig& config, const std::vector<char>& cubin);
 
   // True after a sticky CUDA error (illegal address, ...): the context is ruined.
   bool context_broken() const;

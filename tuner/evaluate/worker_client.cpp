@@ -390,7 +390,7 @@ TrialResult WorkerClient::evaluate(const KernelConfig& config, const CompiledKer
     return result;
   }
   EvaluateRequest req{config, write_cubin(kernel),
-                      kernel.entry.empty() ? config.template_name : kernel.entry, cutoff_us};
+                      kernel.entry, cutoff_us};
   const auto outcome = request("evaluate", encode_request(req), timeout_);
   std::filesystem::remove(req.cubin_path);
   if (!outcome.response) {
@@ -414,7 +414,7 @@ Comparison WorkerClient::compare(const KernelConfig& config, const CompiledKerne
     return comparison;
   }
   CompareRequest req{config, write_cubin(kernel),
-                     kernel.entry.empty() ? config.template_name : kernel.entry};
+                     kernel.entry};
   const auto outcome = request("compare", encode_request(req), timeout_);
   std::filesystem::remove(req.cubin_path);
   if (!outcome.response) {

@@ -48,7 +48,7 @@ void put_config(YAML::Emitter& out, const char* key, const KernelConfig& config)
 
 void put_problem(YAML::Emitter& out, const Problem& p) {
   begin(out, "problem");
-  put(out, "dtype", to_string(p.dtype));
+  put(out, "dtype", p.types.name());
   put(out, "layout", p.layout());
   put(out, "m", p.m);
   put(out, "n", p.n);
@@ -164,7 +164,7 @@ KernelConfig get_config(const YAML::Node& node, const char* key) {
 Problem get_problem(const YAML::Node& node) {
   YAML::Node n = child(node, "problem");
   Problem p;
-  p.dtype = parse_dtype(get<std::string>(n, "dtype"));
+  p.types = parse_gemm_types(get<std::string>(n, "dtype"));
   parse_layout(get<std::string>(n, "layout"), &p.op_a, &p.op_b);
   p.m = get<int64_t>(n, "m");
   p.n = get<int64_t>(n, "n");

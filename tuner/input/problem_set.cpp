@@ -50,7 +50,7 @@ class ShapeFileReader {
       auto [key_it, new_key] = line_by_key.emplace(named.problem.key(), line);
       if (!new_key)
         fail("{}:{}: shape {} ({} {}) repeats the shape on line {}", path_, line, named.name,
-             to_string(named.problem.dtype), named.problem.layout(), key_it->second);
+             named.problem.types.name(), named.problem.layout(), key_it->second);
       // Reports show the name, so two shapes must not share one given by hand. Generated
       // names ("MxNxK") repeat legitimately for other layouts or dtypes.
       const bool named_by_hand = shape.IsMap() && shape["name"];
@@ -69,13 +69,15 @@ class ShapeFileReader {
     if (!defaults.IsMap())
       fail("{}:{}: `defaults:` must be a map such as {{dtype: f32, layout: NN}}", path_,
            line_of(defaults));
-    check_keys(defaults, {"dtype", "layout"}, "key in defaults");
-    if (defaults["dtype"]) dtype_ = read_dtype(defaults["dtype"]);
+    check_keys(defaults, {"dtype", "out", "layout"}, "key in defaults");
+    if (defaults["dtype"]) dtype_ = scalar(defaults["dtype"], "dtype");
+    if (defaults["out"]) out_ = scalar(defaults["out"], "out");
+    types_ = read_types(defaults, dtype_, out_);
     if (defaults["layout"]) read_layout(defaults["layout"], &op_a_, &op_b_);
   }
 
   NamedProblem read_shape(const YAML::Node& shape) {
-    DType dtype = dtype_;
+    GemmTypes types = types_;
     Op op_a = op_a_, op_b = op_b_;
     int64_t m = 0, n = 0, k = 0;
     std::string name;
@@ -87,13 +89,15 @@ class ShapeFileReader {
       n = read_dim("n", shape[1]);
       k = read_dim("k", shape[2]);
     } else if (shape.IsMap()) {
-      check_keys(shape, {"m", "n", "k", "dtype", "layout", "name"}, "key in a shape");
+      check_keys(shape, {"m", "n", "k", "dtype", "out", "layout", "name"}, "key in a shape");
       for (const char* field : {"m", "n", "k"})
         if (!shape[field]) fail("{}:{}: shape has no `{}`", path_, line_of(shape), field);
       m = read_dim("m", shape["m"]);
       n = read_dim("n", shape["n"]);
       k = read_dim("k", shape["k"]);
-      if (shape["dtype"]) dtype = read_dtype(shape["dtype"]);
+      if (shape["dtype"] || shape["out"])
+        types = read_types(shape, shape["dtype"] ? scalar(shape["dtype"], "dtype") : dtype_,
+                           shape["out"] ? scalar(shape["out"], "out") : out_);
       if (shape["layout"]) read_layout(shape["layout"], &op_a, &op_b);
       if (shape["name"]) name = read_name(shape["name"]);
     } else {
@@ -102,7 +106,7 @@ class ShapeFileReader {
     }
 
     NamedProblem named{name.empty() ? fmt::format("{}x{}x{}", m, n, k) : name,
-                       Problem::packed(dtype, op_a, op_b, m, n, k)};
+                       Problem::packed(types, op_a, op_b, m, n, k)};
     const int line = line_of(shape);
     try {
       named.problem.validate();
@@ -142,11 +146,12 @@ class ShapeFileReader {
     return value;
   }
 
-  DType read_dtype(const YAML::Node& node) {
+  // `dtype` (f32, tf32, f32x3, f16, bf16) and `out` (empty, f32 or the input type) of `map`.
+  GemmTypes read_types(const YAML::Node& map, const std::string& dtype, const std::string& out) {
     try {
-      return parse_dtype(scalar(node, "dtype"));
+      return gemm_types(dtype, out);
     } catch (const Error& e) {
-      fail("{}:{}: {}", path_, line_of(node), e.what());
+      fail("{}:{}: {}", path_, line_of(map), e.what());
     }
   }
 
@@ -171,7 +176,8 @@ class ShapeFileReader {
   }
 
   std::string path_;
-  DType dtype_ = DType::f32;
+  std::string dtype_ = "f32", out_;  // the defaults, as written
+  GemmTypes types_;
   Op op_a_ = Op::N, op_b_ = Op::N;
 };
 

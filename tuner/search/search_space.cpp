@@ -1,6 +1,8 @@
 #include "tuner/search/search_space.h"
 
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <fmt/ranges.h>
 #include <muParser.h>
 #include <yaml-cpp/yaml.h>
@@ -346,7 +348,13 @@ class SpaceFileReader {
     if (!root.IsMap())
       fail("{}:{}: expected a map with template, parameters, derived and constraints", path_,
            line_of(root));
-    check_keys(root, {"template", "parameters", "derived", "constraints"}, "top-level key");
+    check_keys(root, {"template", "source", "dtypes", "parameters", "derived", "constraints"},
+               "top-level key");
+    if (const YAML::Node node = root["source"]) {
+      if (!node.IsScalar() || node.Scalar().empty())
+        fail("{}:{}: `source:` must be the path of a .cuh file", path_, line_of(node));
+      source_ = node.Scalar();
+    }
 
     const YAML::Node tmpl = root["template"];
     if (!tmpl)
@@ -354,6 +362,7 @@ class SpaceFileReader {
     if (!tmpl.IsScalar() || !is_identifier(tmpl.Scalar()))
       fail("{}:{}: `template:` must be a template name such as sgemm_simt", path_, line_of(tmpl));
     *template_name = tmpl.Scalar();
+    read_dtypes(root["dtypes"]);
 
     const YAML::Node params = root["parameters"];
     if (!params) fail("{}:{}: no `parameters:`", path_, line_of(root));
@@ -393,6 +402,31 @@ class SpaceFileReader {
       }
     }
   }
+
+  // `dtypes:` maps each GemmTypes name the family computes to the lowest arch that runs it;
+  // a space without one computes f32 from sm_75.
+  void read_dtypes(const YAML::Node& node) {
+    if (!node) {
+      dtypes_ = {{"f32", kDefaultArch}};
+      return;
+    }
+    if (!node.IsMap() || node.size() == 0)
+      fail("{}:{}: `dtypes:` must be a map of type -> lowest arch, e.g. {{f16: sm_75}}", path_,
+           line_of(node));
+    for (const auto& entry : node) {
+      const std::string type = entry.first.IsScalar() ? entry.first.Scalar() : "";
+      const std::string arch = entry.second.IsScalar() ? entry.second.Scalar() : "";
+      try {
+        if (parse_gemm_types(type).name() != type) fail("'{}' is not a type's name", type);
+        arch_number(arch);
+      } catch (const Error& e) {
+        fail("{}:{}: dtypes: {}", path_, line_of(entry.first), e.what());
+      }
+      dtypes_.emplace_back(type, arch);
+    }
+  }
+  const std::vector<std::pair<std::string, std::string>>& dtypes() const { return dtypes_; }
+  const std::string& source() const { return source_; }
 
   int line_of_expression(bool in_derived, size_t index) const {
     return in_derived ? derived_lines_.at(index) : constraint_lines_.at(index);
@@ -452,6 +486,8 @@ class SpaceFileReader {
 
   std::string path_;
   std::map<std::string, int> declared_;  // parameter and derived names -> line
+  std::vector<std::pair<std::string, std::string>> dtypes_;
+  std::string source_;
   std::vector<int> derived_lines_, constraint_lines_;
 };
 
@@ -468,11 +504,33 @@ SearchSpace::EvaluatorCache::EvaluatorCache(EvaluatorCache&&) noexcept = default
 SearchSpace::EvaluatorCache& SearchSpace::EvaluatorCache::operator=(EvaluatorCache&&) noexcept =
     default;
 
+std::optional<std::string> SearchSpace::types_unsupported(const GemmTypes& types,
+                                                          const std::string& arch) const {
+  for (const auto& [name, lowest] : dtypes_) {
+    if (name != types.name()) continue;
+    if (arch_number(arch) >= arch_number(lowest)) return std::nullopt;
+    return fmt::format("space {} computes {} from {} on, not on {}", path_, name, lowest, arch);
+  }
+  return fmt::format("space {} declares no {} (its dtypes:{})", path_, types.name(),
+                     [&] {
+                       std::string list;
+                       for (const auto& d : dtypes_) list += " " + d.first;
+                       return list;
+                     }());
+}
+
 SearchSpace SearchSpace::load(const std::string& path) {
   SearchSpace space;
   space.path_ = path;
   SpaceFileReader reader(path);
   reader.read(&space.template_name_, &space.parameters_, &space.derived_, &space.constraints_);
+  space.dtypes_ = reader.dtypes();
+  // A relative `source:` is relative to the space file's folder.
+  if (!reader.source().empty()) {
+    std::filesystem::path source(reader.source());
+    if (source.is_relative()) source = std::filesystem::path(path).parent_path() / source;
+    space.source_path_ = source.lexically_normal().string();
+  }
   // Parsing every expression now, with the first values and a known arch's limits, reports
   // typos and unknown names at load time with their line.
   try {

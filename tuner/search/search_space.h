@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/arch_limits.h"
+#include "src/core/dtype.h"
 #include "src/core/kernel_config.h"
 
 namespace tgemm {
@@ -41,6 +42,9 @@ class SearchSpace {
   static SearchSpace load(const std::string& path);
 
   const std::string& template_name() const { return template_name_; }
+  // Why the space's `dtypes:` does not cover these types on `arch`, or nullopt.
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const;
   const std::vector<SpaceParameter>& parameters() const { return parameters_; }
   const std::vector<SpaceConstraint>& constraints() const { return constraints_; }
   // Number of points before constraints (product of the value-list sizes).
@@ -60,6 +64,9 @@ class SearchSpace {
   Enumeration enumerate(const ArchLimits& limits) const;
 
   const std::string& path() const { return path_; }
+  // `source:` of the file: device code to tune with the family's host side instead of the
+  // embedded template (a template under development, a test's variant); empty when none.
+  const std::string& source_path() const { return source_path_; }
   // Derived names and their expressions, in declaration order.
   const std::vector<std::pair<std::string, std::string>>& derived() const { return derived_; }
   // Parameters plus derived values of `config` on an arch, e.g. {"THREADS", 256}; throws
@@ -87,6 +94,8 @@ class SearchSpace {
   std::vector<SpaceParameter> parameters_;
   std::vector<std::pair<std::string, std::string>> derived_;  // name, expression
   std::vector<SpaceConstraint> constraints_;
+  std::vector<std::pair<std::string, std::string>> dtypes_;  // type name, lowest arch
+  std::string source_path_;
   mutable EvaluatorCache cache_;
 };
 

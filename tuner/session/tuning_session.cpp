@@ -1,9 +1,12 @@
 #include "tuner/session/tuning_session.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -12,11 +15,12 @@
 #include "src/core/error.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
-#include "src/jit/nvrtc_compiler.h"
-#include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
 #include "tuner/compile/compile_stage.h"
 #include "tuner/input/problem_set.h"
 #include "tuner/report/progress_line.h"
+#include "tuner/input/yaml_input.h"
+#include "tuner/search/ask_tell.h"
 #include "tuner/search/search_space.h"
 #include "tuner/search/strategy.h"
 #include "tuner/evaluate/worker_client.h"
@@ -46,6 +50,14 @@ namespace {
 // recorded with that one run instead of being timed in full.
 constexpr double kCutoffFactor = 3.0;
 
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("cannot read {}", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -69,55 +81,75 @@ struct ShapeReport {
   std::string note;  // why there is no best
 };
 
+// One family's search space, with the host side it is tuned through.
+struct FamilySpace {
+  SearchSpace space;
+  const GemmTemplate* family = nullptr;
+  std::unique_ptr<GemmTemplate> owned;  // set when the space names its own `source:`
+  std::optional<SearchSpace::Enumeration> enumeration;  // on first use
+};
+
+// Problems of one variant (layout and types): they share every cubin.
+struct VariantGroup {
+  Problem variant;
+  std::vector<const NamedProblem*> problems;
+  std::vector<FamilySpace*> families;  // the spaces that compute it on the target
+};
+
+// What the session knows of one problem while its variant is tuned.
+struct ProblemState {
+  const NamedProblem* named = nullptr;
+  int64_t problem_id = 0;
+  double best_us = 0;      // kernels over kCutoffFactor x this are not timed in full
+  double best_tflops = 0;
+  bool cublas_timed = false;
+  bool ran_any = false;
+  std::string note;        // why it could not be tuned
+  std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
+};
+
 class Session {
  public:
   explicit Session(const TuneOptions& options) : opt_(options) {}
 
   void run() {
     const auto started = Clock::now();
-    auto problems = load_problem_set(opt_.shapes_path);
-    space_ = SearchSpace::load(opt_.space_path);
-    source_ = kernel_source(space_.template_name());
+    problems_ = load_problem_set(opt_.shapes_path);
+    load_spaces();
     pick_target();
-    spdlog::info("target {}{}; {} shape(s) from {}; space {} ({} points)", limits_.arch,
-                 device_ ? " on " + device_->name : " (compile only)", problems.size(),
-                 opt_.shapes_path, opt_.space_path, space_.cartesian_size());
+    std::vector<VariantGroup> groups = group_by_variant();
+    spdlog::info("target {}{}; {} shape(s) from {}; {} space(s)", limits_.arch,
+                 device_ ? " on " + device_->name : " (compile only)", problems_.size(),
+                 opt_.shapes_path, spaces_.size());
 
     TuningDb db(opt_.db_path, TuningDb::Mode::read_write);
     run_id_ = db.begin_run(opt_.command_line, "tgemm " TGEMM_VERSION, limits_.arch);
-    auto enumeration = space_.enumerate(limits_);
-    log_rejections(enumeration);
-    auto configs = propose(enumeration.legal);
-    spdlog::info("{} legal config(s); {} to try: strategy '{}' plus the shipped defaults",
-                 enumeration.legal.size(), configs.size(), opt_.strategy);
     if (device_) device_id_ = db.upsert_device(*device_);
-
-    CompileStage compile(db, run_id_, source_, limits_, opt_.jobs);
+    CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
-    for (const std::string& layout : layouts_of(problems)) {
-      Op op_a, op_b;
-      parse_layout(layout, &op_a, &op_b);
-      ProgressLine line;
-      const auto t0 = Clock::now();
-      auto outcomes = compile.run(configs, op_a, op_b, [&](size_t done, size_t total) {
-        double eta = done ? seconds_since(t0) / double(done) * double(total - done) : 0;
-        line.update(fmt::format("compile {} for {}: {}/{} ETA {}", layout, limits_.arch, done,
-                                total, format_duration(eta)));
-      });
-      line.finish();
-      for (auto& named : problems) {
-        if (named.problem.layout() != layout) continue;
-        const int64_t problem_id = db.upsert_problem(named.problem);
-        if (!device_) continue;
-        reports.push_back(tune_problem(db, named, problem_id, outcomes));
+    uint64_t configs_asked = 0;
+    for (VariantGroup& group : groups) {
+      std::vector<ProblemState> states;
+      for (const NamedProblem* named : group.problems) {
+        ProblemState st;
+        st.named = named;
+        st.problem_id = db.upsert_problem(named->problem);
+        if (device_) {
+          auto stored = db.best_entries(named->problem.key(), device_->name, device_->arch);
+          if (!stored.empty()) st.best_us = stored.front().trial.time_median_us;
+        }
+        states.push_back(std::move(st));
       }
+      for (FamilySpace* fs : group.families)
+        configs_asked += tune_family(db, compile, group, *fs, &states);
+      if (device_)
+        for (ProblemState& st : states) reports.push_back(finish_problem(db, st));
     }
     const auto& cs = compile.stats();
     std::string summary = fmt::format(
-        "configs: {} to try in {} layout(s); binaries: {} compiled, {} from cache, {} pruned by "
+        "configs: {} asked over {} variant(s); binaries: {} compiled, {} from cache, {} pruned by "
         "resources, {} failed to compile ({:.1f} s)",
-        configs.size(), layouts_of(problems).size(), cs.compiled, cs.cached, cs.pruned, cs.failed,
-        cs.seconds);
+        configs_asked, groups.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
     if (device_) {
       summary +=
           fmt::format("; trials: {} run, {} already recorded", counts_.total(), counts_.skipped);
@@ -132,6 +164,109 @@ class Session {
   }
 
  private:
+  // --space files, else the shipped space of every registered family.
+  void load_spaces() {
+    std::vector<std::string> paths = opt_.space_paths;
+    if (paths.empty())
+      for (const GemmTemplate* t : all_templates())
+        paths.push_back(default_space_path(opt_.exe_dir, t->name()));
+    for (const std::string& path : paths) {
+      auto fs = std::make_unique<FamilySpace>();
+      fs->space = SearchSpace::load(path);
+      const std::string& name = fs->space.template_name();
+      if (fs->space.source_path().empty()) {
+        fs->family = &template_named(name);
+      } else {
+        fs->owned = make_template(name, kernel_source_from_text(name, read_text_file(
+                                                                          fs->space.source_path())));
+        fs->family = fs->owned.get();
+      }
+      spdlog::info("space {}: family {} ({} points)", path, name, fs->space.cartesian_size());
+      spaces_.push_back(std::move(fs));
+    }
+  }
+
+  // Problems grouped by variant, in first-seen order, each with the families that compute
+  // it on the target; a variant no family computes is an error naming types and arch.
+  std::vector<VariantGroup> group_by_variant() {
+    std::vector<VariantGroup> groups;
+    for (const NamedProblem& named : problems_) {
+      const Problem variant = build_variant(named.problem);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const VariantGroup& g) {
+        return g.variant.functional_key() == variant.functional_key();
+      });
+      if (it == groups.end()) it = groups.insert(groups.end(), VariantGroup{variant, {}, {}});
+      it->problems.push_back(&named);
+    }
+    for (VariantGroup& g : groups) {
+      std::vector<std::string> why_not;
+      for (auto& fs : spaces_) {
+        auto why = fs->space.types_unsupported(g.variant.types, limits_.arch);
+        if (!why) why = fs->family->types_unsupported(g.variant.types, limits_.arch);
+        if (why)
+          why_not.push_back(*why);
+        else
+          g.families.push_back(fs.get());
+      }
+      if (g.families.empty())
+        fail("no template family computes {} ({} layout) on {}: {}", g.variant.types.name(),
+             g.variant.layout(), limits_.arch, fmt::join(why_not, "; "));
+    }
+    return groups;
+  }
+
+  // The shipped defaults of this family, types and arch that are legal in the space.
+  std::vector<KernelConfig> default_configs(const FamilySpace& fs, const GemmTypes& types) {
+    std::vector<KernelConfig> out;
+    for (const DefaultKernel& d : shipped_default_kernels()) {
+      if (d.arch != "*" && d.arch != limits_.arch) continue;
+      if (d.types != types || d.config.template_name != fs.space.template_name()) continue;
+      KernelConfig config = in_space_order(fs.space, d.config);
+      if (!config.params.empty() && !fs.space.rejection(config, limits_)) out.push_back(config);
+    }
+    return out;
+  }
+
+  // Ask/tell over one family's space for one variant: each batch compiled, then measured on
+  // every problem of the variant. Returns the configs asked.
+  uint64_t tune_family(TuningDb& db, CompileStage& compile, const VariantGroup& group,
+                       FamilySpace& fs, std::vector<ProblemState>* states) {
+    if (!fs.enumeration) {
+      fs.enumeration = fs.space.enumerate(limits_);
+      for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
+        spdlog::debug("{}: pruned {} config(s): {}", fs.space.path(), count, reason);
+    }
+    // The strategy's configs, preceded by the shipped defaults: every tuned shape then
+    // measures the kernel an untuned call would get, and a small budget always holds a
+    // known-good start (Kernel Tuner's x0).
+    auto strategy = seeded_strategy(default_configs(fs, group.variant.types),
+                                    make_strategy(opt_.strategy, fs.enumeration->legal,
+                                                  opt_.budget, opt_.seed));
+    spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
+                 fs.family->name(), group.variant.types.name(), group.variant.layout(),
+                 fs.enumeration->legal.size(), opt_.strategy);
+    constexpr size_t kBatch = 256;
+    return run_ask_tell(*strategy, kBatch, [&](const std::vector<KernelConfig>& batch) {
+      ProgressLine line;
+      const auto t0 = Clock::now();
+      auto outcomes =
+          compile.run(*fs.family, batch, group.variant, [&](size_t done, size_t total) {
+            double eta = done ? seconds_since(t0) / double(done) * double(total - done) : 0;
+            line.update(fmt::format("compile {} {} {} for {}: {}/{} ETA {}", fs.family->name(),
+                                    group.variant.types.name(), group.variant.layout(),
+                                    limits_.arch, done, total, format_duration(eta)));
+          });
+      line.finish();
+      std::vector<TrialResult> results;
+      if (!device_) return results;
+      for (ProblemState& st : *states) {
+        auto measured = measure_batch(db, *fs.family, outcomes, &st);
+        results.insert(results.end(), measured.begin(), measured.end());
+      }
+      return results;
+    });
+  }
+
   // The arch and its limits: the GPU's own when there is one (probed in the worker, so this
   // process never initialises CUDA), else --arch or sm_75 for compile-only work.
   void pick_target() {
@@ -157,65 +292,32 @@ class Session {
     limits_ = device_->limits;
   }
 
-  // The strategy's configs, preceded by the dispatcher's shipped defaults that are legal in
-  // this space: every tuned shape then measures the kernel an untuned call would get, and a
-  // small budget always contains a known-good starting point (Kernel Tuner's x0).
-  std::vector<KernelConfig> propose(const std::vector<KernelConfig>& legal) {
-    std::vector<KernelConfig> all;
-    for (const DefaultKernel& d : shipped_default_kernels()) {
-      if (d.arch != "*" && d.arch != limits_.arch) continue;
-      KernelConfig config = in_space_order(d.config);
-      if (config.params.empty() || space_.rejection(config, limits_)) continue;
-      if (std::find(all.begin(), all.end(), config) == all.end()) all.push_back(config);
-    }
-    auto strategy = make_strategy(opt_.strategy, legal, opt_.budget, opt_.seed);
-    for (auto batch = strategy->propose(256); !batch.empty(); batch = strategy->propose(256))
-      for (auto& config : batch)
-        if (std::find(all.begin(), all.end(), config) == all.end()) all.push_back(config);
-    return all;
-  }
-
   // `config` with its parameters in the space's order (empty when it lacks one of them or
   // belongs to another template), so it compares equal to the space's own points.
-  KernelConfig in_space_order(const KernelConfig& config) const {
-    KernelConfig out{space_.template_name(), {}};
-    if (config.template_name != space_.template_name()) return out;
-    for (const SpaceParameter& p : space_.parameters()) {
-      if (!config.has(p.name)) return {space_.template_name(), {}};
+  static KernelConfig in_space_order(const SearchSpace& space, const KernelConfig& config) {
+    KernelConfig out{space.template_name(), {}};
+    if (config.template_name != space.template_name()) return out;
+    for (const SpaceParameter& p : space.parameters()) {
+      if (!config.has(p.name)) return {space.template_name(), {}};
       out.params.emplace_back(p.name, config.get(p.name));
     }
     return out;
   }
 
-  static std::vector<std::string> layouts_of(const std::vector<NamedProblem>& problems) {
-    std::vector<std::string> layouts;
-    for (auto& p : problems)
-      if (std::find(layouts.begin(), layouts.end(), p.problem.layout()) == layouts.end())
-        layouts.push_back(p.problem.layout());
-    return layouts;
-  }
-
-  void log_rejections(const SearchSpace::Enumeration& e) {
-    for (auto& [reason, count] : e.rejected_by_reason)
-      spdlog::debug("pruned {} config(s): {}", count, reason);
-  }
-
-  ShapeReport tune_problem(TuningDb& db, const NamedProblem& named, int64_t problem_id,
-                           const std::vector<CompileOutcome>& outcomes) {
-    const Problem& problem = named.problem;
-    ShapeReport report{named.name, problem, std::nullopt, 0, ""};
-    bool prepared = false, ran_any = false;
-    double best_tflops = 0;
-    // Kernels over kCutoffFactor x the best time so far are not timed in full.
-    double best_us = 0;
-    if (auto stored = db.best_entries(problem.key(), device_->name, device_->arch); !stored.empty())
-      best_us = stored.front().trial.time_median_us;
+  // Verifies and times one compiled batch on one problem; already recorded trials are skipped.
+  std::vector<TrialResult> measure_batch(TuningDb& db, const GemmTemplate& family,
+                                         const std::vector<CompileOutcome>& outcomes,
+                                         ProblemState* st) {
+    const Problem& problem = st->named->problem;
+    std::vector<TrialResult> results;
+    if (!st->note.empty()) return results;  // could not be prepared earlier
+    bool prepared = false;
     ProgressLine line;
     const auto t0 = Clock::now();
     size_t done = 0;
     for (const CompileOutcome& outcome : outcomes) {
       ++done;
-      if (db.has_trial(problem_id, outcome.kernel_id, device_id_)) {
+      if (db.has_trial(st->problem_id, outcome.kernel_id, device_id_)) {
         ++counts_.skipped;
         continue;
       }
@@ -226,86 +328,101 @@ class Session {
                            ? TrialStatus::compile_failed
                            : TrialStatus::resource_exceeded;
         trial.error = outcome.reason;
-      } else if (auto why = unsupported_reason(outcome.config, problem)) {
+      } else if (auto why = family.unsupported_reason(outcome.config, problem, limits_.arch)) {
         trial.status = TrialStatus::invalid;
         trial.error = *why;
       } else {
         if (!prepared) {
           auto cublas = client_->prepare_problem(problem);
           if (!cublas.ok) {
-            report.note = "cannot prepare problem: " + cublas.error;
-            spdlog::error("{}: {}", named.name, report.note);
-            return report;
+            st->note = "cannot prepare problem: " + cublas.error;
+            spdlog::error("{}: {}", st->named->name, st->note);
+            return results;
           }
-          db.record_cublas_time(run_id_, problem_id, device_id_, cublas.median_us);
+          db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us);
           prepared = true;
         }
-        trial = client_->evaluate(outcome.config, outcome.compiled, kCutoffFactor * best_us);
-        ran_any = true;
+        trial = client_->evaluate(outcome.config, outcome.compiled, kCutoffFactor * st->best_us);
+        st->ran_any = true;
         if (trial.status == TrialStatus::ok && trial.runs > 1 &&
-            (best_us == 0 || trial.time_median_us < best_us))
-          best_us = trial.time_median_us;
-        if (trial.status == TrialStatus::ok) best_tflops = std::max(best_tflops, trial.tflops);
+            (st->best_us == 0 || trial.time_median_us < st->best_us))
+          st->best_us = trial.time_median_us;
+        if (trial.status == TrialStatus::ok) {
+          st->best_tflops = std::max(st->best_tflops, trial.tflops);
+          st->ok_outcomes.push_back(outcome);
+        }
       }
-      db.record_trial(run_id_, problem_id, outcome.kernel_id, device_id_, outcome.binary_id, trial);
+      db.record_trial(run_id_, st->problem_id, outcome.kernel_id, device_id_, outcome.binary_id,
+                      trial);
       ++counts_.by_status[trial.status];
+      results.push_back(trial);
       double eta = seconds_since(t0) / double(done) * double(outcomes.size() - done);
-      line.update(fmt::format("{} ({}): {}/{} best {:.2f} TFLOP/s ETA {}", named.name,
-                              problem.layout(), done, outcomes.size(), best_tflops,
-                              format_duration(eta)));
+      line.update(fmt::format("{} ({} {}): {}/{} best {:.2f} TFLOP/s ETA {}", st->named->name,
+                              problem.types.name(), problem.layout(), done, outcomes.size(),
+                              st->best_tflops, format_duration(eta)));
     }
     line.finish();
-    db.update_best(problem_id, device_id_);
+    return results;
+  }
+
+  // The problem's best over every family, timed once more interleaved beside cuBLAS.
+  ShapeReport finish_problem(TuningDb& db, ProblemState& st) {
+    const Problem& problem = st.named->problem;
+    ShapeReport report{st.named->name, problem, std::nullopt, 0, st.note};
+    db.update_best(st.problem_id, device_id_);
     auto best = db.best_entries(problem.key(), device_->name, device_->arch);
     if (best.empty()) {
-      report.note = "no config ran correctly";
+      if (report.note.empty()) report.note = "no config ran correctly";
       return report;
     }
     report.best = best.front();
     report.cublas_us = report.best->cublas_median_us;
     // A fresh best gets its final number from an interleaved run beside cuBLAS; a rerun
     // that measured nothing reports what the database holds.
-    if (ran_any) {
-      for (const CompileOutcome& outcome : outcomes) {
-        if (outcome.config != report.best->config || outcome.status != BinaryStatus::ok) continue;
-        Comparison cmp = client_->compare(outcome.config, outcome.compiled);
-        if (cmp.ok) {
-          report.cublas_us = cmp.cublas_median_us;
-          report.best->trial.time_median_us = cmp.tgemm_median_us;
-          db.record_cublas_time(run_id_, problem_id, device_id_, cmp.cublas_median_us);
-        } else {
-          spdlog::warn("{}: interleaved comparison failed: {}", named.name, cmp.error);
-        }
-        break;
+    if (!st.ran_any) return report;
+    for (const CompileOutcome& outcome : st.ok_outcomes) {
+      if (outcome.config != report.best->config) continue;
+      if (auto prepared = client_->prepare_problem(problem); !prepared.ok) break;
+      Comparison cmp = client_->compare(outcome.config, outcome.compiled);
+      if (cmp.ok) {
+        report.cublas_us = cmp.cublas_median_us;
+        report.best->trial.time_median_us = cmp.tgemm_median_us;
+        db.record_cublas_time(run_id_, st.problem_id, device_id_, cmp.cublas_median_us);
+      } else {
+        spdlog::warn("{}: interleaved comparison failed: {}", st.named->name, cmp.error);
       }
+      break;
     }
     return report;
   }
 
   void print_table(const std::vector<ShapeReport>& reports) {
-    fmt::print("\n{:<22} {:<4} {:>10} {:>9} {:>9} {:>7}  {}\n", "shape", "lay", "tgemm us",
+    fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7}  {}\n", "shape", "type", "lay",
+               "tgemm us",
                "TFLOP/s", "cuBLAS", "ratio", "best config");
     for (const ShapeReport& r : reports) {
       if (!r.best) {
-        fmt::print("{:<22} {:<4} {}\n", r.name, r.problem.layout(), r.note);
+        fmt::print("{:<22} {:<6} {:<4} {}\n", r.name, r.problem.types.name(), r.problem.layout(),
+                   r.note);
         continue;
       }
       const double us = r.best->trial.time_median_us;
       const double tflops = r.problem.flops() / (us * 1e6);
       const double cublas_tflops = r.cublas_us > 0 ? r.problem.flops() / (r.cublas_us * 1e6) : 0;
       const double ratio = r.cublas_us > 0 ? r.cublas_us / us : 0;
-      fmt::print("{:<22} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x  {}\n", r.name,
-                 r.problem.layout(), us, tflops, cublas_tflops, ratio,
+      fmt::print("{:<22} {:<6} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x  {}\n", r.name,
+                 r.problem.types.name(), r.problem.layout(), us, tflops, cublas_tflops, ratio,
                  r.best->config.canonical_name());
     }
     fmt::print(
-        "(TFLOP/s at the median; cuBLAS is FP32 SGEMM timed in the same process; ratio = "
+        "(TFLOP/s at the median; cuBLAS is the matching cuBLAS call (SGEMM for f32 and f32x3) "
+        "timed in the same process; ratio = "
         "cuBLAS time / tgemm time)\n");
   }
 
   const TuneOptions& opt_;
-  SearchSpace space_;
-  KernelSource source_;
+  std::vector<NamedProblem> problems_;
+  std::vector<std::unique_ptr<FamilySpace>> spaces_;
   ArchLimits limits_;
   std::unique_ptr<WorkerClient> client_;
   std::optional<DeviceInfo> device_;

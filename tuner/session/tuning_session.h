@@ -1,16 +1,21 @@
-// TuningSession: one tgemm-tune run. Shapes and space in, for each layout the proposed
-// configs compiled (CompileStage), then for each problem every config verified and timed
-// in the worker, every trial and the best per (problem, device) stored in the database.
+// TuningSession: one tgemm-tune run. Shapes and spaces in; for each problem variant (layout
+// and types) and each family that computes it, the strategy's batches compiled
+// (CompileStage), then verified and timed on every problem of the variant in the worker, the
+// results told to the strategy before it proposes again; every trial and the best per
+// (problem, device) stored in the database.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tgemm {
 
 struct TuneOptions {
   std::string shapes_path;
-  std::string space_path;  // empty: the template's default space
+  // Empty: the shipped space of every registered family; else only these spaces.
+  std::vector<std::string> space_paths;
+  std::string exe_dir;  // where the shipped spaces are looked for
   std::string db_path = "tgemm.db";
   std::string arch;  // empty: the GPU's, or sm_75 without one
   // The spaces hold tens of thousands of legal configs: sample by default.

@@ -1,0 +1,59 @@
+// The dispatcher's view of a tuning database (src/core/tuning_records.h) over TuningDb.
+#include <memory>
+
+#include "db/tuning_db.h"
+#include "src/core/tuning_records.h"
+
+namespace tgemm {
+
+namespace {
+
+class DbTuningRecords final : public TuningRecords {
+ public:
+  explicit DbTuningRecords(const std::string& path)
+      : path_(path), db_(path, TuningDb::Mode::read_only) {}
+
+  std::vector<BestEntry> best_entries(const std::string& device_name,
+                                      const std::string& arch) override {
+    return db_.best_entries("", device_name, arch);
+  }
+
+  std::vector<TrialRecord> trials(const std::string& device_name,
+                                  const std::string& arch) override {
+    std::vector<TrialRecord> out;
+    for (TrialRecord& r : db_.trials("", device_name))
+      if (r.arch == arch) out.push_back(std::move(r));
+    return out;
+  }
+
+  std::optional<BinaryRecord> find_binary(const KernelConfig& config,
+                                          const std::string& template_hash, const Problem& variant,
+                                          const std::string& arch,
+                                          const std::string& nvrtc_version) override {
+    return db_.find_binary_for(config, template_hash, variant, arch, nvrtc_version);
+  }
+
+  // A short-lived writable connection that waits at most 50 ms: a busy tuner or a read-only
+  // file costs the next process one compile, never this call a stall or a new file.
+  void write_back(const KernelConfig& config, const std::string& template_hash,
+                  const CompiledKernel& compiled) override {
+    TuningDb writable(path_, TuningDb::Mode::read_write);
+    writable.set_busy_timeout_ms(50);
+    const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", compiled.arch);
+    const int64_t kernel_id = writable.upsert_kernel(config, template_hash);
+    writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
+    writable.finish_run(run, "stored 1 cubin");
+  }
+
+ private:
+  std::string path_;
+  TuningDb db_;
+};
+
+}  // namespace
+
+std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path) {
+  return std::make_unique<DbTuningRecords>(path);
+}
+
+}  // namespace tgemm

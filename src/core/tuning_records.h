@@ -1,0 +1,80 @@
+// The records the dispatcher reads from a tuning database, as plain structs, and the reader
+// interface it reads them through. db/ implements it (open_tuning_records), so src/ never
+// includes db/ or speaks SQL.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/core/trial_result.h"
+#include "src/jit/compiled_kernel.h"
+
+namespace tgemm {
+
+// Outcome of compiling one (config, layout, arch): a cubin, or why there is none.
+enum class BinaryStatus { ok, compile_failed, resource_exceeded };
+std::string to_string(BinaryStatus status);
+
+struct BinaryRecord {
+  int64_t id = 0;
+  int64_t kernel_id = 0;
+  BinaryStatus status = BinaryStatus::ok;
+  std::string reason;       // why it was pruned or failed; empty when ok
+  CompiledKernel compiled;  // cubin, resources, options, cache key, arch, NVRTC version
+};
+
+// The best trial of one problem on one device, as the dispatcher and tgemm-db need it.
+struct BestEntry {
+  Problem problem;
+  std::string device_name;
+  std::string arch;
+  KernelConfig config;
+  std::string template_hash;
+  TrialResult trial;
+  double cublas_median_us = 0;  // cuBLAS timed in the same run, 0 if not measured
+  int64_t trial_count = 0;      // every trial of this problem on this device, failures too
+};
+
+// One recorded trial with its problem and device spelled out (what `tgemm-db show` lists).
+struct TrialRecord {
+  int64_t id = 0;
+  Problem problem;
+  std::string device_name;
+  std::string arch;
+  std::string template_hash;
+  TrialResult trial;  // trial.config is the kernel's template and parameters
+  std::string created_at;
+};
+
+// What the dispatcher needs of a tuning database. Every method may throw Error (an unreadable
+// database); the dispatcher logs and goes on without it.
+class TuningRecords {
+ public:
+  virtual ~TuningRecords() = default;
+  // The best entries and every trial recorded on one GPU (device name and arch).
+  virtual std::vector<BestEntry> best_entries(const std::string& device_name,
+                                              const std::string& arch) = 0;
+  virtual std::vector<TrialRecord> trials(const std::string& device_name,
+                                          const std::string& arch) = 0;
+  // The cubin of a kernel (config and template hash) built for this problem's layout and
+  // types, for `arch` and this NVRTC version.
+  virtual std::optional<BinaryRecord> find_binary(const KernelConfig& config,
+                                                  const std::string& template_hash,
+                                                  const Problem& variant, const std::string& arch,
+                                                  const std::string& nvrtc_version) = 0;
+  // Stores a cubin the dispatcher compiled, so the next process finds it. Best effort: a
+  // read-only file or a busy tuner throws, and the caller goes on.
+  virtual void write_back(const KernelConfig& config, const std::string& template_hash,
+                          const CompiledKernel& compiled) = 0;
+};
+
+// Opens `path` read-only (db/tuning_records_reader.cpp); throws Error naming the path when
+// it is missing or not a tgemm database.
+std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path);
+
+}  // namespace tgemm

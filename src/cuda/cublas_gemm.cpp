@@ -1,0 +1,45 @@
+#include "src/cuda/cublas_gemm.h"
+
+namespace tgemm {
+
+namespace {
+
+cudaDataType_t cuda_type(DType type) {
+  switch (type) {
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f16:
+      return CUDA_R_16F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
+}
+
+cublasComputeType_t compute_type(ComputeType compute, CublasMath math) {
+  if (math == CublasMath::reference) return CUBLAS_COMPUTE_32F_PEDANTIC;
+  return compute == ComputeType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+cublasOperation_t cublas_op(Op op) { return op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+}  // namespace
+
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& x, CublasMath math) {
+  return row_major_gemm(handle, x, math, x.types.c);
+}
+
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& x, CublasMath math,
+                              DType c_type) {
+  // Plain SGEMM for f32: the call every cuBLAS user makes, so ratios compare with that.
+  if (x.types == GemmTypes{} && c_type == DType::f32 && math == CublasMath::matching)
+    return cublasSgemm(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha,
+                       static_cast<const float*>(x.b), x.ldb, static_cast<const float*>(x.a),
+                       x.lda, &x.beta, static_cast<float*>(x.c), x.ldc);
+  return cublasGemmEx(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha, x.b,
+                      cuda_type(x.types.b), x.ldb, x.a, cuda_type(x.types.a), x.lda, &x.beta, x.c,
+                      cuda_type(c_type), x.ldc, compute_type(x.types.compute, math),
+                      CUBLAS_GEMM_DEFAULT);
+}
+
+}  // namespace tgemm

@@ -1,0 +1,35 @@
+// The one row-major cuBLAS GEMM of tgemm (cublasGemmEx by type): the evaluator's reference
+// and its timing baseline, the dispatcher's last resort and tgemm-bench's contender.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include "src/core/dtype.h"
+
+namespace tgemm {
+
+// Which cuBLAS math serves a GemmTypes: the matching cublasGemmEx call (f32 SGEMM-accurate,
+// tf32 one TF32 pass, f16/bf16 f32 accumulation; f32x3 is compared with SGEMM), or the
+// reference: pedantic f32 accumulation with no TF32 and no reduced-precision reductions.
+enum class CublasMath { matching, reference };
+
+struct CublasGemmArgs {
+  GemmTypes types;
+  Op op_a = Op::N, op_b = Op::N;
+  int m = 0, n = 0, k = 0;
+  float alpha = 1, beta = 0;
+  const void* a = nullptr;
+  int lda = 0;
+  const void* b = nullptr;
+  int ldb = 0;
+  void* c = nullptr;
+  int ldc = 0;
+};
+
+// Row-major C = alpha op(A) op(B) + beta C as cuBLAS's column-major C^T = op(B)^T op(A)^T
+// (operands swapped). `c_type` overrides the output type (a reference in f32 of a 16-bit C).
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& args, CublasMath math);
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& args, CublasMath math,
+                              DType c_type);
+
+}  // namespace tgemm

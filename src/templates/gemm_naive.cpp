@@ -1,0 +1,66 @@
+// Host side of gemm_naive (kernel_templates/gemm_naive.cuh, configs/spaces/gemm_naive.yaml):
+// one thread per element of C, every type tgemm defines, any alignment.
+#include <fmt/format.h>
+
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+class GemmNaive final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  // Every valid GemmTypes: the kernel converts each element to f32 and accumulates in f32.
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string&) const override {
+    if (std::string why = types.invalid_reason(); !why.empty()) return why;
+    return std::nullopt;
+  }
+
+  // Scalar loads and stores: no alignment beyond one element.
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (config.template_name != name())
+      return fmt::format("config of '{}', not {}", config.template_name, name());
+    return types_unsupported(problem.types, arch);
+  }
+
+  std::vector<std::string> entries(const KernelConfig&) const override { return {name()}; }
+
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    const int64_t bx = config.get("BLOCK_X"), by = config.get("BLOCK_Y");
+    KernelLaunch launch;
+    launch.grid[0] = unsigned((problem.n + bx - 1) / bx);
+    launch.grid[1] = unsigned((problem.m + by - 1) / by);
+    launch.block[0] = unsigned(bx * by);
+    LaunchPlan plan;
+    plan.add(launch);
+    return plan;
+  }
+
+  BlockResources block_resources(const KernelConfig& config) const override {
+    return {int(config.get("BLOCK_X") * config.get("BLOCK_Y")), 0};
+  }
+
+  // A block covers BLOCK_Y x BLOCK_X of C and walks K one element at a time.
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BLOCK_Y"), config.get("BLOCK_X"), 1, 1, 1};
+  }
+
+  std::vector<std::string> defines(const KernelConfig& config,
+                                   const Problem& problem) const override {
+    std::vector<std::string> out = problem_defines(problem);
+    for (const std::string& d : config.defines()) out.push_back(d);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_gemm_naive_template(KernelSource source) {
+  return std::make_unique<GemmNaive>(std::move(source));
+}
+
+}  // namespace tgemm

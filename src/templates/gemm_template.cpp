@@ -1,0 +1,37 @@
+#include "src/templates/gemm_template.h"
+
+#include <fmt/format.h>
+
+namespace tgemm {
+
+namespace {
+// The codes of common/elements.cuh's TGEMM_TYPE_* macros (TGEMM_COMPUTE is ComputeType's
+// value: 0 f32, 1 tf32, 2 f32x3).
+int element_code(DType type) {
+  switch (type) {
+    case DType::f32:
+      return 0;
+    case DType::f16:
+      return 1;
+    case DType::bf16:
+      return 2;
+  }
+  return 0;
+}
+}  // namespace
+
+Problem build_variant(const Problem& problem) {
+  Problem v = Problem::packed(problem.types, problem.op_a, problem.op_b, 1, 1, 1);
+  return v;
+}
+
+std::vector<std::string> problem_defines(const Problem& problem) {
+  return {fmt::format("-DTGEMM_OP_A={}", problem.op_a == Op::T ? 1 : 0),
+          fmt::format("-DTGEMM_OP_B={}", problem.op_b == Op::T ? 1 : 0),
+          fmt::format("-DTGEMM_TYPE_A={}", element_code(problem.types.a)),
+          fmt::format("-DTGEMM_TYPE_B={}", element_code(problem.types.b)),
+          fmt::format("-DTGEMM_TYPE_C={}", element_code(problem.types.c)),
+          fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
+}
+
+}  // namespace tgemm

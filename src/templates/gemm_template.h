@@ -1,0 +1,73 @@
+// GemmTemplate: the host side of one kernel template family, behind one small interface
+// (CUTLASS's can_implement / run split). For a config it answers which problems it can
+// compute and why not, its launches, its resources for static pruning, its tile for the
+// selector and its NVRTC defines. Nothing outside a family's own files names a family.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/kernel_config.h"
+#include "src/core/problem.h"
+#include "src/jit/kernel_source.h"
+#include "src/launch/launch_plan.h"
+
+namespace tgemm {
+
+// The output tile one block computes and how the grid is cut, for the selector's models.
+struct TileShape {
+  int64_t m = 1, n = 1, k = 1;  // block tile and the K depth of one main-loop step
+  int64_t split_k = 1;          // K slices, one block each
+  int64_t blocks_per_sm = 1;    // blocks the config asks to keep resident per SM
+};
+
+// What a block needs before anything is compiled (static pruning, shared-memory opt-in).
+struct BlockResources {
+  int threads = 0;
+  size_t dynamic_smem_bytes = 0;
+};
+
+class GemmTemplate {
+ public:
+  explicit GemmTemplate(KernelSource source) : source_(std::move(source)) {}
+  virtual ~GemmTemplate() = default;
+  GemmTemplate(const GemmTemplate&) = delete;
+  GemmTemplate& operator=(const GemmTemplate&) = delete;
+
+  const std::string& name() const { return source_.name; }
+  const KernelSource& source() const { return source_; }
+
+  // Why the family cannot compute these types on `arch` ("sm_75"), or nullopt.
+  virtual std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                                       const std::string& arch) const = 0;
+  // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes), or nullopt.
+  virtual std::optional<std::string> unsupported_reason(const KernelConfig& config,
+                                                        const Problem& problem,
+                                                        const std::string& arch) const = 0;
+  // The kernels in a config's cubin; launches refer to them by index, the first is the main
+  // one (its resources are the ones pruned on).
+  virtual std::vector<std::string> entries(const KernelConfig& config) const = 0;
+  // The launches that compute `problem`, in order; call only when unsupported_reason is nullopt.
+  virtual LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const = 0;
+  virtual BlockResources block_resources(const KernelConfig& config) const = 0;
+  virtual TileShape tile(const KernelConfig& config) const = 0;
+  // The -D options a config is built with for a problem. They may depend only on the
+  // problem's layout and types (one cubin serves every size): see build_variant().
+  virtual std::vector<std::string> defines(const KernelConfig& config,
+                                           const Problem& problem) const = 0;
+
+ private:
+  KernelSource source_;
+};
+
+// The part of a problem a cubin is built for: layout and types; sizes and alignment zeroed
+// so that problems sharing a cubin share a variant.
+Problem build_variant(const Problem& problem);
+// "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." for a problem: the defines every
+// template reads from common/elements.cuh and its layout macros.
+std::vector<std::string> problem_defines(const Problem& problem);
+
+}  // namespace tgemm

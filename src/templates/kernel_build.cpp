@@ -1,0 +1,27 @@
+#include "src/templates/kernel_build.h"
+
+#include "src/jit/nvrtc_compiler.h"
+
+namespace tgemm {
+
+std::string kernel_cache_key(const GemmTemplate& family, const KernelConfig& config,
+                             const Problem& variant, const std::string& arch) {
+  return NvrtcCompiler::cache_key(family.source(), family.defines(config, variant), arch);
+}
+
+CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& config,
+                            const Problem& variant, const std::string& arch) {
+  CompiledKernel out;
+  try {
+    out = NvrtcCompiler::compile(family.source(), family.defines(config, variant),
+                                 family.entries(config).front(), arch, config.canonical_name());
+  } catch (const std::exception& e) {  // a template's host side refusing the config
+    out.error = e.what();
+  }
+  out.op_a = variant.op_a;
+  out.op_b = variant.op_b;
+  out.types = variant.types;
+  return out;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,94 @@
+// Host side of sgemm_simt (kernel_templates/sgemm_simt.cuh, configs/spaces/sgemm_simt.yaml):
+// FP32 GEMM on the CUDA cores, one BM x BN tile per block, split-K through atomics.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/core/arch_limits.h"
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+class SgemmSimt final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    (void)arch;  // FFMA only: every arch tgemm targets
+    if (types != GemmTypes{})
+      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
+                         types.name());
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (config.template_name != name())
+      return fmt::format("config of '{}', not {}", config.template_name, name());
+    if (auto why = types_unsupported(problem.types, arch)) return why;
+    const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));
+    if (problem.align_a % vec_bytes != 0 || problem.align_b % vec_bytes != 0)
+      return fmt::format("VEC={} needs A and B aligned to {} bytes (have {} and {})",
+                         config.get("VEC"), vec_bytes, problem.align_a, problem.align_b);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> entries(const KernelConfig&) const override {
+    return {name(), name() + "_prepare_c"};
+  }
+
+  // Split-K slices add into C, so C = beta * C runs first.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    const TileShape t = tile(config);
+    LaunchPlan plan;
+    if (t.split_k > 1) {
+      KernelLaunch prepare;
+      prepare.entry = 1;
+      prepare.grid[0] = unsigned(std::clamp<int64_t>((problem.m * problem.n + 255) / 256, 1, 65535));
+      prepare.block[0] = 256;
+      plan.add(prepare);
+    }
+    KernelLaunch main;
+    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
+    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
+    main.grid[2] = unsigned(t.split_k);
+    const BlockResources r = block_resources(config);
+    main.block[0] = unsigned(r.threads);
+    main.smem_bytes = r.dynamic_smem_bytes;
+    plan.add(main);
+    return plan;
+  }
+
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    r.threads = int((config.get("BM") / config.get("TM")) * (config.get("BN") / config.get("TN")));
+    const int64_t floats =
+        config.get("STAGES") * config.get("BK") *
+        (config.get("BM") + config.get("PAD_A") + config.get("BN") + config.get("PAD_B"));
+    r.dynamic_smem_bytes = size_t(floats) * sizeof(float);
+    return r;
+  }
+
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
+            config.get_or("MIN_BLOCKS", 1)};
+  }
+
+  std::vector<std::string> defines(const KernelConfig& config,
+                                   const Problem& problem) const override {
+    std::vector<std::string> out = problem_defines(problem);
+    for (const std::string& d : config.defines()) out.push_back(d);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_sgemm_simt_template(KernelSource source) {
+  return std::make_unique<SgemmSimt>(std::move(source));
+}
+
+}  // namespace tgemm

@@ -1,0 +1,67 @@
+// Elements of every DType on the host: rounding an f32 to a type, storing and loading one
+// element of a typed buffer. 16-bit C elements that hold the poison (all bits set) load as
+// the f32 poison, so the checks of gemm_evaluator.h see unwritten elements in every type.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "src/core/dtype.h"
+
+namespace tgemm {
+
+inline constexpr uint32_t kPoisonBits32 = 0xFFFFFFFFu;
+inline constexpr uint16_t kPoisonBits16 = 0xFFFFu;
+
+inline void store_element(DType type, float value, void* dst) {
+  switch (type) {
+    case DType::f32:
+      std::memcpy(dst, &value, 4);
+      return;
+    case DType::f16: {
+      const __half_raw raw = __half_raw(__float2half_rn(value));
+      std::memcpy(dst, &raw.x, 2);
+      return;
+    }
+    case DType::bf16: {
+      const __nv_bfloat16_raw raw = __nv_bfloat16_raw(__float2bfloat16_rn(value));
+      std::memcpy(dst, &raw.x, 2);
+      return;
+    }
+  }
+}
+
+inline float load_element(DType type, const void* src) {
+  if (type == DType::f32) {
+    float x;
+    std::memcpy(&x, src, 4);
+    return x;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, src, 2);
+  if (bits == kPoisonBits16) {
+    float poison;
+    std::memcpy(&poison, &kPoisonBits32, 4);
+    return poison;
+  }
+  if (type == DType::f16) {
+    __half_raw raw;
+    raw.x = bits;
+    return __half2float(__half(raw));
+  }
+  __nv_bfloat16_raw raw;
+  raw.x = bits;
+  return __bfloat162float(__nv_bfloat16(raw));
+}
+
+// `value` as the nearest element of `type` holds it.
+inline float round_to(DType type, float value) {
+  unsigned char bytes[4] = {};
+  store_element(type, value, bytes);
+  return load_element(type, bytes);
+}
+
+}  // namespace tgemm

@@ -1,0 +1,25 @@
+// The ask/tell loop that every tuning session runs: ask the strategy for a batch, measure it,
+// tell it the results, and only then ask again, so a strategy can learn from each batch
+// (Kernel Tuner's and KTT's searcher contract).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tuner/search/strategy.h"
+
+namespace tgemm {
+
+// Measures one batch: one result per config, or more (one per problem that measured it).
+using MeasureBatch = std::function<std::vector<TrialResult>(const std::vector<KernelConfig>&)>;
+
+// Runs `strategy` to its end in batches of at most `batch_size`; returns the configs asked.
+size_t run_ask_tell(Strategy& strategy, size_t batch_size, const MeasureBatch& measure);
+
+// `first` (a known-good start, Kernel Tuner's x0: the shipped defaults) ahead of what `inner`
+// proposes, each config once (a hash set: linear in the space).
+std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,
+                                          std::unique_ptr<Strategy> inner);
+
+}  // namespace tgemm
