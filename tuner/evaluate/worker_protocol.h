@@ -12,7 +12,7 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
-#include "tuner/evaluate/worker_client.h"
+#include "tuner/evaluate/evaluation_types.h"
 
 namespace tgemm {
 
