@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev
-          libcli11-dev libyaml-cpp-dev libmuparser-dev libgtest-dev libbenchmark-dev)
+          libcli11-dev libyaml-cpp-dev libmuparser-dev libgtest-dev libbenchmark-dev
+          nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -186,9 +186,9 @@ TEST(WorkerClient, restarts_after_a_crash_and_re_prepares_the_problem) {
   EXPECT_EQ(dir.read("log"), "prepare\nevaluate\nprepare\nevaluate\n");
   // The re-prepare skips timing cuBLAS again; the evaluate names a cubin file.
   const std::string payloads = dir.read("payloads");
-  EXPECT_NE(payloads.find("time_cublas: true"), std::string::npos) << payloads;
-  EXPECT_NE(payloads.find("time_cublas: false"), std::string::npos) << payloads;
-  EXPECT_NE(payloads.find("cubin_path:"), std::string::npos) << payloads;
+  EXPECT_NE(payloads.find("\"time_cublas\":true"), std::string::npos) << payloads;
+  EXPECT_NE(payloads.find("\"time_cublas\":false"), std::string::npos) << payloads;
+  EXPECT_NE(payloads.find("\"cubin_path\":"), std::string::npos) << payloads;
 }
 
 TEST(WorkerClient, times_out_a_hung_worker_promptly_and_leaves_no_zombie) {
@@ -245,8 +245,26 @@ TEST(WorkerClient, treats_an_unreadable_answer_as_a_crash) {
   EXPECT_NE(r.error.find("unreadable"), std::string::npos) << r.error;
   EXPECT_TRUE(child_processes().empty()) << joined(child_processes());
 
-  dir.write("evaluate.frame", encode_frame("kind: \"evaluate\"\nworker_exits: false\n"));
-  EXPECT_EQ(client.evaluate(some_config(), some_kernel()).status, TrialStatus::crashed);
+  // Valid JSON, but the evaluate answer lacks its result.
+  dir.write("evaluate.frame", encode_frame("{\"type\":\"evaluate\",\"worker_exits\":false}"));
+  const TrialResult missing = client.evaluate(some_config(), some_kernel());
+  EXPECT_EQ(missing.status, TrialStatus::crashed);
+  EXPECT_NE(missing.error.find("'result' is missing"), std::string::npos) << missing.error;
+  EXPECT_TRUE(child_processes().empty()) << joined(child_processes());
+}
+
+TEST(WorkerClient, treats_an_answer_cut_short_as_a_crash) {
+  FakeWorkerDir dir;
+  dir.answer("prepare", prepared_ok());
+  const std::string line = encode_frame(encode_response(evaluated(TrialStatus::ok)));
+  dir.write("evaluate.frame", line.substr(0, line.size() / 2));
+  dir.write("evaluate.then_exit", "0");  // EOF right after half a line
+  WorkerClient client(kFixtures + "fake_worker.sh", 0, milliseconds(5000));
+  ASSERT_TRUE(client.prepare_problem(some_problem()).ok);
+  const TrialResult r = client.evaluate(some_config(), some_kernel());
+  EXPECT_EQ(r.status, TrialStatus::crashed);
+  EXPECT_NE(r.error.find("cut short"), std::string::npos) << r.error;
+  EXPECT_TRUE(child_processes().empty()) << joined(child_processes());
 }
 
 TEST(WorkerClient, throws_when_the_worker_rejects_a_request) {

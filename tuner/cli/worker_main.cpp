@@ -1,7 +1,7 @@
 // tgemm-worker: the process that owns one GPU for the tuner. It reads requests on fd 3 and
-// answers on fd 4 (worker_protocol.h), so that whatever libraries print on stdout/stderr
-// cannot corrupt the protocol. Started by WorkerClient; exits on `quit`, on EOF, and right
-// after answering when a sticky CUDA error has ruined its context.
+// answers on fd 4, one JSON message per line (worker_protocol.h), so that whatever libraries
+// print on stdout/stderr cannot corrupt the protocol. Started by WorkerClient; exits on
+// `quit`, on EOF, and right after answering when a sticky CUDA error has ruined its context.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -166,7 +166,9 @@ int main(int argc, char** argv) {
   int device = 0;
   bool stdio = false;
   app.add_option("--device", device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-  app.add_flag("--stdio", stdio, "Read requests on stdin and answer on stdout (for debugging)");
+  app.add_flag(
+      "--stdio", stdio,
+      "Read requests on stdin and answer on stdout, e.g. {\"type\":\"probe\"} (for debugging)");
   CLI11_PARSE(app, argc, argv);
 
   const int in_fd = stdio ? 0 : tgemm::kWorkerRequestFd;

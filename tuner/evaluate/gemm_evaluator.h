@@ -18,8 +18,8 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
+#include "tuner/evaluate/evaluation_types.h"
 #include "tuner/evaluate/host_elements.h"
-#include "tuner/evaluate/worker_client.h"
 
 namespace tgemm {
 

@@ -12,7 +12,7 @@
 
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
-#include "tuner/evaluate/worker_client.h"
+#include "tuner/evaluate/evaluation_types.h"
 
 namespace tgemm {
 

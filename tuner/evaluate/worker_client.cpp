@@ -389,8 +389,7 @@ TrialResult WorkerClient::evaluate(const KernelConfig& config, const CompiledKer
     result.error = kernel.error.empty() ? "no cubin" : kernel.error;
     return result;
   }
-  EvaluateRequest req{config, write_cubin(kernel),
-                      kernel.entry, cutoff_us};
+  EvaluateRequest req{config, write_cubin(kernel), cutoff_us};
   const auto outcome = request("evaluate", encode_request(req), timeout_);
   std::filesystem::remove(req.cubin_path);
   if (!outcome.response) {
@@ -413,8 +412,7 @@ Comparison WorkerClient::compare(const KernelConfig& config, const CompiledKerne
     comparison.error = "not compiled: " + (kernel.error.empty() ? "no cubin" : kernel.error);
     return comparison;
   }
-  CompareRequest req{config, write_cubin(kernel),
-                     kernel.entry};
+  CompareRequest req{config, write_cubin(kernel)};
   const auto outcome = request("compare", encode_request(req), timeout_);
   std::filesystem::remove(req.cubin_path);
   if (!outcome.response) {

@@ -15,32 +15,9 @@
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
 #include "src/jit/compiled_kernel.h"
+#include "tuner/evaluate/evaluation_types.h"
 
 namespace tgemm {
-
-struct TimingOptions {
-  int warmup_runs = 3;
-  int min_runs = 10;  // timed runs before the median may be called stable
-  int max_runs = 200;
-  double max_ms = 2000;      // stop timing one kernel after this much GPU time
-  double stable_rel = 0.01;  // stop when a batch moves the median by less than this
-};
-
-// cuBLAS (FP32, no TF32) on a prepared problem, timed like the kernels.
-struct CublasTiming {
-  bool ok = false;
-  std::string error;
-  double min_us = 0, median_us = 0, max_us = 0;
-  int runs = 0;
-};
-
-// The tuned kernel and cuBLAS timed interleaved in one loop (same clock, same inputs).
-struct Comparison {
-  bool ok = false;
-  std::string error;
-  double tgemm_median_us = 0, cublas_median_us = 0;
-  int runs = 0;
-};
 
 struct WorkerRequestOutcome;  // worker_client.cpp: an answer, or how the worker failed
 
