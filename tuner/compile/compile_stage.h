@@ -1,5 +1,6 @@
 // CompileStage: turns the configs a strategy proposed into cubins for one layout and arch,
-// NVRTC in a thread pool, cubins cached in the database, static pruning by resources.
+// NVRTC in a thread pool, cubins cached in the database as they are built (a cached cubin
+// is used only when it matches its checksum), static pruning by resources.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +40,15 @@ class CompileStage {
 
   CompileStage(TuningDb& db, int64_t run_id, KernelSource source, ArchLimits limits, int jobs);
 
-  // One outcome per config, in order. Only the calling thread touches the database.
+  // One outcome per config, in order. Only the calling thread touches the database; each
+  // cubin is stored as soon as it is built, so a killed run keeps what it compiled.
   std::vector<CompileOutcome> run(const std::vector<KernelConfig>& configs, Op op_a, Op op_b,
                                   const Progress& progress);
   const CompileStats& stats() const { return stats_; }
 
  private:
+  void store(const std::vector<size_t>& batch, std::vector<CompileOutcome>& outcomes);
+
   TuningDb& db_;
   int64_t run_id_;
   KernelSource source_;
