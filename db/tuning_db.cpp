@@ -23,7 +23,7 @@ extern const char kSchemaSql[];  // db/schema.sql, embedded at build time
 namespace {
 
 // Version 2: every cubin carries its checksum (cubin_checksum), verified before it is used.
-// tgemm_checksum is the SQL function each connection registers (register_functions).
+// tgemm_checksum is the SQL function that connect registers on every connection.
 constexpr const char* kAddCubinChecksums =
     "ALTER TABLE binaries ADD COLUMN checksum TEXT;  -- cubin_checksum(cubin); NULL: no cubin\n"
     "UPDATE binaries SET checksum = tgemm_checksum(cubin) WHERE cubin IS NOT NULL;";
@@ -363,7 +363,8 @@ void TuningDb::connect(bool immutable) {
 // The schema version, for a reader. A WAL-mode file in a folder this user cannot write (an
 // install: root-owned /opt/app, mode 644) fails the first read, since SQLite cannot create
 // the -shm index beside it. Without a -wal log the main file holds every commit, so it is
-// read as immutable; a log that cannot be read is named rather than silently skipped.
+// read as immutable (which assumes nobody writes it meanwhile: an install, not a folder a
+// tuner is working in); a log that cannot be read is named rather than silently skipped.
 int TuningDb::read_only_version() {
   int version = 0;
   int rc = SQLITE_OK;
@@ -438,12 +439,22 @@ void TuningDb::open_checks() {
 
 // PRAGMA quick_check: damaged pages are reported on open, not when a query happens on them.
 void TuningDb::check_integrity() {
-  Statement s(db_, path_, "check it for damage (PRAGMA quick_check)", "PRAGMA quick_check(3)");
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(3)", -1, &stmt, nullptr);
   std::string problems;
-  while (s.step()) {
-    const std::string line = s.text_at(0);
+  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+    rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW) break;
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    const std::string line = text ? text : "";
     if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
   }
+  sqlite3_finalize(stmt);
+  // A page too damaged to walk fails the check itself (SQLITE_CORRUPT): the same verdict.
+  if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB)
+    fail_sqlite(db_, path_, rc, "check it for damage (PRAGMA quick_check)");
+  if (rc != SQLITE_DONE)
+    problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db_));
   if (!problems.empty())
     fail(
         "tuning database '{}' is damaged (PRAGMA quick_check: {}); restore it from a copy, or "

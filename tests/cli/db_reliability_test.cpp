@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <string>
@@ -199,14 +200,71 @@ TEST_F(ReadOnlyInstall, files_left_by_a_killed_tuner_are_readable_by_another_use
   expect_readable(opt.install(db, {"", "-wal", "-shm"}), {64, 128});
 }
 
+TEST_F(ReadOnlyInstall, wal_that_cannot_be_read_is_named_not_skipped) {
+  // The -wal holds a committed problem but its -shm was not installed: reading only the main
+  // file would silently lose that problem.
+  const std::string db = work_.file("tuned.db");
+  {
+    TuningDb writer(db, TuningDb::Mode::read_write);
+    record_best(writer, 64);
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    TuningDb writer(db, TuningDb::Mode::read_write);
+    record_best(writer, 128);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  InstallDir opt("ro_opt");
+  const std::string path = opt.install(db, {"", "-wal"});
+  auto r = run_unprivileged(prefix_, "tgemm-db", "--db " + path + " list");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("'" + path + "-wal'"), std::string::npos) << r.output;
+  EXPECT_EQ(best_entries_as_nobody(path), 100);
+}
+
+// --- damaged files ------------------------------------------------------------------------
+
+TEST(DbDamage, tools_refuse_a_damaged_file_on_open_naming_it) {
+  TempDir dir("damage");
+  const std::string db = dir.file("t.db");
+  {
+    TuningDb writer(db, TuningDb::Mode::read_write);
+    for (int64_t n = 1; n <= 40; ++n) record_best(writer, n);
+  }
+  // Garbage over the first page of the trials table; tgemm-db list never reads it.
+  const int64_t root =
+      query_int(db, "select rootpage from sqlite_schema where type='table' and name='trials'");
+  const int64_t page_size = query_int(db, "pragma page_size");
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((root - 1) * page_size);
+    const std::string garbage(size_t(page_size), '\x33');
+    f.write(garbage.data(), std::streamsize(garbage.size()));
+  }
+  const std::string before = testing::read_bytes(db);
+  auto list = run_tool("tgemm-db", "--db " + db + " list");
+  EXPECT_NE(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("'" + db + "' is damaged"), std::string::npos) << list.output;
+  auto tune = run_tool("tgemm-tune",
+                       "--compile-only --arch sm_75 --shapes " + kQuick + " --budget 1 --db " + db);
+  EXPECT_NE(tune.exit_code, 0) << tune.output;
+  EXPECT_NE(tune.output.find("'" + db + "' is damaged"), std::string::npos) << tune.output;
+  EXPECT_EQ(testing::read_bytes(db), before);
+}
+
 // --- concurrent first launches ---------------------------------------------------------
 
-// A one-point space: each launch compiles one small kernel, so a round is quick.
+// A one-point space whose constraint also rejects every shipped default (none has TM=2):
+// each launch compiles one small kernel, so a round is quick.
 std::string one_config_space(const TempDir& dir) {
-  return dir.write("one.yaml",
-                   "template: sgemm_simt\nparameters:\n  BM: [32]\n  BN: [32]\n  BK: [8]\n"
-                   "  TM: [2]\n  TN: [2]\n  WARP_N: [8]\n  VEC: [1]\n  PAD_A: [0]\n"
-                   "  PAD_B: [0]\n  STAGES: [1]\n  SPLIT_K: [1]\n  SWIZZLE: [1]\n");
+  return dir.write(
+      "one.yaml",
+      "template: sgemm_simt\nparameters:\n  BM: [32]\n  BN: [32]\n  BK: [8]\n"
+      "  TM: [2]\n  TN: [2]\n  WARP_N: [8]\n  VEC: [1]\n  PAD_A: [0]\n"
+      "  PAD_B: [0]\n  STAGES: [1]\n  SPLIT_K: [1]\n  SWIZZLE: [1]\n  MIN_BLOCKS: [1]\n"
+      "constraints:\n  - {expr: \"TM == 2\", reason: \"the test's one config\"}\n");
 }
 
 TEST(DbConcurrency, three_tuners_started_together_on_a_new_file_all_succeed_20_times) {
