@@ -1,10 +1,14 @@
 -- tgemm tuning database, schema version 1 (PRAGMA user_version = 1).
 --
--- One SQLite file (WAL mode, foreign keys on) holds every tuning run, the GPUs and kernel
--- configs it met, the cubins NVRTC produced, the problems (GEMM shapes), every trial with
--- its status and times, cuBLAS's time per problem and the best trial per (problem, device).
+-- One SQLite file (foreign keys on; WAL mode while a tuner has it open, a rollback journal
+-- once the last one closes, so a finished file installs read-only) holds every tuning run,
+-- the GPUs and kernel configs it met, the cubins NVRTC produced, the problems (GEMM shapes),
+-- every trial with its status and times, cuBLAS's time per problem and the best trial per
+-- (problem, device).
 -- TuningDb (db/tuning_db.cpp) runs this file once to go from version 0 (an empty file) to 1;
--- later versions add migration steps there instead of editing this file.
+-- later versions add migration steps there (kMigrations) instead of editing this file:
+--   2: binaries.checksum TEXT, the stable hash of the cubin (NULL when there is none),
+--      verified before a cubin is used.
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

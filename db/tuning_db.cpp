@@ -1,15 +1,20 @@
 #include "db/tuning_db.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cctype>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "src/core/error.h"
+#include "src/core/hash.h"
 
 namespace tgemm {
 
@@ -17,9 +22,13 @@ extern const char kSchemaSql[];  // db/schema.sql, embedded at build time
 
 namespace {
 
-// Migration i takes a database from user_version i to i + 1; a new file runs them all.
-// A schema change is one more line here (and its SQL), never an edit of an earlier step.
-// 1 -> 2: typed problems. `dtype` holds GemmTypes::name() (the shape-file dtype, with
+// Version 2: every cubin carries its checksum (cubin_checksum), verified before it is used.
+// tgemm_checksum is the SQL function that connect registers on every connection.
+constexpr const char* kAddCubinChecksums =
+    "ALTER TABLE binaries ADD COLUMN checksum TEXT;  -- cubin_checksum(cubin); NULL: no cubin\n"
+    "UPDATE binaries SET checksum = tgemm_checksum(cubin) WHERE cubin IS NOT NULL;";
+
+// 2 -> 3: typed problems. `dtype` holds GemmTypes::name() (the shape-file dtype, with
 // "_out_f32" for an f32 C of 16-bit inputs), alignments move from elements to bytes, the
 // key gets its new form (functional key, then "_a" and the byte alignments), and binaries
 // record the types they were built for.
@@ -33,11 +42,24 @@ UPDATE problems SET key = dtype || '_' || layout || '_m' || m || '_n' || n || '_
 ALTER TABLE binaries ADD COLUMN types TEXT NOT NULL DEFAULT 'f32';
 )sql";
 
-const char* const kMigrations[] = {
-    kSchemaSql,      // 0 -> 1: the first schema
-    kTypedProblems,  // 1 -> 2
+
+// Step i takes a database from user_version i to i + 1, in the same transaction as the new
+// user_version; a new file runs them all. A schema change is one more step here, never an
+// edit of an earlier one (db/schema.sql stays the version-1 baseline).
+struct MigrationStep {
+  const char* what;  // "migrate the schema from version i to i + 1: <what>"
+  const char* sql;
+};
+const MigrationStep kMigrations[] = {
+    {"create the first schema (db/schema.sql)", kSchemaSql},  // 0 -> 1
+    {"add a checksum to every cubin", kAddCubinChecksums},    // 1 -> 2
+    {"type the problems (GemmTypes, alignment in bytes)", kTypedProblems},  // 2 -> 3
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
+// A read-only open reads files from this version up (it cannot migrate them); read_only
+// queries that touch a newer column say what an older file has instead (binary_columns).
+constexpr int kOldestReadableVersion = 1;
+constexpr int kChecksumVersion = 2;  // the first version with binaries.checksum
 
 // Two tuners may write the same file; a writer waits this long for the other's transaction
 // (set_busy_timeout_ms changes it per connection).
@@ -212,6 +234,7 @@ TrialResult trial_at(const Statement& s, int first) {
   return t;
 }
 
+// Then b.checksum, or NULL in a version-1 file (TuningDb::binary_columns).
 constexpr const char* kBinaryColumns =
     "b.id, b.kernel_id, b.status, b.reason, b.arch, b.nvrtc_version, b.op_a, b.op_b, b.entry, "
     "b.options, b.cache_key, b.cubin, b.registers, b.smem_bytes, b.stack_bytes, "
@@ -244,10 +267,49 @@ BinaryRecord binary_at(const Statement& s) {
   c.compile_ms = s.double_at(18);
   c.log = s.text_at(19);
   c.types = parse_gemm_types(s.text_at(20));
+  // A cubin that does not match its checksum (damage, a hand edit, a file without checksums)
+  // is never handed out: the caller sees checksum_ok false and no bytes.
+  if (!c.cubin.empty()) {
+    r.checksum_ok = !s.is_null(21) && s.text_at(21) == cubin_checksum(c.cubin);
+    if (!r.checksum_ok) c.cubin.clear();
+  }
   return r;
 }
 
+// tgemm_checksum(blob): cubin_checksum of the bytes, NULL for NULL (used by migrations).
+void sql_checksum(sqlite3_context* context, int, sqlite3_value** args) {
+  if (sqlite3_value_type(args[0]) == SQLITE_NULL) return sqlite3_result_null(context);
+  const auto* data = static_cast<const char*>(sqlite3_value_blob(args[0]));
+  const std::string sum = stable_hash(std::string_view(data, size_t(sqlite3_value_bytes(args[0]))));
+  sqlite3_result_text(context, sum.c_str(), int(sum.size()), SQLITE_TRANSIENT);
+}
+
+// "file:" URI of a path for sqlite3_open_v2 (SQLITE_OPEN_URI): absolute, and every byte
+// but the plainest percent-encoded, so '?', '#' and '%' in a name stay part of it.
+std::string file_uri(const std::string& path) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(path, ec).string();
+  if (ec) abs = path;
+  std::string uri = "file://";
+  for (unsigned char c : abs) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~')
+      uri += char(c);
+    else
+      uri += fmt::format("%{:02X}", c);
+  }
+  return uri;
+}
+
+bool non_empty_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0;
+}
+
 }  // namespace
+
+std::string cubin_checksum(const std::vector<char>& cubin) {
+  return stable_hash(std::string_view(cubin.data(), cubin.size()));
+}
 
 std::string to_string(BinaryStatus status) {
   switch (status) {
@@ -280,19 +342,7 @@ TuningDb::TuningDb(const std::string& path, Mode mode) : path_(path), mode_(mode
     if (!fs::is_directory(dir_st))
       fail("cannot create tuning database '{}': '{}' is not a directory", path, dir.string());
   }
-
-  const int flags =
-      mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    const int err = db_ ? sqlite3_system_errno(db_) : 0;
-    if (err != 0) message += fmt::format(" ({})", std::strerror(err));
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
-    fail("cannot {} tuning database '{}': {}", mode == Mode::read_only ? "open" : "open or create",
-         path, message);
-  }
+  connect(false);
   try {
     open_checks();
   } catch (...) {
@@ -302,11 +352,71 @@ TuningDb::TuningDb(const std::string& path, Mode mode) : path_(path), mode_(mode
   }
 }
 
-// Everything after sqlite3_open: nothing here writes before the file is known to be a tgemm
-// database of a version this build understands, so a refused file keeps its bytes.
-void TuningDb::open_checks() {
+void TuningDb::connect(bool immutable) {
+  // Readers open by URI: mode=ro, and immutable=1 for an install nobody writes (see
+  // read_only_version); writers by plain path.
+  const bool ro = mode_ == Mode::read_only;
+  const std::string name =
+      ro ? file_uri(path_) + "?mode=ro" + (immutable ? "&immutable=1" : "") : path_;
+  const int flags =
+      ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    const int err = db_ ? sqlite3_system_errno(db_) : 0;
+    if (err != 0) message += fmt::format(" ({})", std::strerror(err));
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    fail("cannot {} tuning database '{}': {}", ro ? "open" : "open or create", path_, message);
+  }
   sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  busy_ms_ = kBusyTimeoutMs;
+  sqlite3_busy_timeout(db_, busy_ms_);
+  rc = sqlite3_create_function(db_, "tgemm_checksum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                               nullptr, sql_checksum, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, "register the checksum function");
+}
+
+// The schema version, for a reader. A WAL-mode file in a folder this user cannot write (an
+// install: root-owned /opt/app, mode 644) fails the first read, since SQLite cannot create
+// the -shm index beside it. Without a -wal log the main file holds every commit, so it is
+// read as immutable (which assumes nobody writes it meanwhile: an install, not a folder a
+// tuner is working in); a log that cannot be read is named rather than silently skipped.
+int TuningDb::read_only_version() {
+  int version = 0;
+  int rc = SQLITE_OK;
+  {
+    sqlite3_stmt* stmt = nullptr;
+    rc = sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) version = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  if (rc == SQLITE_ROW) return version;
+  const int primary = rc & 0xff;
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(path_).parent_path();
+  if (dir.empty()) dir = ".";
+  const bool cannot_write_folder = ::access(dir.c_str(), W_OK) != 0;
+  if ((primary != SQLITE_READONLY && primary != SQLITE_CANTOPEN) || !cannot_write_folder)
+    fail_sqlite(db_, path_, rc, "read the schema version");
+  if (non_empty_file(path_ + "-wal"))
+    fail(
+        "cannot read tuning database '{}': its write-ahead log '{}-wal' holds changes, but "
+        "'{}-shm' is missing or unreadable and this user cannot write the folder '{}' to "
+        "rebuild it; install the three files together, or open the database once read-write "
+        "(e.g. with tgemm-tune) so the log is folded into the file",
+        path_, path_, path_, dir.string());
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  connect(true);
+  return user_version(db_, path_);
+}
+
+// Everything after sqlite3_open: nothing here writes before the file is known to be an
+// undamaged tgemm database of a version this build understands, so a refused file keeps its
+// bytes.
+void TuningDb::open_checks() {
   if (mode_ == Mode::read_write && sqlite3_db_readonly(db_, "main") == 1)
     fail(
         "cannot open tuning database '{}' for writing: permission denied (tgemm-db and the "
@@ -314,54 +424,115 @@ void TuningDb::open_checks() {
         path_);
   exec(db_, path_, "enable foreign keys", "PRAGMA foreign_keys = ON");
 
-  const int version = user_version(db_, path_);  // the first read: "not a database" shows here
+  // The first read: "not a database" shows here.
+  const int version = mode_ == Mode::read_only ? read_only_version() : user_version(db_, path_);
   if (version > kSchemaVersion)
     fail(
         "tuning database '{}' has schema version {}, newer than this build of tgemm supports "
         "(version {}); use a newer tgemm, or another database file",
         path_, version, kSchemaVersion);
+  check_integrity();
+  file_version_ = version;
 
   if (mode_ == Mode::read_only) {
     if (version == 0)
       fail("'{}' is not a tgemm tuning database (it has no tgemm schema; tgemm-tune creates one)",
            path_);
-    if (version < kSchemaVersion)
+    if (version < kOldestReadableVersion)
       fail(
-          "tuning database '{}' has schema version {} but this build reads version {}; open it "
-          "once read-write (e.g. with tgemm-tune) to migrate it",
-          path_, version, kSchemaVersion);
+          "tuning database '{}' has schema version {} but this build reads versions {} to {}; "
+          "open it once read-write (e.g. with tgemm-tune) to migrate it",
+          path_, version, kOldestReadableVersion, kSchemaVersion);
+    if (version < kSchemaVersion) migrate_a_copy_in_memory();
     return;
   }
-
-  if (version == 0) {
-    Statement tables(db_, path_, "inspect the schema",
-                     "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name LIMIT 1");
-    if (tables.step())
-      fail(
-          "'{}' is a SQLite database but not a tgemm tuning database (user_version 0, has table "
-          "'{}'); refusing to add tables to it",
-          path_, tables.text_at(0));
-  }
-  // WAL lets the dispatcher read while a tuner writes; NORMAL sync is safe under WAL.
-  Statement(db_, path_, "switch to WAL mode", "PRAGMA journal_mode = WAL").run();
-  exec(db_, path_, "set synchronous mode", "PRAGMA synchronous = NORMAL");
   // A current file needs no write lock, so opening never waits behind a running tuner.
   if (version < kSchemaVersion) migrate();
+  file_version_ = kSchemaVersion;
+  // WAL lets the dispatcher read while a tuner writes; NORMAL sync is safe under WAL. The last
+  // writer to close goes back to a rollback journal (leave_wal_mode).
+  enter_wal_mode();
+  exec(db_, path_, "set synchronous mode", "PRAGMA synchronous = NORMAL");
+}
+
+// PRAGMA quick_check: damaged pages are reported on open, not when a query happens on them.
+void TuningDb::check_integrity() {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(3)", -1, &stmt, nullptr);
+  std::string problems;
+  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+    rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW) break;
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    const std::string line = text ? text : "";
+    if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+  }
+  sqlite3_finalize(stmt);
+  // A page too damaged to walk fails the check itself (SQLITE_CORRUPT): the same verdict.
+  if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB)
+    fail_sqlite(db_, path_, rc, "check it for damage (PRAGMA quick_check)");
+  if (rc != SQLITE_DONE)
+    problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db_));
+  if (!problems.empty())
+    fail(
+        "tuning database '{}' is damaged (PRAGMA quick_check: {}); restore it from a copy, or "
+        "move it aside and tune again",
+        path_, problems);
+}
+
+// A reader of an older file (an installed database, read-only) reads a migrated copy held in
+// memory, so every query sees this build's schema and the file itself is never written.
+void TuningDb::migrate_a_copy_in_memory() {
+  sqlite3* memory = nullptr;
+  int rc = sqlite3_open_v2(":memory:", &memory, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_close_v2(memory);
+    fail("cannot open an in-memory copy of tuning database '{}' to migrate it", path_);
+  }
+  sqlite3_backup* copy = sqlite3_backup_init(memory, "main", db_, "main");
+  rc = copy ? sqlite3_backup_step(copy, -1) : sqlite3_errcode(memory);
+  if (copy) sqlite3_backup_finish(copy);
+  if (rc != SQLITE_DONE) {
+    sqlite3_close_v2(memory);
+    fail_sqlite(db_, path_, rc, "copy the database into memory to migrate it");
+  }
+  sqlite3_close_v2(db_);
+  db_ = memory;
+  sqlite3_extended_result_codes(db_, 1);
+  rc = sqlite3_create_function(db_, "tgemm_checksum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                               nullptr, sql_checksum, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, "register the checksum function");
+  exec(db_, path_, "enable foreign keys", "PRAGMA foreign_keys = ON");
+  migrate();
+  file_version_ = kSchemaVersion;
 }
 
 void TuningDb::migrate() {
   exec(db_, path_, "start the schema migration", "BEGIN IMMEDIATE");
   try {
-    // Read again under the write lock: another tuner may have migrated in the meantime.
+    // Read again under the write lock: another tuner may have created or migrated the schema
+    // since the first look, and only now can the check and the creation not be split.
     const int version = user_version(db_, path_);
     if (version > kSchemaVersion)
       fail(
           "tuning database '{}' has schema version {}, newer than this build of tgemm supports "
           "(version {})",
           path_, version, kSchemaVersion);
+    if (version == 0) {
+      Statement tables(db_, path_, "inspect the schema",
+                       "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name LIMIT 1");
+      if (tables.step())
+        fail(
+            "'{}' is a SQLite database but not a tgemm tuning database (user_version 0, has "
+            "table '{}'); refusing to add tables to it",
+            path_, tables.text_at(0));
+    }
     for (int v = version; v < kSchemaVersion; ++v) {
-      exec(db_, path_, fmt::format("migrate the schema from version {} to {}", v, v + 1),
-           kMigrations[v]);
+      exec(db_, path_,
+           fmt::format("migrate the schema from version {} to {}: {}", v, v + 1,
+                       kMigrations[v].what),
+           kMigrations[v].sql);
     }
     if (version < kSchemaVersion) {
       // PRAGMA takes no bound values; the number is this build's constant.
@@ -378,7 +549,34 @@ void TuningDb::migrate() {
 TuningDb::~TuningDb() {
   if (!db_) return;
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (mode_ == Mode::read_write) leave_wal_mode();
   sqlite3_close_v2(db_);
+}
+
+// Changing the journal mode needs the file to itself for a moment, and SQLite fails it as
+// busy without calling the busy handler; so wait here, as long as any other write would.
+void TuningDb::enter_wal_mode() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_ms_);
+  while (true) {
+    const int rc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
+      fail_sqlite(db_, path_, rc, "switch to WAL mode");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// A finished file in rollback-journal mode is one self-contained file that any user can read
+// from a read-only folder. Only the last connection can switch (it needs the file to itself),
+// so any other one fails at once and leaves it to that one.
+void TuningDb::leave_wal_mode() {
+  sqlite3_busy_timeout(db_, 0);
+  sqlite3_exec(db_, "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+}
+
+std::string TuningDb::binary_columns() const {
+  return std::string(kBinaryColumns) +
+         (file_version_ >= kChecksumVersion ? ", b.checksum" : ", NULL");
 }
 
 int64_t TuningDb::begin_run(const std::string& command_line, const std::string& tool_version,
@@ -479,7 +677,7 @@ int64_t TuningDb::upsert_problem(const Problem& problem) {
 
 std::optional<BinaryRecord> TuningDb::find_binary(const std::string& cache_key) {
   Statement s(db_, path_, "look up a binary",
-              fmt::format("SELECT {} FROM binaries b WHERE b.cache_key = ?1", kBinaryColumns));
+              fmt::format("SELECT {} FROM binaries b WHERE b.cache_key = ?1", binary_columns()));
   s.bind(1, cache_key);
   if (!s.step()) return std::nullopt;
   return binary_at(s);
@@ -496,9 +694,10 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
   Statement s(db_, path_, "store a binary",
               "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
               "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
-              "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id, types) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-              "?18, ?19, ?20, ?21) ON CONFLICT (cache_key) DO UPDATE SET types = excluded.types, "
+              "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id, "
+              "types, checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) ON CONFLICT (cache_key) DO UPDATE SET "
+              "types = excluded.types, "
               "kernel_id = excluded.kernel_id, arch = excluded.arch, "
               "nvrtc_version = excluded.nvrtc_version, op_a = excluded.op_a, op_b = excluded.op_b, "
               "entry = excluded.entry, options = excluded.options, cubin = excluded.cubin, "
@@ -507,7 +706,8 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
               "spill_load_bytes = excluded.spill_load_bytes, "
               "resources_found = excluded.resources_found, compile_ms = excluded.compile_ms, "
               "status = excluded.status, reason = excluded.reason, log = excluded.log, "
-              "run_id = excluded.run_id, created_at = excluded.created_at RETURNING id");
+              "run_id = excluded.run_id, checksum = excluded.checksum, "
+              "created_at = excluded.created_at RETURNING id");
   const PtxasResources& r = compiled.resources;
   s.bind(1, kernel_id).bind(2, compiled.arch).bind(3, compiled.nvrtc_version);
   s.bind(4, to_string(compiled.op_a)).bind(5, to_string(compiled.op_b)).bind(6, compiled.entry);
@@ -516,6 +716,10 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
   s.bind(13, r.spill_store_bytes).bind(14, r.spill_load_bytes).bind(15, r.found);
   s.bind(16, compiled.compile_ms).bind(17, to_string(status)).bind(18, why);
   s.bind(19, compiled.log).bind_run(20, run_id).bind(21, compiled.types.name());
+  if (compiled.cubin.empty())
+    s.bind_null(22);
+  else
+    s.bind(22, cubin_checksum(compiled.cubin));
   return s.single_int();
 }
 
@@ -726,7 +930,7 @@ std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config
                           "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
                           "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.types = ?7 AND b.status = 'ok' "
                           "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
-                          kBinaryColumns));
+                          binary_columns()));
   s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(variant.op_a));
   s.bind(4, to_string(variant.op_b)).bind(5, arch).bind(6, nvrtc_version);
   s.bind(7, variant.types.name());
@@ -734,7 +938,10 @@ std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config
   return binary_at(s);
 }
 
-void TuningDb::set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_, ms); }
+void TuningDb::set_busy_timeout_ms(int ms) {
+  busy_ms_ = ms;
+  sqlite3_busy_timeout(db_, ms);
+}
 
 void TuningDb::begin_transaction() {
   // IMMEDIATE takes the write lock now (waiting up to the busy timeout), so a writer never

@@ -18,6 +18,9 @@
 
 namespace tgemm {
 
+// The checksum stored beside every cubin (binaries.checksum): a stable hash of its bytes.
+std::string cubin_checksum(const std::vector<char>& cubin);
+
 // Named columns of text cells; nullopt is SQL NULL (an export keeps the difference).
 struct TextTable {
   std::vector<std::string> columns;
@@ -29,10 +32,14 @@ class TuningDb {
   enum class Mode { read_write, read_only };
 
   // read_write creates the file and schema when missing and migrates older schemas;
-  // read_only never writes. Throws Error naming the path for: a file that is not a
-  // SQLite database, a schema newer than this build (PRAGMA user_version), a directory
-  // or path that cannot be written, a missing file in read_only mode.
+  // read_only never writes, and reads a finished file from a folder it cannot write (an
+  // install), with or without the -wal/-shm a killed tuner left. Throws Error naming the
+  // path for: a file that is not a SQLite database, a damaged file (PRAGMA quick_check), a
+  // schema newer than this build (PRAGMA user_version), a directory or path that cannot be
+  // written, a missing file in read_only mode. Concurrent first opens of a new file are safe.
   TuningDb(const std::string& path, Mode mode);
+  // The last read_write connection to close leaves the file in rollback-journal mode, with
+  // no -wal/-shm beside it, so a finished database is one file that installs read-only.
   ~TuningDb();
   TuningDb(const TuningDb&) = delete;
   TuningDb& operator=(const TuningDb&) = delete;
@@ -53,6 +60,7 @@ class TuningDb {
   int64_t upsert_problem(const Problem& problem);  // key: problem.key()
 
   // Binaries by NvrtcCompiler cache key (failures and prunes too, so they are not retried).
+  // A found ok binary whose cubin fails its checksum comes back with checksum_ok false.
   std::optional<BinaryRecord> find_binary(const std::string& cache_key);
   int64_t store_binary(int64_t run_id, int64_t kernel_id, const CompiledKernel& compiled,
                        BinaryStatus status, const std::string& reason);
@@ -80,8 +88,9 @@ class TuningDb {
   TextTable trial_table();
   std::string trial_table_json();
 
-  // The cubin stored for the best entry's kernel with this layout, types, arch and NVRTC version
-  // (an empty nvrtc_version matches any version, newest binary first).
+  // The cubin stored for the best entry's kernel with this layout, types, arch and NVRTC
+  // version (an empty nvrtc_version matches any version, newest binary first); checksum_ok
+  // false and no bytes when that cubin fails its checksum.
   std::optional<BinaryRecord> find_binary_for(const KernelConfig& config,
                                               const std::string& template_hash,
                                               const Problem& variant, const std::string& arch,
@@ -104,12 +113,21 @@ class TuningDb {
   void set_busy_timeout_ms(int ms);
 
  private:
-  void open_checks();  // version, WAL and schema checks after sqlite3_open
-  void migrate();      // runs the schema steps from the file's user_version to this build's
+  void connect(bool immutable);  // sqlite3_open_v2 for mode_; immutable only for readers
+  void open_checks();            // version, integrity, WAL and schema checks after connect
+  int read_only_version();       // a reader's first read, reopening an install immutable
+  void check_integrity();        // PRAGMA quick_check
+  void migrate();                // check and create/migrate atomically, under the write lock
+  void migrate_a_copy_in_memory();  // a reader of an older file: migrate a copy, not the file
+  void enter_wal_mode();         // on open, waiting out the others' locks like any write
+  void leave_wal_mode();         // on close: back to a rollback journal when this is the last one
+  std::string binary_columns() const;  // the binaries columns binary_at reads
 
   std::string path_;
   Mode mode_;
   sqlite3* db_ = nullptr;
+  int busy_ms_ = 0;       // the busy timeout (set by connect), also for the journal mode switch
+  int file_version_ = 0;  // the file's schema version (a reader may open an older one)
 };
 
 }  // namespace tgemm

@@ -26,6 +26,9 @@ struct BinaryRecord {
   BinaryStatus status = BinaryStatus::ok;
   std::string reason;       // why it was pruned or failed; empty when ok
   CompiledKernel compiled;  // cubin, resources, options, cache key, arch, NVRTC version
+  // False when the stored cubin does not match its checksum (or has none): compiled.cubin
+  // is then empty, so a damaged or planted cubin is never loaded. Recompile instead.
+  bool checksum_ok = true;
 };
 
 // The best trial of one problem on one device, as the dispatcher and tgemm-db need it.

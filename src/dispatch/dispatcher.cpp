@@ -176,7 +176,12 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     }
   }
   std::vector<char> cubin;
-  if (stored && stored->status == BinaryStatus::ok && !stored->compiled.cubin.empty()) {
+  // A cubin that fails its checksum (damaged or planted) is never loaded: compile instead.
+  if (stored && !stored->checksum_ok)
+    spdlog::warn("tgemm: the stored cubin of {} in {} fails its checksum; compiling it instead",
+                 choice.config.canonical_name(), db_path_);
+  if (stored && stored->checksum_ok && stored->status == BinaryStatus::ok &&
+      !stored->compiled.cubin.empty()) {
     cubin = std::move(stored->compiled.cubin);
   } else {
     CompiledKernel compiled = build_kernel(family, choice.config, variant, arch);

@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <cstdlib>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -22,6 +24,9 @@
 #include "src/core/error.h"
 
 namespace tgemm {
+
+extern const char kSchemaSql[];  // db/schema.sql: the version-1 baseline
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,14 +202,17 @@ std::string expect_error(const std::function<void()>& fn) {
 
 // --- opening --------------------------------------------------------------------------
 
-TEST(TuningDbOpen, creates_file_with_current_schema_in_wal_mode) {
+TEST(TuningDbOpen, creates_file_with_current_schema_in_wal_mode_while_open) {
   TempDir dir;
   const std::string path = dir.file("tgemm.db");
-  { TuningDb db(path, TuningDb::Mode::read_write); }
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    EXPECT_EQ(RawDb(path).scalar("PRAGMA journal_mode"), "wal");
+  }
   ASSERT_TRUE(fs::exists(path));
   RawDb raw(path);
   EXPECT_EQ(raw.scalar("PRAGMA user_version"), std::to_string(TuningDb::schema_version()));
-  EXPECT_EQ(raw.scalar("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.scalar("PRAGMA journal_mode"), "delete");  // closed: one self-contained file
   for (const char* table :
        {"runs", "devices", "kernels", "binaries", "problems", "trials", "cublas_times", "best"})
     EXPECT_EQ(
@@ -963,6 +971,180 @@ TEST(TuningDbWriters, write_behind_a_held_lock_fails_as_locked_after_the_timeout
   EXPECT_NE(message.find("locked"), std::string::npos) << message;
   first.commit();
   EXPECT_EQ(RawDb(path).scalar("SELECT count(*) FROM problems"), "1");  // nothing lost
+}
+
+// --- cubin checksums and the version-2 migration ----------------------------------------
+
+TEST(TuningDbChecksum, schema_version_is_3_with_a_checksum_per_cubin) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  TuningDb db(path, TuningDb::Mode::read_write);
+  EXPECT_EQ(TuningDb::schema_version(), 3);
+  const int64_t kernel = db.upsert_kernel(config(128), "hash");
+  db.store_binary(0, kernel, compiled("a"), BinaryStatus::ok, "");
+  CompiledKernel failed = compiled("b");
+  failed.ok = false;
+  failed.cubin.clear();
+  db.store_binary(0, kernel, failed, BinaryStatus::compile_failed, "boom");
+  RawDb raw(path);
+  EXPECT_EQ(raw.scalar("SELECT checksum FROM binaries WHERE cache_key = 'a'"),
+            cubin_checksum(compiled("a").cubin));
+  EXPECT_EQ(raw.scalar("SELECT checksum FROM binaries WHERE cache_key = 'b'"), "NULL");
+  EXPECT_TRUE(db.find_binary("a")->checksum_ok);
+  EXPECT_TRUE(db.find_binary("b")->checksum_ok);  // nothing to verify
+}
+
+TEST(TuningDbChecksum, planted_garbage_cubin_is_never_handed_out) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  const int64_t kernel = [&] {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    const int64_t k = db.upsert_kernel(config(128), "hash");
+    db.store_binary(0, k, compiled("a"), BinaryStatus::ok, "");
+    return k;
+  }();
+  RawDb(path).exec("UPDATE binaries SET cubin = X'7f454c46deadbeef' WHERE cache_key = 'a'");
+  for (auto mode : {TuningDb::Mode::read_only, TuningDb::Mode::read_write}) {
+    TuningDb db(path, mode);
+    auto found = db.find_binary("a");
+    ASSERT_TRUE(found);
+    EXPECT_FALSE(found->checksum_ok);
+    EXPECT_TRUE(found->compiled.cubin.empty());
+    auto for_kernel = db.find_binary_for(
+        config(128), "hash", Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 1, 1), "sm_90", "13.0");
+    ASSERT_TRUE(for_kernel);
+    EXPECT_FALSE(for_kernel->checksum_ok);
+    EXPECT_TRUE(for_kernel->compiled.cubin.empty());
+  }
+  // A cubin with its checksum removed is just as unverifiable.
+  RawDb(path).exec("UPDATE binaries SET checksum = NULL");
+  EXPECT_FALSE(TuningDb(path, TuningDb::Mode::read_only).find_binary("a")->checksum_ok);
+  // Storing the real cubin again (a recompile) heals the row in place.
+  TuningDb db(path, TuningDb::Mode::read_write);
+  const int64_t id = db.find_binary("a")->id;
+  EXPECT_EQ(db.store_binary(0, kernel, compiled("a"), BinaryStatus::ok, ""), id);
+  EXPECT_TRUE(db.find_binary("a")->checksum_ok);
+  EXPECT_EQ(db.find_binary("a")->compiled.cubin, compiled("a").cubin);
+}
+
+// A file as a version-1 build left it: the baseline schema, cubins without checksums.
+void make_version_1_file(const std::string& path, const std::vector<char>& cubin) {
+  RawDb raw(path);
+  raw.exec(kSchemaSql);
+  raw.exec("PRAGMA user_version = 1");
+  raw.exec(
+      "INSERT INTO kernels (id, template, template_hash, canonical_name, params) VALUES "
+      "(1, 'sgemm_simt', 'hash', '" +
+      config(128).canonical_name() + "', '" + config(128).params_text() + "')");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(
+                db,
+                "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
+                "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
+                "spill_load_bytes, resources_found, compile_ms, status, reason, log) VALUES (1, "
+                "'sm_90', '13.0', 'N', 'N', 'e', '', 'v1-key', ?1, 1, 1, 0, 0, 0, 1, 1, 'ok', '', "
+                "'')",
+                -1, &stmt, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_blob(stmt, 1, cubin.data(), int(cubin.size()), SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+TEST(TuningDbMigration, version_1_file_is_migrated_with_checksums_for_its_cubins) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  const std::vector<char> cubin = compiled("x").cubin;
+  make_version_1_file(path, cubin);
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    auto found = db.find_binary("v1-key");
+    ASSERT_TRUE(found);
+    EXPECT_TRUE(found->checksum_ok);
+    EXPECT_EQ(found->compiled.cubin, cubin);
+  }
+  RawDb raw(path);
+  EXPECT_EQ(raw.scalar("PRAGMA user_version"), "3");
+  EXPECT_EQ(raw.scalar("SELECT checksum FROM binaries"), cubin_checksum(cubin));
+}
+
+// A reader cannot migrate the file, so it reads a migrated copy in memory: the same answers
+// as after a read-write migration, and the file keeps its bytes.
+TEST(TuningDbMigration, reader_of_a_version_1_file_reads_a_migrated_copy_and_leaves_the_file) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  make_version_1_file(path, compiled("x").cubin);
+  const std::string before = read_bytes(path);
+  {
+    TuningDb db(path, TuningDb::Mode::read_only);
+    EXPECT_EQ(db.best_entries().size(), 0u);
+    auto found = db.find_binary("v1-key");
+    ASSERT_TRUE(found);
+    EXPECT_TRUE(found->checksum_ok);  // checksummed by the migration, as a writer's would be
+    EXPECT_EQ(found->compiled.cubin, compiled("x").cubin);
+  }
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+}  // namespace
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+// The database session 2 tuned on the H200 with the code before typed problems (schema 1):
+// it must open, serve the same kernels and upgrade with nothing lost.
+std::string unpack_session_2_database(const TempDir& dir) {
+  const std::string path = dir.file("session2.db");
+  const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
+                              "/notes/results/all_h200_s2.db.gz' > '" + path + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return path;
+}
+
+TEST(TuningDbMigration, a_tuned_version_1_database_serves_read_only_and_upgrades_losing_nothing) {
+  TempDir dir;
+  const std::string path = unpack_session_2_database(dir);
+  std::map<std::string, std::string> counts;
+  const char* tables[] = {"best", "trials", "binaries", "kernels", "problems", "devices", "runs"};
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.scalar("PRAGMA user_version"), "1");
+    for (const char* t : tables) counts[t] = raw.scalar(std::string("SELECT count(*) FROM ") + t);
+  }
+  const std::string before = read_bytes(path);
+  const std::string key_4096 = "f32_NN_m4096_n4096_k4096_b0_a16.16.16";
+  {
+    TuningDb reader(path, TuningDb::Mode::read_only);
+    const auto best = reader.best_entries();
+    EXPECT_EQ(std::to_string(best.size()), counts["best"]);
+    auto it = std::find_if(best.begin(), best.end(),
+                           [&](const BestEntry& e) { return e.problem.key() == key_4096; });
+    ASSERT_NE(it, best.end());
+    EXPECT_EQ(it->problem.types, GemmTypes{});
+    EXPECT_EQ(it->problem.align_a, 16);  // 4 elements of 4 bytes
+    // The tuned cubin is found for the layout and types it was built for.
+    auto cubin = reader.find_binary_for(it->config, it->template_hash, it->problem, "sm_90", "");
+    ASSERT_TRUE(cubin);
+    EXPECT_TRUE(cubin->checksum_ok);
+    EXPECT_FALSE(cubin->compiled.cubin.empty());
+    // 1023^3 was tuned misaligned: 1 element became 4 bytes.
+    EXPECT_EQ(reader.best_entries("f32_NN_m1023_n1023_k1023_b0_a4.4.4").size(), 1u);
+  }
+  EXPECT_EQ(read_bytes(path), before) << "a reader must not write the file";
+  { TuningDb writer(path, TuningDb::Mode::read_write); }
+  RawDb raw(path);
+  EXPECT_EQ(raw.scalar("PRAGMA user_version"), std::to_string(TuningDb::schema_version()));
+  for (const char* t : tables) {
+    if (std::string(t) == "runs") continue;  // opening read-write records no run
+    EXPECT_EQ(raw.scalar(std::string("SELECT count(*) FROM ") + t), counts[t]) << t;
+  }
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM problems WHERE key = '" + key_4096 + "'"), "1");
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM binaries WHERE types != 'f32'"), "0");
+  EXPECT_EQ(raw.scalar("PRAGMA integrity_check"), "ok");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // CompileStage: turns the configs a strategy proposed into cubins of one family for one
 // problem variant (layout and types) and arch: NVRTC in a thread pool, cubins cached in the
-// database, static pruning by resources.
+// database as they are built (a cached cubin is used only when it matches its checksum),
+// static pruning by resources.
 #pragma once
 
 #include <cstdint>
@@ -41,13 +42,17 @@ class CompileStage {
   CompileStage(TuningDb& db, int64_t run_id, ArchLimits limits, int jobs);
 
   // One outcome per config of `family`, in order, built for `variant` (see build_variant).
-  // Only the calling thread touches the database.
+  // Only the calling thread touches the database; each cubin is stored as soon as it is
+  // built, so a killed run keeps what it compiled.
   std::vector<CompileOutcome> run(const GemmTemplate& family,
                                   const std::vector<KernelConfig>& configs, const Problem& variant,
                                   const Progress& progress);
   const CompileStats& stats() const { return stats_; }
 
  private:
+  void store(const GemmTemplate& family, const std::vector<size_t>& batch,
+             std::vector<CompileOutcome>& outcomes);
+
   TuningDb& db_;
   int64_t run_id_;
   ArchLimits limits_;

@@ -1,0 +1,167 @@
+// TuningDb's open and close under stress: many processes creating one new file at once,
+// damaged pages found on open, and a closed file left as one self-contained file.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.h"
+#include "src/core/error.h"
+
+namespace tgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("tgemm_db_open_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+             "_" + std::to_string(std::random_device{}()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// One text cell from a plain SQLite connection ("<error>" when it fails).
+std::string scalar(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string value = "<error>";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+      value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
+Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
+
+std::string open_error(const std::string& path, TuningDb::Mode mode) {
+  try {
+    TuningDb db(path, mode);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TuningDbClose, last_writer_to_close_leaves_one_file_in_rollback_journal_mode) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  {
+    TuningDb first(path, TuningDb::Mode::read_write);
+    first.upsert_problem(square(64));
+    {
+      TuningDb second(path, TuningDb::Mode::read_write);
+      second.upsert_problem(square(128));
+      EXPECT_EQ(scalar(path, "PRAGMA journal_mode"), "wal");
+    }
+    // The first is still open, so the second's close leaves WAL to it.
+    EXPECT_EQ(scalar(path, "PRAGMA journal_mode"), "wal");
+    EXPECT_TRUE(fs::exists(path + "-wal"));
+  }
+  EXPECT_EQ(scalar(path, "PRAGMA journal_mode"), "delete");
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-shm"));
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM problems"), "2");
+}
+
+TEST(TuningDbClose, closing_a_reader_beside_a_writer_keeps_wal_mode) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  { TuningDb(path, TuningDb::Mode::read_write).upsert_problem(square(64)); }
+  TuningDb writer(path, TuningDb::Mode::read_write);
+  { TuningDb reader(path, TuningDb::Mode::read_only); }
+  EXPECT_EQ(scalar(path, "PRAGMA journal_mode"), "wal");
+  writer.upsert_problem(square(128));
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM problems"), "2");
+}
+
+// Processes, not threads: each its own connection and locks, released together by a pipe.
+TEST(TuningDbConcurrency, many_processes_creating_one_new_file_all_succeed) {
+  TempDir dir;
+  constexpr int kRounds = 25, kProcesses = 6;
+  int failures = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = dir.file("race" + std::to_string(round) + ".db");
+    int gate[2];
+    ASSERT_EQ(pipe(gate), 0);
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(gate[1]);
+        char c;
+        (void)!read(gate[0], &c, 1);  // returns when the parent closes its end
+        try {
+          TuningDb db(path, TuningDb::Mode::read_write);
+          db.upsert_problem(square(64 + p));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "round %d process %d: %s\n", round, p, e.what());
+          _exit(1);
+        }
+        _exit(0);
+      }
+      children.push_back(pid);
+    }
+    close(gate[0]);
+    close(gate[1]);
+    for (pid_t pid : children) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+    }
+    EXPECT_EQ(scalar(path, "SELECT count(*) FROM problems"), std::to_string(kProcesses));
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+// Overwrites one page of a table with garbage: what a bad disk or a stray write leaves.
+void damage_table_page(const std::string& path, const std::string& table) {
+  const int64_t root = std::stoll(scalar(
+      path, "SELECT rootpage FROM sqlite_schema WHERE type='table' AND name='" + table + "'"));
+  const int64_t page_size = std::stoll(scalar(path, "PRAGMA page_size"));
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp((root - 1) * page_size);
+  const std::string garbage(size_t(page_size), '\x5a');
+  f.write(garbage.data(), std::streamsize(garbage.size()));
+}
+
+TEST(TuningDbOpen, damaged_page_is_reported_on_open_naming_the_file) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    for (int n = 1; n <= 50; ++n) db.upsert_problem(square(n));
+  }
+  damage_table_page(path, "problems");
+  for (auto mode : {TuningDb::Mode::read_write, TuningDb::Mode::read_only}) {
+    const std::string message = open_error(path, mode);
+    EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("quick_check"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace tgemm
