@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <functional>
 
 #include "src/core/error.h"
 
@@ -79,6 +80,17 @@ KernelConfig KernelConfig::from_params_text(const std::string& template_name,
     start = end + 1;
   }
   return config;
+}
+
+size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
+  // FNV-1a's xor-then-multiply step, taken per field hash rather than per byte.
+  size_t seed = std::hash<std::string>{}(config.template_name);
+  auto mix = [&](size_t h) { seed = (seed ^ h) * size_t{0x100000001b3ULL}; };
+  for (const auto& [name, value] : config.params) {
+    mix(std::hash<std::string>{}(name));
+    mix(std::hash<int64_t>{}(value));
+  }
+  return seed;
 }
 
 }  // namespace tgemm

@@ -2,6 +2,7 @@
 // with the stable name and the -D list NVRTC sees.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -29,6 +30,12 @@ struct KernelConfig {
   static KernelConfig from_params_text(const std::string& template_name, const std::string& text);
 
   bool operator==(const KernelConfig&) const = default;
+};
+
+// Hashes what operator== compares, for unordered containers: dedup of proposals in linear
+// time instead of pairwise comparisons.
+struct KernelConfigHash {
+  size_t operator()(const KernelConfig& config) const noexcept;
 };
 
 }  // namespace tgemm

@@ -2,6 +2,11 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <string_view>
+
 #include "src/core/error.h"
 #include "src/core/hash.h"
 
@@ -49,6 +54,55 @@ KernelSource kernel_source(const std::string& name) {
     if (name == t.name) return with_headers(t.name, t.source, common_headers());
   }
   fail("unknown kernel template '{}' (known: {})", name, fmt::join(template_names(), ", "));
+}
+
+namespace {
+
+// The macro name of a "#<directive> NAME ..." line (spaces allowed around '#'), else "".
+std::string directive_name(std::string_view line, std::string_view directive,
+                           std::string_view* rest) {
+  auto skip_blanks = [&] {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  };
+  skip_blanks();
+  if (line.empty() || line.front() != '#') return "";
+  line.remove_prefix(1);
+  skip_blanks();
+  if (line.substr(0, directive.size()) != directive) return "";
+  line.remove_prefix(directive.size());
+  if (line.empty() || (line.front() != ' ' && line.front() != '\t')) return "";
+  skip_blanks();
+  size_t end = 0;
+  while (end < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_'))
+    ++end;
+  *rest = line.substr(end);
+  return std::string(line.substr(0, end));
+}
+
+}  // namespace
+
+std::vector<std::string> declared_macros(const std::string& source_text) {
+  std::vector<std::string> names;
+  std::istringstream lines(source_text);
+  std::string line, pending;  // pending: the name of the #ifndef on the line before
+  while (std::getline(lines, line)) {
+    std::string_view rest;
+    const std::string defined = directive_name(line, "define", &rest);
+    const bool has_default = rest.find_first_not_of(" \t\r") != std::string_view::npos &&
+                             rest.substr(rest.find_first_not_of(" \t\r"), 2) != "//";
+    if (!pending.empty() && defined == pending && has_default &&
+        std::find(names.begin(), names.end(), defined) == names.end())
+      names.push_back(defined);
+    pending = directive_name(line, "ifndef", &rest);
+  }
+  return names;
+}
+
+std::vector<std::string> declared_tunables(const std::string& source_text) {
+  std::vector<std::string> names = declared_macros(source_text);
+  std::erase_if(names, [](const std::string& name) { return name.starts_with("TGEMM_"); });
+  return names;
 }
 
 }  // namespace tgemm

@@ -44,5 +44,11 @@ KernelSource kernel_source(const std::string& name);
 // ("sgemm_simt.cuh"), e.g. to wrap one.
 KernelSource kernel_source_from_text(const std::string& name, const std::string& text);
 std::vector<std::string> template_names();
+// Every macro a template declares with a default: an `#ifndef NAME` line followed by
+// `#define NAME <default>` (an include guard has no default), in order, each once.
+std::vector<std::string> declared_macros(const std::string& source_text);
+// declared_macros() without the TGEMM_ names, which the problem or the tests set: the
+// parameters a search space may tune.
+std::vector<std::string> declared_tunables(const std::string& source_text);
 
 }  // namespace tgemm

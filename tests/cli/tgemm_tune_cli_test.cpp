@@ -97,6 +97,27 @@ TEST_F(TuneCli, unknown_arch_strategy_and_bad_jobs_are_rejected) {
   EXPECT_NE(jobs.output.find("--jobs"), std::string::npos) << jobs.output;
 }
 
+TEST_F(TuneCli, rejects_negative_and_absurd_budgets) {
+  // A missing shapes file: before the budget was checked these failed only on the file.
+  const std::string rest = " --compile-only --shapes " + dir_.file("nope.yaml") + " --db " + db_;
+  for (const std::string budget :
+       {"-5", "99999999999999999999", "1000001", "1e3", "0x10", "", "12abc"}) {
+    auto r = run_tool("tgemm-tune", "--budget '" + budget + "'" + rest);
+    EXPECT_NE(r.exit_code, 0) << budget;
+    EXPECT_NE(r.output.find("--budget"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("a whole number from 0 (the whole space) to 1000000"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("nope.yaml"), std::string::npos) << r.output;
+  }
+  // The limit itself and 0 pass the check (and then fail on the missing file).
+  for (const std::string budget : {"0", "1000000", "7"}) {
+    auto r = run_tool("tgemm-tune", "--budget " + budget + rest);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.output.find("nope.yaml"), std::string::npos) << r.output;
+  }
+}
+
 TEST_F(TuneCli, space_with_no_legal_config_is_rejected) {
   auto space = dir_.write("empty_space.yaml",
                           "template: sgemm_simt\nparameters:\n  BM: [64]\n  BN: [64]\n  BK: [8]\n"

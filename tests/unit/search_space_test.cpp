@@ -3,6 +3,8 @@
 #include "tuner/search/search_space.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,9 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "src/core/error.h"
+#include "src/jit/kernel_source.h"
 #include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
@@ -44,7 +48,34 @@ class SpaceFile {
   std::string path_;
 };
 
+// A template text declaring each of `names` as a tunable (#ifndef / #define with a default).
+std::string template_declaring(const std::vector<std::string>& names) {
+  std::string text = "// a test template\n";
+  for (const auto& name : names)
+    text += "#ifndef " + name + "\n#define " + name + " 1  // a tunable\n#endif\n";
+  return text + "#ifndef TGEMM_OP_A\n#define TGEMM_OP_A 0\n#endif\n";
+}
+
+// Spaces of the made-up template `t`, checked against a template declaring their names.
+SearchSpace load_test_space(const std::string& path) {
+  static const std::string text =
+      template_declaring({"A", "B", "C", "D", "S", "BM", "BN", "TM", "TN", "WARP_N"});
+  return SearchSpace::load(path, text);
+}
+
 std::string load_error(const std::string& text, std::string* path = nullptr) {
+  SpaceFile file(text);
+  if (path) *path = file.path();
+  try {
+    load_test_space(file.path());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The error of loading `text` as a space of the embedded templates ("" when it loads).
+std::string embedded_load_error(const std::string& text, std::string* path = nullptr) {
   SpaceFile file(text);
   if (path) *path = file.path();
   try {
@@ -58,7 +89,7 @@ std::string load_error(const std::string& text, std::string* path = nullptr) {
 // A one-point space whose derived values are the expressions under test.
 std::map<std::string, int64_t> evaluate(const std::string& params, const std::string& derived) {
   SpaceFile file("template: t\nparameters:\n" + params + "derived:\n" + derived);
-  SearchSpace space = SearchSpace::load(file.path());
+  SearchSpace space = load_test_space(file.path());
   return space.derived_values(space.config_at(0), arch_limits("sm_90"));
 }
 
@@ -143,14 +174,72 @@ TEST(SearchSpace, loads_test_fixtures) {
   for (const auto& c : e.legal) EXPECT_EQ(template_violation(c), "") << c.canonical_name();
 }
 
-TEST(SearchSpace, unknown_template_name_is_not_checked_here) {
-  SpaceFile file("template: no_such_template\nparameters:\n  A: [1]\n");
-  EXPECT_EQ(SearchSpace::load(file.path()).template_name(), "no_such_template");
+TEST(SearchSpace, rejects_unknown_template_naming_line_and_the_known_ones) {
+  std::string path;
+  const std::string msg =
+      embedded_load_error("template: no_such_template\nparameters:\n  A: [1]\n", &path);
+  EXPECT_HAS(msg, path + ":1:");
+  EXPECT_HAS(msg, "unknown kernel template 'no_such_template' (known: gemm_naive, sgemm_simt)");
+}
+
+// ---- Parameters the template declares --------------------------------------------------
+
+TEST(SearchSpace, declared_tunables_are_the_ifndef_define_pairs_without_tgemm_names) {
+  EXPECT_EQ(declared_tunables(kernel_source("sgemm_simt").text),
+            (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
+                                      "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE", "MIN_BLOCKS"}));
+  const std::string text =
+      "#pragma once\n#ifndef GUARD_H\n#define GUARD_H\n"  // an include guard has no default
+      "#ifndef X\n#define X 3  // x\n#endif\n"
+      "#  ifndef   Y\n#  define Y (2 * 4)\n#endif\n"
+      "#ifndef TGEMM_Z\n#define TGEMM_Z 0\n#endif\n"
+      "#ifndef W\n#define V 1\n#endif\n"  // not a pair
+      "#ifndef X\n#define X 4\n#endif\n"  // repeated
+      "#endif\n";
+  EXPECT_EQ(declared_tunables(text), (std::vector<std::string>{"X", "Y"}));
+}
+
+TEST(SearchSpace, rejects_parameter_the_template_does_not_declare) {
+  const std::string path = kSourceDir + "/tests/data/spaces/misspelled_parameter.yaml";
+  try {
+    SearchSpace::load(path);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), path + ":16:");
+    EXPECT_HAS(e.what(), "parameter 'SWIZZEL' is not a tunable of template sgemm_simt");
+    EXPECT_HAS(e.what(),
+               "(its tunables: BM, BN, BK, TM, TN, WARP_N, VEC, PAD_A, PAD_B, STAGES, SPLIT_K, "
+               "SWIZZLE, MIN_BLOCKS)");
+  }
+}
+
+TEST(SearchSpace, rejects_parameter_fixed_by_the_problem) {
+  std::string path;
+  const std::string msg =
+      load_error("template: t\nparameters:\n  A: [1]\n  TGEMM_OP_A: [0, 1]\n", &path);
+  EXPECT_HAS(msg, path + ":4:");
+  EXPECT_HAS(msg, "parameter 'TGEMM_OP_A' is set by the tuner from the problem's layout");
+}
+
+TEST(SearchSpace, rejects_parameter_absent_from_a_given_template_text) {
+  std::string path;
+  const std::string msg = load_error("template: t\nparameters:\n  A: [1]\n  Z: [1]\n", &path);
+  EXPECT_HAS(msg, path + ":4:");
+  EXPECT_HAS(msg, "parameter 'Z' is not a tunable of template t (its tunables: A, B, C,");
+}
+
+// `source:` names device code for the family's host side; its parameters are declared there.
+TEST(SearchSpace, a_space_with_its_own_source_declares_its_parameters_there) {
+  const SearchSpace fault =
+      SearchSpace::load(kSourceDir + "/tests/data/spaces/fault_sgemm_simt.yaml");
+  EXPECT_EQ(fault.parameters().back().name, "FAULT");
+  EXPECT_EQ(fault.source_path(), kSourceDir + "/tests/data/templates/fault_sgemm_simt.cuh");
+  EXPECT_EQ(fault.template_name(), "sgemm_simt");
 }
 
 TEST(SearchSpace, config_at_is_mixed_radix_last_parameter_fastest) {
   SpaceFile file("template: t\nparameters:\n  A: [1, 2]\n  B: [10, 20, 30]\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   ASSERT_EQ(space.cartesian_size(), 6u);
   const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 10}, {1, 20}, {1, 30},
                                                              {2, 10}, {2, 20}, {2, 30}};
@@ -239,7 +328,7 @@ TEST(SearchSpace, division_by_zero_fails_the_constraint_with_a_reason) {
   SpaceFile file(
       "template: t\nparameters:\n  A: [8]\n  D: [0, 2]\n"
       "constraints:\n  - {expr: \"A / D >= 1\", reason: \"A must hold D\"}\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   const auto limits = arch_limits("sm_75");
   const auto reason = space.rejection(space.config_at(0), limits);
   ASSERT_TRUE(reason.has_value());
@@ -258,7 +347,7 @@ TEST(SearchSpace, modulo_by_zero_fails_the_constraint) {
   SpaceFile file(
       "template: t\nparameters:\n  D: [0]\n"
       "constraints:\n  - {expr: \"8 % D == 0\", reason: \"D must divide 8\"}\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   const auto reason = space.rejection(space.config_at(0), arch_limits("sm_75"));
   ASSERT_TRUE(reason.has_value());
   EXPECT_EQ(*reason, "D must divide 8: division or modulo by zero in 8 % D == 0 (D=0)");
@@ -269,7 +358,7 @@ TEST(SearchSpace, decided_left_side_short_circuits_like_c) {
       "template: t\nparameters:\n  D: [0]\n"
       "constraints:\n  - {expr: \"D != 0 && 8 % D == 0\", reason: \"D must divide 8\"}\n"
       "  - {expr: \"D == 0 || 8 / D > 0\", reason: \"never fails\"}\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   const auto reason = space.rejection(space.config_at(0), arch_limits("sm_75"));
   ASSERT_TRUE(reason.has_value());
   EXPECT_EQ(*reason, "D must divide 8 (D=0)");  // false, not undefined
@@ -277,7 +366,7 @@ TEST(SearchSpace, decided_left_side_short_circuits_like_c) {
 
 TEST(SearchSpace, derived_division_by_zero_rejects_the_config) {
   SpaceFile file("template: t\nparameters:\n  D: [0, 4]\nderived:\n  Q: 8 / D\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   const auto limits = arch_limits("sm_75");
   const auto reason = space.rejection(space.config_at(0), limits);
   ASSERT_TRUE(reason.has_value());
@@ -291,7 +380,7 @@ TEST(SearchSpace, arch_limits_are_variables) {
       "template: t\nparameters:\n  S: [1]\nderived:\n"
       "  L1: MAX_THREADS_PER_BLOCK\n  L2: MAX_THREADS_PER_SM\n  L3: REGS_PER_SM\n"
       "  L4: SMEM_PER_BLOCK_OPTIN\n  L5: SMEM_PER_SM\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   const ArchLimits sm90 = arch_limits("sm_90");
   const auto v = space.derived_values(space.config_at(0), sm90);
   EXPECT_EQ(v.at("L1"), sm90.max_threads_per_block);
@@ -411,8 +500,9 @@ TEST(SearchSpace, rejects_derived_expression_that_does_not_parse_naming_line) {
   const std::string msg =
       load_error("template: t\nparameters:\n  A: [1]\nderived:\n  B: A * 2\n  C: (A + \n", &path);
   EXPECT_HAS(msg, path + ":6:");
-  EXPECT_HAS(msg, "derived C:");
-  EXPECT_HAS(msg, "does not parse");
+  EXPECT_HAS(msg,
+             "derived C: '(A +' is outside the expression language: the expression ends "
+             "early");
 }
 
 TEST(SearchSpace, rejects_constraint_that_does_not_parse_naming_line) {
@@ -422,7 +512,7 @@ TEST(SearchSpace, rejects_constraint_that_does_not_parse_naming_line) {
       "  - {expr: \"A > 0\", reason: ok}\n  - {expr: \"A % % 2\", reason: bad}\n",
       &path);
   EXPECT_HAS(msg, path + ":6:");
-  EXPECT_HAS(msg, "constraint 'A % % 2' does not parse");
+  EXPECT_HAS(msg, "constraint 'A % % 2' is outside the expression language: '%' at column 5");
 }
 
 TEST(SearchSpace, rejects_unknown_variable_naming_line_and_name) {
@@ -483,6 +573,133 @@ TEST(SearchSpace, rejects_constraints_that_are_not_a_list) {
   const std::string msg =
       load_error("template: t\nparameters:\n  A: [1]\nconstraints:\n  expr: \"A > 0\"\n");
   EXPECT_HAS(msg, "`constraints:` must be a list");
+}
+
+// ---- Only the documented grammar ------------------------------------------------------------
+
+// The load error of a space (A = 1, B = 2) with `expr` as its second constraint (line 7).
+std::string constraint_error(const std::string& expr, std::string* path = nullptr) {
+  return load_error(
+      "template: t\nparameters:\n  A: [1]\n  B: [2]\nconstraints:\n"
+      "  - {expr: \"A > 0\", reason: ok}\n"
+      "  - {expr: \"" +
+          expr + "\", reason: under test}\n",
+      path);
+}
+
+TEST(SearchSpace, rejects_a_comma_joining_conditions_in_either_order) {
+  for (const std::string expr : {"B > 100, A > 0", "A > 0, B > 100"}) {
+    std::string path;
+    const std::string msg = constraint_error(expr, &path);
+    EXPECT_HAS(msg, path + ":7:");
+    EXPECT_HAS(msg, "constraint '" + expr + "' is outside the expression language");
+    EXPECT_HAS(msg, "',' at column " + std::string(expr[0] == 'B' ? "8" : "6"));
+    EXPECT_HAS(msg, "only separates the arguments of min() and max()");
+  }
+}
+
+TEST(SearchSpace, a_comma_separates_min_and_max_arguments_only) {
+  EXPECT_EQ(constraint_error("min(A, max(B, 3)) == 1 && max(A,B) > 0"), "");
+  EXPECT_HAS(constraint_error("max((A, B), 1) > 0"), "',' at column 7");
+}
+
+TEST(SearchSpace, rejects_the_ternary_operator) {
+  std::string path;
+  const std::string msg = constraint_error("B / 0 == 1 ? 1 : 1", &path);
+  EXPECT_HAS(msg, path + ":7:");
+  EXPECT_HAS(msg, "'?' at column 12");
+  EXPECT_HAS(msg, "allowed: + - * / % ( ) == != < <= > >= && || ! min() max()");
+}
+
+TEST(SearchSpace, rejects_what_the_grammar_does_not_have) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"A = 1", "'=' at column 3"},
+      {"A += 1", "'=' at column 4"},
+      {"A & B", "'&' at column 3"},
+      {"A | B", "'|' at column 3"},
+      {"A ^ B", "'^' at column 3"},
+      {"'x' == A", "''' at column 1"},
+      {"A == 1; B", "';' at column 7"},
+      {"min(A) > 0", "min() takes 2 arguments"},
+      {"max(A, B, 1) > 0", "max() takes 2 arguments"},
+      {"A > 0 B", "'B' at column 7"},
+      {"(A > 0", "missing ')'"},
+      {"A > 0)", "')' at column 6"},
+      {"A >", "ends early"},
+      {"A > 0 && ", "ends early"},
+      {"A ! B", "'!' at column 3"},
+      {std::string(5000, '(') + "A" + std::string(5000, ')'), "nested deeper than 100 levels"},
+  };
+  for (const auto& [expr, part] : cases) {
+    const std::string msg = constraint_error(expr);
+    EXPECT_HAS(msg, ":7:");
+    EXPECT_HAS(msg, part);
+  }
+  // Derived values follow the same grammar.
+  std::string path;
+  const std::string msg =
+      load_error("template: t\nparameters:\n  A: [1]\nderived:\n  B: A, 2\n", &path);
+  EXPECT_HAS(msg, path + ":5:");
+  EXPECT_HAS(msg, "derived B: 'A, 2' is outside the expression language");
+}
+
+TEST(SearchSpace, overflow_is_reported_as_overflow_not_division_by_zero) {
+  SpaceFile file(
+      "template: t\nparameters:\n  A: [3000000, 3]\n"
+      "constraints:\n  - {expr: \"A * A * A > 0\", reason: \"A cubed is positive\"}\n");
+  const SearchSpace space = load_test_space(file.path());
+  const auto limits = arch_limits("sm_90");
+  const auto reason = space.rejection(space.config_at(0), limits);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, "A cubed is positive: overflow (beyond 2^53) in A * A * A > 0 (A=3000000)");
+  const auto e = space.enumerate(limits);
+  ASSERT_EQ(e.legal.size(), 1u);
+  ASSERT_EQ(e.rejected_by_reason.size(), 1u);
+  EXPECT_HAS(e.rejected_by_reason.begin()->first, "overflow (beyond 2^53) in A * A * A > 0");
+}
+
+TEST(SearchSpace, derived_overflow_is_named_as_overflow) {
+  SpaceFile file("template: t\nparameters:\n  A: [3000000]\nderived:\n  C: A * A * A\n");
+  const SearchSpace space = load_test_space(file.path());
+  const auto limits = arch_limits("sm_90");
+  const auto reason = space.rejection(space.config_at(0), limits);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, "derived C = A * A * A overflows (beyond 2^53) (A=3000000)");
+  try {
+    space.derived_values(space.config_at(0), limits);
+    FAIL() << "no error";
+  } catch (const Error& err) {
+    EXPECT_HAS(err.what(), "derived C = A * A * A is undefined for");
+    EXPECT_HAS(err.what(), "(overflow beyond 2^53)");
+  }
+}
+
+TEST(SearchSpace, a_result_that_rounds_at_2_to_the_53_is_an_overflow) {
+  // 2^53 + 1 is no double: it rounds to 2^53, which must not pass as a value.
+  SpaceFile file("template: t\nparameters:\n  A: [4503599627370496]\nderived:\n  C: A * 2 + 1\n");
+  const SearchSpace space = load_test_space(file.path());
+  const auto reason = space.rejection(space.config_at(0), arch_limits("sm_90"));
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_HAS(*reason, "derived C = A * 2 + 1 overflows (beyond 2^53)");
+}
+
+TEST(SearchSpace, constant_division_by_zero_is_still_named) {
+  // muParser could fold constant parts when it parses; the cause must survive every Eval.
+  SpaceFile file(
+      "template: t\nparameters:\n  A: [1, 2]\n"
+      "constraints:\n  - {expr: \"A + 1 / 0 > 0\", reason: r}\n");
+  const SearchSpace space = load_test_space(file.path());
+  for (uint64_t i = 0; i < 2; ++i) {
+    const auto reason = space.rejection(space.config_at(i), arch_limits("sm_90"));
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_HAS(*reason, "r: division or modulo by zero in A + 1 / 0 > 0");
+  }
+}
+
+TEST(SearchSpace, rejects_values_that_doubles_cannot_hold_exactly) {
+  const std::string msg = load_error("template: t\nparameters:\n  A: [1, 9007199254740993]\n");
+  EXPECT_HAS(msg, ":3:");
+  EXPECT_HAS(msg, "parameter A: 9007199254740993 is beyond 2^53");
 }
 
 // ---- Rejections and enumeration ------------------------------------------------------------
@@ -672,7 +889,7 @@ TEST(SearchSpace, no_legal_config_lists_the_top_reasons_by_count) {
       "template: t\nparameters:\n  A: [1, 2, 3, 4]\n  B: [1, 2]\n"
       "constraints:\n  - {expr: \"A > 1\", reason: \"A too small\"}\n"
       "  - {expr: \"B > 2\", reason: \"B too small\"}\n");
-  const SearchSpace space = SearchSpace::load(file.path());
+  const SearchSpace space = load_test_space(file.path());
   try {
     space.enumerate(arch_limits("sm_90"));
     FAIL() << "no error";
@@ -711,6 +928,82 @@ TEST(SearchSpace, copies_evaluate_independently) {
   EXPECT_FALSE(assigned.rejection(legal, arch_limits("sm_75")).has_value());
   SearchSpace moved = std::move(copy);
   EXPECT_TRUE(moved.rejection(bad, arch_limits("sm_75")).has_value());
+}
+
+// ---- Spaces too large to enumerate -------------------------------------------------------
+
+// "[0, 1, .., count - 1]"
+std::string value_list(int count) {
+  std::string text = "[0";
+  for (int v = 1; v < count; ++v) text += ", " + std::to_string(v);
+  return text + "]";
+}
+
+// `count` parameters P0.. with `values` values each, then `rest` verbatim.
+std::string wide_space(int count, int values, const std::string& rest = "") {
+  std::string text = "template: t\nparameters:\n";
+  for (int p = 0; p < count; ++p)
+    text += "  P" + std::to_string(p) + ": " + value_list(values) + "\n";
+  return text + rest;
+}
+
+SearchSpace load_wide(const std::string& path, int count) {
+  std::vector<std::string> names;
+  for (int p = 0; p < count; ++p) names.push_back("P" + std::to_string(p));
+  return SearchSpace::load(path, template_declaring(names));
+}
+
+TEST(SearchSpace, refuses_a_space_too_large_to_enumerate_naming_its_size) {
+  // The issue's case: 15 x 16 values whose one constraint never holds.
+  SpaceFile file(wide_space(15, 16, "constraints:\n  - {expr: \"P0 < 0\", reason: never}\n"));
+  try {
+    load_wide(file.path(), 15);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), file.path() + ":");
+    EXPECT_HAS(e.what(), "1152921504606846976 points");
+    EXPECT_HAS(e.what(), "at most 50000000 can be enumerated");
+  }
+}
+
+TEST(SearchSpace, refuses_a_space_beyond_2_to_the_64) {
+  SpaceFile file(wide_space(17, 16));
+  try {
+    load_wide(file.path(), 17);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), "more than 18446744073709551615 points");
+    EXPECT_HAS(e.what(), "at most 50000000 can be enumerated");
+  }
+}
+
+TEST(SearchSpace, refuses_more_legal_configs_than_it_keeps) {
+  // 1001 x 1000 points, all legal: more than the 1,000,000 configs a legal list may hold.
+  SpaceFile file("template: t\nparameters:\n  P0: " + value_list(1001) +
+                 "\n  P1: " + value_list(1000) + "\n");
+  const SearchSpace space = load_wide(file.path(), 2);
+  ASSERT_EQ(space.cartesian_size(), 1001000u);
+  try {
+    space.enumerate(arch_limits("sm_90"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), file.path());
+    EXPECT_HAS(e.what(), "more than 1000000 legal configs");
+  }
+}
+
+TEST(SearchSpace, enumeration_reports_progress_with_counts) {
+  SpaceFile file(wide_space(2, 300, "constraints:\n  - {expr: \"P0 < 100\", reason: r}\n"));
+  const SearchSpace space = load_wide(file.path(), 2);
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  spdlog::set_level(spdlog::level::info);
+  const auto e = space.enumerate(arch_limits("sm_90"), std::chrono::milliseconds(0));
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(e.legal.size(), 30000u);
+  EXPECT_HAS(log.str(), "enumerating " + file.path() + ": 65536 of 90000 points, 30000 legal");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include "src/core/error.h"
 
@@ -134,6 +135,33 @@ TEST(Strategy, report_is_accepted_and_ignored_by_the_simple_strategies) {
   for (const auto& c : batch) results.push_back({c, TrialStatus::ok, "", 1, 1, 1, 1, 1, 0});
   s->report(results);
   EXPECT_EQ(s->propose(10).size(), 2u);
+}
+
+TEST(Strategy, rejects_a_budget_above_the_limit) {
+  EXPECT_NO_THROW(make_strategy("random", numbered_configs(3), kMaxBudget, 1));
+  for (const char* name : {"exhaustive", "random"}) {
+    try {
+      make_strategy(name, numbered_configs(3), kMaxBudget + 1, 1);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("budget 1000001 is over the limit of 1000000 configs"), std::string::npos)
+          << msg;
+    }
+  }
+}
+
+TEST(Strategy, configs_hash_by_value_so_proposals_dedup_in_linear_time) {
+  const KernelConfigHash hash;
+  const KernelConfig a{"sgemm_simt", {{"BM", 64}, {"BN", 128}}};
+  KernelConfig b = a;
+  EXPECT_EQ(hash(a), hash(b));
+  b.set("BN", 64);
+  EXPECT_NE(hash(a), hash(b));
+  std::unordered_set<KernelConfig, KernelConfigHash> seen;
+  for (const auto& c : numbered_configs(100000)) seen.insert(c);
+  for (const auto& c : numbered_configs(100000)) seen.insert(c);
+  EXPECT_EQ(seen.size(), 100000u);
 }
 
 TEST(Strategy, unknown_name_throws_listing_the_strategies) {

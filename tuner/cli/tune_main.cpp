@@ -1,13 +1,16 @@
 // tgemm-tune: compile a kernel template's search space with NVRTC, verify and time each
 // config on the GPU against cuBLAS, and store every trial and the best per shape in SQLite.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
 #include "src/core/error.h"
+#include "tuner/search/strategy.h"
 #include "tuner/session/tuning_session.h"
 
 namespace {
@@ -16,6 +19,25 @@ std::string executable_dir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : exe.parent_path().string();
+}
+
+// Decimal digits up to kMaxBudget only: CLI11 alone would wrap "-5" to 2^64 - 5, clamp
+// 99999999999999999999 and read "010" as octal.
+CLI::Validator budget_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const size_t first = std::min(text.find_first_not_of('0'), text.size() - 1);
+        const std::string number = text.empty() ? text : text.substr(first);  // "010" is ten
+        if (!number.empty() && number.size() <= 7 &&
+            number.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoull(number) <= tgemm::kMaxBudget) {
+          text = number;  // CLI11 reads a leading 0 as octal
+          return "";
+        }
+        return fmt::format("must be a whole number from 0 (the whole space) to {}, not '{}'",
+                           tgemm::kMaxBudget, text);
+      },
+      fmt::format("0..{}", tgemm::kMaxBudget));
 }
 
 }  // namespace
@@ -34,8 +56,10 @@ int main(int argc, char** argv) {
   app.add_option("--arch", opt.arch,
                  "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
   app.add_option("--strategy", opt.strategy, "exhaustive | random")->capture_default_str();
-  app.add_option("--budget", opt.budget, "configs to try per layout (0 = all)")
-      ->capture_default_str();
+  app.add_option("--budget", opt.budget,
+                 fmt::format("configs to try per layout, 0 to {} (0 = all)", tgemm::kMaxBudget))
+      ->capture_default_str()
+      ->transform(budget_check());
   app.add_option("--seed", opt.seed, "seed of the random strategy")->capture_default_str();
   app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
       ->capture_default_str()

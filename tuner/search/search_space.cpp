@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <fmt/ranges.h>
 #include <muParser.h>
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -19,6 +21,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
+#include "src/jit/kernel_source.h"
 #include "tuner/input/yaml_input.h"
 
 namespace tgemm {
@@ -43,34 +46,57 @@ void arch_limit_values(const ArchLimits& limits, double* out) {
 // ---- Integer expressions --------------------------------------------------------------
 // muParser computes in doubles; these operators give C's integer semantics instead, so
 // "(BN / TN) % WARP_N" means what the kernel's static_assert means. Every value is an
-// integer held exactly in a double; NaN marks "undefined" (division or modulo by zero) and
-// spreads through every operator, so the caller can tell it apart from false.
-constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
-// Beyond 2^53 doubles stop holding every integer; treat such values as undefined too.
-constexpr double kMaxExact = 9007199254740992.0;
+// integer held exactly in a double; NaN marks "undefined" and spreads through every
+// operator, so the caller can tell it apart from false. The NaN's payload says why
+// (division or modulo by zero, or a result beyond 2^53): the operators pass a NaN operand
+// on unchanged and never compute with it.
+enum class Undefined : uint8_t { none, division_by_zero, overflow };
+
+constexpr uint64_t kQuietNan = 0x7ff8000000000000ULL;
+constexpr double undefined(Undefined cause) {
+  return std::bit_cast<double>(kQuietNan | uint64_t(cause));
+}
+Undefined cause_of(double v) {
+  if (!std::isnan(v)) return Undefined::none;
+  return (std::bit_cast<uint64_t>(v) & 0xf) == uint64_t(Undefined::overflow)
+             ? Undefined::overflow
+             : Undefined::division_by_zero;
+}
+// From 2^53 on doubles stop holding every integer: values stay below it, and a sum or
+// product that reaches it (even after rounding) is an overflow.
+constexpr int64_t kExactLimit = int64_t{1} << 53;
+constexpr double kExactLimitDouble = double(kExactLimit);
 
 bool as_int(double v, int64_t* out) {
-  if (!(std::fabs(v) <= kMaxExact)) return false;  // also false for NaN
+  if (!(std::fabs(v) < kExactLimitDouble)) return false;  // also false for NaN
   *out = static_cast<int64_t>(v);
   return true;
 }
 
-double checked(double v) { return std::fabs(v) <= kMaxExact ? v : kUndefined; }
-double add(double a, double b) { return checked(a + b); }
-double subtract(double a, double b) { return checked(a - b); }
-double multiply(double a, double b) { return checked(a * b); }
+// When either operand is undefined, the operators pass it on (the left one first).
+bool either_nan(double a, double b) { return std::isnan(a) || std::isnan(b); }
+double first_nan(double a, double b) { return std::isnan(a) ? a : b; }
+
+double checked(double v) {
+  return std::fabs(v) < kExactLimitDouble ? v : undefined(Undefined::overflow);
+}
+double add(double a, double b) { return either_nan(a, b) ? first_nan(a, b) : checked(a + b); }
+double subtract(double a, double b) { return either_nan(a, b) ? first_nan(a, b) : checked(a - b); }
+double multiply(double a, double b) { return either_nan(a, b) ? first_nan(a, b) : checked(a * b); }
 double divide(double a, double b) {
-  int64_t x, y;
-  if (!as_int(a, &x) || !as_int(b, &y) || y == 0) return kUndefined;
+  if (either_nan(a, b)) return first_nan(a, b);
+  const auto x = int64_t(a), y = int64_t(b);  // exact: every value is below 2^53
+  if (y == 0) return undefined(Undefined::division_by_zero);
   return double(x / y);  // NOLINT(bugprone-integer-division): C truncates toward zero
 }
 double modulo(double a, double b) {
-  int64_t x, y;
-  if (!as_int(a, &x) || !as_int(b, &y) || y == 0) return kUndefined;
+  if (either_nan(a, b)) return first_nan(a, b);
+  const auto x = int64_t(a), y = int64_t(b);
+  if (y == 0) return undefined(Undefined::division_by_zero);
   return double(x % y);  // C: the sign follows the dividend
 }
 double compare(double a, double b, bool result) {
-  return std::isnan(a) || std::isnan(b) ? kUndefined : double(result);
+  return either_nan(a, b) ? first_nan(a, b) : double(result);
 }
 double less(double a, double b) { return compare(a, b, a < b); }
 double less_equal(double a, double b) { return compare(a, b, a <= b); }
@@ -82,29 +108,23 @@ double not_equal(double a, double b) { return compare(a, b, a != b); }
 // "TM != 0 && BM % TM == 0" is false, not undefined, for TM = 0.
 double logical_and(double a, double b) {
   if (a == 0) return 0;
-  if (std::isnan(a) || std::isnan(b)) return kUndefined;
-  return b != 0;
+  return either_nan(a, b) ? first_nan(a, b) : double(b != 0);
 }
 double logical_or(double a, double b) {
   if (!std::isnan(a) && a != 0) return 1;
-  if (std::isnan(a) || std::isnan(b)) return kUndefined;
-  return b != 0;
+  return either_nan(a, b) ? first_nan(a, b) : double(b != 0);
 }
-double logical_not(double a) { return std::isnan(a) ? kUndefined : double(a == 0); }
-double negate(double a) { return -a; }
-double minimum(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? kUndefined : std::min(a, b);
-}
-double maximum(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? kUndefined : std::max(a, b);
-}
+double logical_not(double a) { return std::isnan(a) ? a : double(a == 0); }
+double negate(double a) { return std::isnan(a) ? a : -a; }
+double minimum(double a, double b) { return either_nan(a, b) ? first_nan(a, b) : std::min(a, b); }
+double maximum(double a, double b) { return either_nan(a, b) ? first_nan(a, b) : std::max(a, b); }
 
 // Decimal integer literals only: "1.5" or "1e3" do not parse, so no value is ever fractional.
 int read_integer_literal(const char* text, int* pos, double* value) {
   int64_t v = 0;
   const char* end = text + std::strspn(text, "0123456789");
   auto [ptr, ec] = std::from_chars(text, end, v);
-  if (ptr == text || ec != std::errc() || double(v) > kMaxExact) return 0;
+  if (ptr == text || ec != std::errc() || v >= kExactLimit) return 0;
   if (*ptr == '.' || std::isalpha(static_cast<unsigned char>(*ptr)) || *ptr == '_') return 0;
   *pos += int(ptr - text);
   *value = double(v);
@@ -131,7 +151,8 @@ class IntExprParser final : public mu::ParserBase {
   }
   void InitConst() override {}
   void InitOprt() override {
-    // The built-in operators compute in floating point; ours replace them.
+    // The built-in operators compute in floating point; ours replace them. (A constant part
+    // muParser folds when it parses is computed by these functions too, NaN payload and all.)
     EnableBuiltInOprt(false);
     DefineInfixOprt("-", negate);
     DefineInfixOprt("!", logical_not);
@@ -191,6 +212,181 @@ std::vector<Identifier> identifiers_in(const std::string& expression) {
   return found;
 }
 
+// ---- The documented grammar ----------------------------------------------------------
+// muParser also knows ',' (several results, the last one wins), "?:", assignment and
+// strings. Expressions are checked against the language of configs/spaces/*.yaml first:
+//   expr    := unary (binary-op unary)*          binary-op: || && == != < <= > >= + - * / %
+//   unary   := ('-' | '!')* primary
+//   primary := integer | name | ('min' | 'max') '(' expr ',' expr ')' | '(' expr ')'
+// (precedence does not change what is accepted; muParser applies C's when it parses).
+
+constexpr const char* kAllowed =
+    "allowed: + - * / % ( ) == != < <= > >= && || ! min() max(), integers and names";
+
+struct Token {
+  enum Kind { number, name, binary, unary_only, open, close, comma, end } kind;
+  std::string text;
+  size_t column;  // 1-based
+};
+
+class GrammarCheck {
+ public:
+  explicit GrammarCheck(const std::string& expression) : text_(expression) {}
+
+  // The first way `expression` leaves the grammar, or "" when it is inside.
+  std::string violation() {
+    try {
+      tokenize();
+      if (tokens_.size() == 1) return "the expression is empty";
+      expression();
+      const Token& t = tokens_[next_];
+      if (t.kind == Token::comma) return comma_outside(t);
+      if (t.kind == Token::close)
+        return fmt::format("')' at column {} has no matching '('", t.column);
+      if (t.kind != Token::end) return unexpected(t, "where an operator or the end belongs");
+    } catch (const Violation& v) {
+      return v.why;
+    }
+    return "";
+  }
+
+ private:
+  struct Violation {
+    std::string why;
+  };
+
+  static bool is_name_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  }
+
+  void tokenize() {
+    static constexpr std::string_view kTwoChar[] = {"||", "&&", "==", "!=", "<=", ">="};
+    for (size_t i = 0; i < text_.size();) {
+      const char c = text_[i];
+      const size_t column = i + 1;
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) || is_name_char(c)) {
+        size_t end = i;
+        while (end < text_.size() && is_name_char(text_[end])) ++end;
+        std::string word = text_.substr(i, end - i);
+        const bool number = std::isdigit(static_cast<unsigned char>(c));
+        if (number && word.find_first_not_of("0123456789") != std::string::npos)
+          throw Violation{fmt::format("'{}' at column {} is not an integer", word, column)};
+        tokens_.push_back({number ? Token::number : Token::name, std::move(word), column});
+        i = end;
+      } else if (std::find(std::begin(kTwoChar), std::end(kTwoChar),
+                           std::string_view(text_).substr(i, 2)) != std::end(kTwoChar)) {
+        tokens_.push_back({Token::binary, text_.substr(i, 2), column});
+        i += 2;
+      } else if (std::string_view("+-*/%<>!(),").find(c) != std::string_view::npos) {
+        const Token::Kind kind = c == '('   ? Token::open
+                                 : c == ')' ? Token::close
+                                 : c == ',' ? Token::comma
+                                 : c == '!' ? Token::unary_only
+                                            : Token::binary;
+        tokens_.push_back({kind, std::string(1, c), column});
+        ++i;
+      } else {
+        throw Violation{fmt::format("'{}' at column {} is not part of it{} ({})", c, column,
+                                    c == '=' ? ", compare with ==" : "", kAllowed)};
+      }
+    }
+    tokens_.push_back({Token::end, "", text_.size() + 1});
+  }
+
+  const Token& take() { return tokens_[next_++]; }
+  const Token& peek() const { return tokens_[next_]; }
+
+  static std::string comma_outside(const Token& t) {
+    return fmt::format(
+        "',' at column {}: a comma only separates the arguments of min() and max() (join "
+        "conditions with &&)",
+        t.column);
+  }
+  static std::string unexpected(const Token& t, const char* where) {
+    return fmt::format("'{}' at column {} {}", t.text, t.column, where);
+  }
+
+  void expression() {
+    // Each nesting level recurses; a bound keeps a hostile file from overflowing the stack.
+    if (++depth_ > kMaxDepth)
+      throw Violation{fmt::format("nested deeper than {} levels at column {}", kMaxDepth,
+                                  peek().column)};
+    unary();
+    while (peek().kind == Token::binary) {
+      take();
+      unary();
+    }
+    --depth_;
+  }
+
+  void unary() {
+    while (peek().text == "-" || peek().kind == Token::unary_only) take();
+    primary();
+  }
+
+  void primary() {
+    const Token& t = take();
+    switch (t.kind) {
+      case Token::number:
+        return;
+      case Token::name:
+        if (peek().kind == Token::open) return call(t);
+        if (is_function(t.text))
+          throw Violation{fmt::format("uses function '{}' without arguments", t.text)};
+        return;
+      case Token::open:
+        expression();
+        if (peek().kind == Token::comma) throw Violation{comma_outside(peek())};
+        if (peek().kind != Token::close)
+          throw Violation{peek().kind == Token::end
+                              ? fmt::format("missing ')' for the '(' at column {}", t.column)
+                              : unexpected(peek(), "where ')' belongs")};
+        take();
+        return;
+      case Token::end:
+        throw Violation{fmt::format(
+            "the expression ends early: an operand is missing after column {}", text_.size())};
+      default:
+        throw Violation{unexpected(t, "where a number, a name or '(' belongs")};
+    }
+  }
+
+  static bool is_function(const std::string& name) {
+    return std::find(std::begin(kFunctionNames), std::end(kFunctionNames), name) !=
+           std::end(kFunctionNames);
+  }
+
+  void call(const Token& function) {
+    if (!is_function(function.text))
+      throw Violation{fmt::format("uses unknown function '{}' (functions: {})", function.text,
+                                  fmt::join(kFunctionNames, ", "))};
+    const Token& open = take();
+    size_t arguments = 0;
+    if (peek().kind != Token::close) {
+      do {
+        if (arguments++ > 0) take();  // the comma
+        expression();
+      } while (peek().kind == Token::comma);
+    }
+    if (peek().kind != Token::close)
+      throw Violation{peek().kind == Token::end
+                          ? fmt::format("missing ')' for the '(' at column {}", open.column)
+                          : unexpected(peek(), "where ',' or ')' belongs")};
+    take();
+    if (arguments != 2)
+      throw Violation{fmt::format("{}() takes 2 arguments, not {} (column {})", function.text,
+                                  arguments, function.column)};
+  }
+
+  static constexpr int kMaxDepth = 100;
+  const std::string& text_;
+  std::vector<Token> tokens_;
+  size_t next_ = 0;
+  int depth_ = 0;
+};
+
 std::string show_value(double v) {
   int64_t i = 0;
   return as_int(v, &i) ? std::to_string(i) : std::string("undefined");
@@ -212,9 +408,10 @@ namespace detail {
 class SpaceEvaluator {
  public:
   struct Verdict {
-    int constraint = -1;     // first failing constraint, -1 when all hold
-    int derived = -1;        // first undefined derived value when all constraints hold
-    bool undefined = false;  // the failing constraint divided by zero
+    int constraint = -1;  // first failing constraint, -1 when all hold
+    int derived = -1;     // first undefined derived value when all constraints hold
+    // Why the failing constraint or the derived value is undefined; none when it is false.
+    Undefined cause = Undefined::none;
   };
 
   SpaceEvaluator(const std::vector<SpaceParameter>& parameters,
@@ -248,7 +445,7 @@ class SpaceEvaluator {
       const double result = constraints_[c].parser->Eval();
       if (result == 0 || std::isnan(result)) {
         verdict.constraint = int(c);
-        verdict.undefined = std::isnan(result);
+        verdict.cause = cause_of(result);
         return verdict;
       }
     }
@@ -256,6 +453,7 @@ class SpaceEvaluator {
     for (size_t d = 0; d < derived_.size(); ++d)
       if (std::isnan(values_[derived_offset_ + d])) {
         verdict.derived = int(d);
+        verdict.cause = cause_of(values_[derived_offset_ + d]);
         return verdict;
       }
     return verdict;
@@ -290,17 +488,11 @@ class SpaceEvaluator {
     };
     if (expression.find('.') != std::string::npos)
       throw error(fmt::format("'{}' is not an integer expression (no decimal points)", expression));
+    if (std::string why = GrammarCheck(expression).violation(); !why.empty())
+      throw error(fmt::format("'{}' is outside the expression language: {}", expression, why));
     Expression e{std::make_unique<IntExprParser>(), {}};
     for (const auto& [name, called] : identifiers_in(expression)) {
-      const bool is_function = std::find(std::begin(kFunctionNames), std::end(kFunctionNames),
-                                         name) != std::end(kFunctionNames);
-      if (called || is_function) {
-        if (called && is_function) continue;
-        if (is_function)
-          throw error(fmt::format("'{}' uses function '{}' without arguments", expression, name));
-        throw error(fmt::format("'{}' uses unknown function '{}' (functions: {})", expression, name,
-                                fmt::join(kFunctionNames, ", ")));
-      }
+      if (called) continue;  // min or max: GrammarCheck refused any other call
       auto it = std::find(names_.begin(), names_.begin() + long(visible), name);
       if (it == names_.begin() + long(visible)) {
         std::vector<std::string> known(names_.begin(), names_.begin() + long(visible));
@@ -363,14 +555,17 @@ class SpaceFileReader {
       fail("{}:{}: `template:` must be a template name such as sgemm_simt", path_, line_of(tmpl));
     *template_name = tmpl.Scalar();
     read_dtypes(root["dtypes"]);
+    template_line_ = line_of(tmpl);
 
     const YAML::Node params = root["parameters"];
     if (!params) fail("{}:{}: no `parameters:`", path_, line_of(root));
     if (!params.IsMap() || params.size() == 0)
       fail("{}:{}: `parameters:` must be a non-empty map of name -> [values]", path_,
            line_of(params));
+    parameters_line_ = line_of(params);
     for (const auto& entry : params) {
       const std::string name = declare_name(entry.first, "parameter");
+      parameter_lines_.push_back(line_of(entry.first));
       parameters->push_back({name, read_values(name, entry.second)});
     }
 
@@ -431,6 +626,9 @@ class SpaceFileReader {
   int line_of_expression(bool in_derived, size_t index) const {
     return in_derived ? derived_lines_.at(index) : constraint_lines_.at(index);
   }
+  int template_line() const { return template_line_; }
+  int parameters_line() const { return parameters_line_; }
+  int parameter_line(size_t index) const { return parameter_lines_.at(index); }
 
  private:
   std::string declare_name(const YAML::Node& key, const char* what) {
@@ -464,6 +662,9 @@ class SpaceFileReader {
       if (!item.IsScalar() || item.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end)
         fail("{}:{}: parameter {}: '{}' is not an integer", path_, line_of(item), name,
              item.IsScalar() ? text : "(a list or map)");
+      if (v >= kExactLimit || v <= -kExactLimit)
+        fail("{}:{}: parameter {}: {} is beyond 2^53 - 1, where the expressions lose exactness",
+             path_, line_of(item), name, v);
       if (std::find(values.begin(), values.end(), v) != values.end())
         fail("{}:{}: parameter {} lists {} twice", path_, line_of(item), name, v);
       values.push_back(v);
@@ -488,7 +689,8 @@ class SpaceFileReader {
   std::map<std::string, int> declared_;  // parameter and derived names -> line
   std::vector<std::pair<std::string, std::string>> dtypes_;
   std::string source_;
-  std::vector<int> derived_lines_, constraint_lines_;
+  std::vector<int> derived_lines_, constraint_lines_, parameter_lines_;
+  int template_line_ = 0, parameters_line_ = 0;
 };
 
 }  // namespace
@@ -519,18 +721,95 @@ std::optional<std::string> SearchSpace::types_unsupported(const GemmTypes& types
                      }());
 }
 
-SearchSpace SearchSpace::load(const std::string& path) {
+namespace {
+
+// Set by the tuner for each layout (NvrtcCompiler): a space tuning them would compile one
+// config under two sets of -D flags.
+constexpr const char* kLayoutMacros[] = {"TGEMM_OP_A", "TGEMM_OP_B"};
+
+// Every parameter must be a macro the template declares with a default: otherwise the
+// template silently uses its own value and every config compiles the same kernel.
+void check_declared(const std::string& path, const SpaceFileReader& reader,
+                    const std::string& template_name, const std::vector<SpaceParameter>& params,
+                    const std::string& template_text) {
+  const std::vector<std::string> declared = declared_macros(template_text);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string& name = params[i].name;
+    if (std::find(std::begin(kLayoutMacros), std::end(kLayoutMacros), name) !=
+        std::end(kLayoutMacros))
+      fail(
+          "{}:{}: parameter '{}' is set by the tuner from the problem's layout; a space cannot "
+          "tune it",
+          path, reader.parameter_line(i), name);
+    if (std::find(declared.begin(), declared.end(), name) == declared.end())
+      fail("{}:{}: parameter '{}' is not a tunable of template {} (its tunables: {})", path,
+           reader.parameter_line(i), name, template_name,
+           fmt::join(declared_tunables(template_text), ", "));
+  }
+}
+
+// The walk visits every point of the cross product: refuse, before any work, a space that
+// would take hours (at about a microsecond per point, the limit is about a minute).
+void check_size(const std::string& path, const SpaceFileReader& reader,
+                const std::vector<SpaceParameter>& params) {
+  uint64_t size = 1;
+  bool beyond_64_bits = false;
+  std::vector<size_t> sizes;
+  for (const auto& p : params) {
+    sizes.push_back(p.values.size());
+    if (size > std::numeric_limits<uint64_t>::max() / p.values.size()) beyond_64_bits = true;
+    size *= p.values.size();
+  }
+  if (beyond_64_bits || size > SearchSpace::kMaxSpacePoints)
+    fail(
+        "{}:{}: the space has {} points ({} values); at most {} can be enumerated: shorten the "
+        "value lists or split the space",
+        path, reader.parameters_line(),
+        beyond_64_bits ? fmt::format("more than {}", std::numeric_limits<uint64_t>::max())
+                       : std::to_string(size),
+        fmt::join(sizes, " x "), SearchSpace::kMaxSpacePoints);
+}
+
+}  // namespace
+
+SearchSpace SearchSpace::load(const std::string& path) { return read(path, nullptr); }
+
+SearchSpace SearchSpace::load(const std::string& path, const std::string& template_text) {
+  return read(path, &template_text);
+}
+
+SearchSpace SearchSpace::read(const std::string& path, const std::string* template_text) {
   SearchSpace space;
   space.path_ = path;
   SpaceFileReader reader(path);
   reader.read(&space.template_name_, &space.parameters_, &space.derived_, &space.constraints_);
   space.dtypes_ = reader.dtypes();
-  // A relative `source:` is relative to the space file's folder.
+  // A relative `source:` is relative to the space file's folder; its text is what the
+  // parameters must be declared in.
+  std::string embedded;
   if (!reader.source().empty()) {
     std::filesystem::path source(reader.source());
     if (source.is_relative()) source = std::filesystem::path(path).parent_path() / source;
     space.source_path_ = source.lexically_normal().string();
+    if (!template_text) {
+      std::ifstream in(space.source_path_);
+      if (!in) fail("{}: cannot read its source: {}", path, space.source_path_);
+      std::ostringstream text;
+      text << in.rdbuf();
+      embedded = text.str();
+      template_text = &embedded;
+    }
   }
+  if (!template_text) {
+    try {
+      embedded = kernel_source(space.template_name_).text;
+    } catch (const Error& e) {
+      fail("{}:{}: {}", path, reader.template_line(), e.what());
+    }
+  }
+  check_declared(path, reader, space.template_name_, space.parameters_,
+                 template_text ? *template_text : embedded);
+  check_size(path, reader, space.parameters_);
   // Parsing every expression now, with the first values and a known arch's limits, reports
   // typos and unknown names at load time with their line.
   try {
@@ -581,11 +860,15 @@ namespace {
 std::string reason_key(const SearchSpace& space, const detail::SpaceEvaluator::Verdict& v) {
   if (v.constraint >= 0) {
     const SpaceConstraint& c = space.constraints()[size_t(v.constraint)];
-    if (v.undefined)
+    if (v.cause == Undefined::division_by_zero)
       return fmt::format("{}: division or modulo by zero in {}", c.reason, c.expression);
+    if (v.cause == Undefined::overflow)
+      return fmt::format("{}: overflow (beyond 2^53) in {}", c.reason, c.expression);
     return c.reason;
   }
   const auto& d = space.derived()[size_t(v.derived)];
+  if (v.cause == Undefined::overflow)
+    return fmt::format("derived {} = {} overflows (beyond 2^53)", d.first, d.second);
   return fmt::format("derived {} = {} divides by zero", d.first, d.second);
 }
 
@@ -625,39 +908,58 @@ std::map<std::string, int64_t> SearchSpace::derived_values(const KernelConfig& c
   for (size_t i = 0; i < parameters_.size(); ++i)
     values[parameters_[i].name] = config.get(parameters_[i].name);
   for (size_t d = 0; d < derived_.size(); ++d) {
+    const double value = eval.values()[eval.derived_offset() + d];
     int64_t v = 0;
-    if (!as_int(eval.values()[eval.derived_offset() + d], &v))
-      fail("derived {} = {} is undefined for {} (division or modulo by zero)", derived_[d].first,
-           derived_[d].second, config.canonical_name());
+    if (!as_int(value, &v))
+      fail("derived {} = {} is undefined for {} ({})", derived_[d].first, derived_[d].second,
+           config.canonical_name(),
+           cause_of(value) == Undefined::overflow ? "overflow beyond 2^53"
+                                                  : "division or modulo by zero");
     values[derived_[d].first] = v;
   }
   return values;
 }
 
-SearchSpace::Enumeration SearchSpace::enumerate(const ArchLimits& limits) const {
+SearchSpace::Enumeration SearchSpace::enumerate(const ArchLimits& limits,
+                                                std::chrono::milliseconds progress_every) const {
   detail::SpaceEvaluator& eval = evaluator();
   eval.set_limits(limits);
   const uint64_t size = cartesian_size();
   const size_t count = parameters_.size();
-  // An odometer over the value lists (last parameter fastest), the order of config_at().
+  // An odometer over the value lists (last parameter fastest), the order of config_at():
+  // only the legal points are kept.
   std::vector<size_t> digit(count, 0);
   double* values = eval.values();
   for (size_t i = 0; i < count; ++i) values[i] = double(parameters_[i].values[0]);
 
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto next_report = started + progress_every;
   Enumeration result;
-  // Counted by (constraint, undefined, derived) and named once at the end: cheaper than
+  // Counted by (constraint, cause, derived) and named once at the end: cheaper than
   // building a reason string per rejected point.
-  std::map<std::tuple<int, bool, int>, uint64_t> rejected;
+  std::map<std::tuple<int, Undefined, int>, uint64_t> rejected;
   for (uint64_t index = 0; index < size; ++index) {
+    if (index % 65536 == 0 && index > 0 && Clock::now() >= next_report) {
+      spdlog::info("enumerating {}: {} of {} points, {} legal ({:.0f} s)", path_, index, size,
+                   result.legal.size(),
+                   std::chrono::duration<double>(Clock::now() - started).count());
+      next_report = Clock::now() + progress_every;
+    }
     const auto verdict = eval.check();
     if (verdict.constraint < 0 && verdict.derived < 0) {
+      if (result.legal.size() == kMaxLegalConfigs)
+        fail(
+            "{}: more than {} legal configs for {} (found at point {} of {}); a space may keep "
+            "at most {}: shorten the value lists or add constraints",
+            path_, kMaxLegalConfigs, limits.arch, index + 1, size, kMaxLegalConfigs);
       KernelConfig config{template_name_, {}};
       config.params.reserve(count);
       for (size_t i = 0; i < count; ++i)
         config.params.emplace_back(parameters_[i].name, parameters_[i].values[digit[i]]);
       result.legal.push_back(std::move(config));
     } else {
-      ++rejected[{verdict.constraint, verdict.undefined, verdict.derived}];
+      ++rejected[{verdict.constraint, verdict.cause, verdict.derived}];
     }
     for (size_t i = count; i-- > 0;) {
       if (++digit[i] < parameters_[i].values.size()) {
@@ -670,8 +972,8 @@ SearchSpace::Enumeration SearchSpace::enumerate(const ArchLimits& limits) const 
   }
 
   for (const auto& [key, n] : rejected) {
-    const auto [constraint, undefined, derived] = key;
-    result.rejected_by_reason[reason_key(*this, {constraint, derived, undefined})] += n;
+    const auto [constraint, cause, derived] = key;
+    result.rejected_by_reason[reason_key(*this, {constraint, derived, cause})] += n;
   }
 
   if (result.legal.empty()) {

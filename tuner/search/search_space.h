@@ -2,6 +2,7 @@
 // named constraints (each with a readable reason), read from configs/spaces/*.yaml.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,16 +31,29 @@ struct SpaceConstraint {
 };
 
 // Expressions use C integer semantics: / truncates, % is the C remainder, comparisons and
-// && || give 0 or 1; division or modulo by zero makes the constraint fail, naming it.
+// && || give 0 or 1; division or modulo by zero, or a value beyond 2^53, makes the
+// constraint fail, naming which. Only + - * / % ( ) == != < <= > >= && || ! min(a, b)
+// max(a, b), decimal integers and names are accepted (no ',' between conditions, no ?:).
 // Variables: the parameters, the derived names and the arch limits MAX_THREADS_PER_BLOCK,
 // MAX_THREADS_PER_SM, REGS_PER_SM, SMEM_PER_BLOCK_OPTIN, SMEM_PER_SM.
 // Not thread-safe: rejection() and enumerate() reuse parsed expressions kept inside the
 // object; use one SearchSpace (or a copy) per thread.
 class SearchSpace {
  public:
+  // Cross products larger than this are refused by load(): enumerating them would take
+  // more than about a minute.
+  static constexpr uint64_t kMaxSpacePoints = 50'000'000;
+  // enumerate() refuses a space with more legal configs than this (about 0.6 GB of them).
+  static constexpr uint64_t kMaxLegalConfigs = 1'000'000;
+
   // Throws Error naming the file (and line where known) for malformed YAML, unknown keys,
-  // empty value lists, an expression that does not parse or names an unknown variable.
+  // empty value lists, an expression outside the grammar or naming an unknown variable, an
+  // unknown template, a parameter the template does not declare (listing its tunables),
+  // and more than kMaxSpacePoints points.
   static SearchSpace load(const std::string& path);
+  // As load(path), but the parameters are checked against `template_text` (a template's
+  // source) instead of the embedded template the file names.
+  static SearchSpace load(const std::string& path, const std::string& template_text);
 
   const std::string& template_name() const { return template_name_; }
   // Why the space's `dtypes:` does not cover these types on `arch`, or nullopt.
@@ -60,8 +74,11 @@ class SearchSpace {
     std::vector<KernelConfig> legal;                     // in config_at order
     std::map<std::string, uint64_t> rejected_by_reason;  // constraint reason -> count
   };
-  // Throws Error when no config of the space is legal on this arch.
-  Enumeration enumerate(const ArchLimits& limits) const;
+  // Walks the cross product without holding it, logging progress at info level every
+  // `progress_every`. Throws Error when no config of the space is legal on this arch, or
+  // more than kMaxLegalConfigs are.
+  Enumeration enumerate(const ArchLimits& limits,
+                        std::chrono::milliseconds progress_every = std::chrono::seconds(5)) const;
 
   const std::string& path() const { return path_; }
   // `source:` of the file: device code to tune with the family's host side instead of the
@@ -75,6 +92,8 @@ class SearchSpace {
                                                 const ArchLimits& limits) const;
 
  private:
+  static SearchSpace read(const std::string& path, const std::string* template_text);
+
   // Parsed expressions, built once; copies start without them because each evaluator's
   // parsers point into its own variable storage.
   class EvaluatorCache {

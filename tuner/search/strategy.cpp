@@ -9,8 +9,11 @@
 #include <random>
 
 #include "src/core/error.h"
+#include "tuner/search/search_space.h"
 
 namespace tgemm {
+
+static_assert(kMaxBudget == SearchSpace::kMaxLegalConfigs, "a budget never exceeds the legal set");
 
 namespace {
 
@@ -63,6 +66,8 @@ std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
                                         uint64_t budget, uint64_t seed) {
+  if (budget > kMaxBudget)
+    fail("budget {} is over the limit of {} configs (0 = the whole space)", budget, kMaxBudget);
   if (name == "exhaustive") {
     if (budget > 0 && budget < legal.size()) legal.resize(size_t(budget));
     return std::make_unique<OrderedStrategy>(std::move(legal));

@@ -12,6 +12,10 @@
 
 namespace tgemm {
 
+// The largest budget: a search space keeps at most this many legal configs
+// (SearchSpace::kMaxLegalConfigs), so a larger budget could never be spent.
+constexpr uint64_t kMaxBudget = 1'000'000;
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -24,7 +28,8 @@ class Strategy {
 
 // name: "exhaustive" (every legal config, in order) or "random" (a uniform sample without
 // replacement, seeded). `budget` caps the number of configs proposed (0 = no cap).
-// Throws Error naming the accepted strategies for any other name.
+// Throws Error naming the accepted strategies for any other name, and for a budget above
+// kMaxBudget. Proposing every config takes time linear in `legal`.
 // The random sample is the same for a seed on every platform (own bounded draw from
 // std::mt19937_64, no std::uniform_int_distribution).
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
