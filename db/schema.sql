@@ -50,9 +50,9 @@ CREATE TABLE devices (
 -- source, so an edited template gives new kernels instead of reusing stale results.
 CREATE TABLE kernels (
   id             INTEGER PRIMARY KEY,
-  template       TEXT NOT NULL,           -- "sgemm_simt"
+  template       TEXT NOT NULL,           -- the family: kernel_templates/<template>.cuh
   template_hash  TEXT NOT NULL,
-  canonical_name TEXT NOT NULL,           -- "sgemm_simt_bm128_bn128_bk8_..."
+  canonical_name TEXT NOT NULL,           -- "<template>_bm128_bn128_bk8_..."
   params         TEXT NOT NULL,           -- "BM=128,BN=128,BK=8,..." in declaration order
   UNIQUE (template_hash, canonical_name)
 );

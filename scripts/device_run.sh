@@ -10,7 +10,10 @@
 #   untuned:<set>[:<db>]              tgemm-bench --untuned: each shape also left out of <db>
 #   overhead[:<db>]                    host cost of a cached libtgemm call
 #   db[:<db>]                          tgemm-db list
-#   sass:<P=V,P=V,...>                 SASS instruction mix of one sgemm_simt config (NN)
+#   sass:<template>:<P=V,P=V,...>      SASS instruction mix of one config of a family (NN, f32)
+#   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
+#   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
+#                                      rerun must measure only what the kill left unmeasured
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -20,6 +23,11 @@ export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 db() { echo "/tmp/tgemm/${1:-tgemm.db}"; }
+# One value of a query (the GPU machine may lack the sqlite3 shell; python3 has the module).
+q() {
+  sqlite3 "$1" "$2" 2>/dev/null ||
+    python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2"
+}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$OUT/gpu.txt" 2>&1
@@ -46,14 +54,31 @@ for stage in "$@"; do
     db)
       "$B/tuner/tgemm-db" --db "$(db "$a1")" list 2>&1 | tee "$OUT/db_list.log" ;;
     sass)
-      defs=$(tr ',' '\n' <<<"$a1" | sed 's/^/-D/' | tr '\n' ' ')
+      defs=$(tr ',' '\n' <<<"$a2" | sed 's/^/-D/' | tr '\n' ' ')
       # shellcheck disable=SC2086
-      nvcc -cubin -arch=sm_90 -x cu kernel_templates/sgemm_simt.cuh $defs -o /tmp/tgemm/k.cubin &&
+      nvcc -cubin -arch=sm_90 -I kernel_templates -x cu "kernel_templates/$a1.cuh" $defs -o /tmp/tgemm/k.cubin &&
         cuobjdump -sass /tmp/tgemm/k.cubin >"$OUT/sass.txt" &&
         grep -oE "^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9]+" "$OUT/sass.txt" | awk '{print $NF}' |
         sort | uniq -c | sort -rn | head -25 ;;
+    unpack)
+      gzip -dc "$a1" >"$(db "$a2")" && ls -la "$(db "$a2")" ;;
+    killtune)
+      tune=("$B/tuner/tgemm-tune" --shapes "configs/shapes/$a1.yaml" --db "$(db "$a3")"
+            --strategy random --budget 30 --jobs 16)
+      "${tune[@]}" >"$OUT/killtune_first.log" 2>&1 &
+      pid=$!
+      sleep "$a2"
+      kill -9 "$pid"
+      wait "$pid" 2>/dev/null
+      echo "killed after ${a2}s: $(q "$(db "$a3")" 'select count(*) from trials') trials," \
+        "$(q "$(db "$a3")" 'select count(*) from binaries') binaries recorded"
+      "${tune[@]}" 2>&1 | tee "$OUT/killtune_rerun.log" | grep -E "^configs:|trials:" ;
+      echo "after the rerun: $(q "$(db "$a3")" 'select count(*) from trials') trials;" \
+        "integrity: $(q "$(db "$a3")" 'pragma integrity_check')" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
+# At most 8 files come back: the logs and CSVs travel as one archive, each database as one.
 for f in /tmp/tgemm/*.db; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
+(cd "$OUT" && tar czf logs.tgz --remove-files -- *.log *.csv *.txt 2>/dev/null)
 ls -la "$OUT"

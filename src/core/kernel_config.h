@@ -11,12 +11,12 @@
 namespace tgemm {
 
 struct KernelConfig {
-  std::string template_name;  // "sgemm_simt"
+  std::string template_name;  // the family: the stem of kernel_templates/<name>.cuh
   // Parameter name -> value, in the order the search space declares them; that
   // order makes canonical_name() stable.
   std::vector<std::pair<std::string, int64_t>> params;
 
-  // "sgemm_simt_bm128_bn128_bk8_..." : template name, then lower-case name + value per parameter.
+  // "<template>_bm128_bn128_bk8_..." : template name, then lower-case name + value per parameter.
   std::string canonical_name() const;
   // {"-DBM=128", ...}
   std::vector<std::string> defines() const;

@@ -8,7 +8,7 @@
 namespace tgemm {
 
 struct EmbeddedTemplate {
-  const char* name;    // file stem, e.g. "gemm_naive"
+  const char* name;    // the file stem of kernel_templates/<name>.cuh
   const char* source;  // the .cuh text
   const char* space;   // its shipped search space (configs/spaces/<name>.yaml)
 };
@@ -41,7 +41,7 @@ struct KernelSource {
 KernelSource kernel_source(const std::string& name);
 // A template text from elsewhere (a file under development, a test's variant), with the
 // embedded common headers; it may also include the shipped templates by file name
-// ("sgemm_simt.cuh"), e.g. to wrap one.
+// ("<name>.cuh"), e.g. to wrap one.
 KernelSource kernel_source_from_text(const std::string& name, const std::string& text);
 std::vector<std::string> template_names();
 // Every macro a template declares with a default: an `#ifndef NAME` line followed by

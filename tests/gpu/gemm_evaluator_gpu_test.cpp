@@ -234,13 +234,13 @@ TEST_F(EvaluatorGpu, misaligned_pointers_are_handled) {
     for (Op b : {Op::N, Op::T})
       for (Scalars s : {kPlain, kScaled}) {
         Problem p = with_scalars(Problem::packed(GemmTypes{}, a, b, 256, 192, 320), s);
-        p.align_a = 1;  // A one float off
-        p.align_b = 2;
-        p.align_c = 1;  // C one float off: no float4 stores
+        p.align_a = 4;  // bytes: A one float off
+        p.align_b = 8;
+        p.align_c = 4;  // C one float off: no float4 stores
         run_case(p, s, all_configs());
         Problem q = p;
-        q.align_a = 2;
-        q.align_c = 2;
+        q.align_a = 8;
+        q.align_c = 8;
         run_case(q, s, all_configs());
       }
   expect_no_failures();

@@ -72,6 +72,47 @@ TEST_F(CApi, valid_call_without_gpu_reports_no_device) {
   EXPECT_STREQ(tgemmGetStatusString(TGEMM_STATUS_NO_DEVICE), "TGEMM_STATUS_NO_DEVICE");
 }
 
+// Typed calls are checked before any GPU is needed: a combination nothing computes has its own
+// status, a bad enum is an invalid value.
+TEST_F(CApi, gemm_ex_refuses_type_combinations_and_bad_enums_by_name) {
+  auto gemm_ex = [&](tgemmDataType_t a, tgemmDataType_t b, tgemmDataType_t c,
+                     tgemmComputeType_t compute) {
+    return tgemmGemmEx(handle_, TGEMM_OP_N, TGEMM_OP_N, 4, 4, 4, &one_, fake_, a, 4, fake_, b, 4,
+                       &zero_, fake_, c, 4, compute, nullptr);
+  };
+  EXPECT_EQ(gemm_ex(TGEMM_R_16F, TGEMM_R_16BF, TGEMM_R_16F, TGEMM_COMPUTE_32F),
+            TGEMM_STATUS_TYPE_NOT_SUPPORTED);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("same element type"), std::string::npos);
+  EXPECT_EQ(gemm_ex(TGEMM_R_16F, TGEMM_R_16F, TGEMM_R_16F, TGEMM_COMPUTE_32F_FAST_TF32),
+            TGEMM_STATUS_TYPE_NOT_SUPPORTED);
+  EXPECT_EQ(gemm_ex(TGEMM_R_32F, TGEMM_R_32F, TGEMM_R_16F, TGEMM_COMPUTE_32F),
+            TGEMM_STATUS_TYPE_NOT_SUPPORTED);
+  EXPECT_EQ(gemm_ex(tgemmDataType_t(9), TGEMM_R_32F, TGEMM_R_32F, TGEMM_COMPUTE_32F),
+            TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("Atype"), std::string::npos);
+  EXPECT_EQ(gemm_ex(TGEMM_R_32F, TGEMM_R_32F, TGEMM_R_32F, tgemmComputeType_t(5)),
+            TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_STREQ(tgemmGetStatusString(TGEMM_STATUS_TYPE_NOT_SUPPORTED),
+               "TGEMM_STATUS_TYPE_NOT_SUPPORTED");
+  // A valid combination gets as far as the device.
+  if (tgemm::cuda_device_count() == 0) {
+    EXPECT_EQ(gemm_ex(TGEMM_R_16BF, TGEMM_R_16BF, TGEMM_R_32F, TGEMM_COMPUTE_32F),
+              TGEMM_STATUS_NO_DEVICE);
+  }
+}
+
+TEST_F(CApi, math_mode_round_trips_and_refuses_unknown_modes) {
+  tgemmMath_t mode = TGEMM_3XTF32_MATH;
+  ASSERT_EQ(tgemmGetMathMode(handle_, &mode), TGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(mode, TGEMM_DEFAULT_MATH);
+  ASSERT_EQ(tgemmSetMathMode(handle_, TGEMM_3XTF32_MATH), TGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(tgemmGetMathMode(handle_, &mode), TGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(mode, TGEMM_3XTF32_MATH);
+  EXPECT_EQ(tgemmSetMathMode(handle_, tgemmMath_t(42)), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(tgemmGetMathMode(handle_, nullptr), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(tgemmSetMathMode(nullptr, TGEMM_DEFAULT_MATH), TGEMM_STATUS_NOT_INITIALIZED);
+}
+
 TEST(CppApi, bad_arguments_throw_tgemm_error) {
   tgemm::Handle handle(kNoDb);
   float* p = reinterpret_cast<float*>(uintptr_t(1) << 20);

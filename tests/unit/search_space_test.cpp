@@ -435,7 +435,7 @@ TEST(SearchSpace, rejects_missing_template) {
 TEST(SearchSpace, rejects_template_that_is_not_a_name) {
   const std::string msg = load_error("template: [a, b]\nparameters:\n  A: [1]\n");
   EXPECT_HAS(msg, ":1:");
-  EXPECT_HAS(msg, "`template:` must be a template name");
+  EXPECT_HAS(msg, "`template:` must name a template family");
 }
 
 TEST(SearchSpace, rejects_missing_parameters) {

@@ -552,7 +552,7 @@ class SpaceFileReader {
     if (!tmpl)
       fail("{}:{}: no `template:` (the kernel template this space tunes)", path_, line_of(root));
     if (!tmpl.IsScalar() || !is_identifier(tmpl.Scalar()))
-      fail("{}:{}: `template:` must be a template name such as sgemm_simt", path_, line_of(tmpl));
+      fail("{}:{}: `template:` must name a template family (the stem of kernel_templates/<name>.cuh)", path_, line_of(tmpl));
     *template_name = tmpl.Scalar();
     read_dtypes(root["dtypes"]);
     template_line_ = line_of(tmpl);
