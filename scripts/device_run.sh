@@ -23,6 +23,8 @@ export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 db() { echo "/tmp/tgemm/${1:-tgemm.db}"; }
+# <set> is configs/shapes/<set>.yaml, or a path to any shape file.
+shapes() { if [[ $1 == */* ]]; then echo "$1"; else echo "configs/shapes/$1.yaml"; fi; }
 # One value of a query (the GPU machine may lack the sqlite3 shell; python3 has the module).
 q() {
   sqlite3 "$1" "$2" 2>/dev/null ||
@@ -40,15 +42,17 @@ for stage in "$@"; do
       "$B/tests/tgemm_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" |
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
     tune)
-      "$B/tuner/tgemm-tune" --shapes "configs/shapes/$a1.yaml" --db "$(db "$a3")" --strategy random \
-        --budget "${a2:-100}" --jobs 16 2>&1 | tee "$OUT/tune_$a1.log" | grep -v "^\[" ;;
+      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "$a3")" --strategy random \
+        --budget "${a2:-100}" --jobs 16 2>&1 | tee "$OUT/tune_$(basename "$a1" .yaml).log" | grep -v "^\[" ;;
     bench)
       compare=(); [ -n "$a3" ] && compare=(--compare-db "$(db "$a3")")
-      "$B/tuner/tgemm-bench" --db "$(db "$a2")" "${compare[@]}" --shapes "configs/shapes/$a1.yaml" \
-        --csv "$OUT/bench_$a1${a2:+_${a2%.db}}.csv" 2>&1 | tee "$OUT/bench_$a1${a2:+_${a2%.db}}.log" ;;
+      "$B/tuner/tgemm-bench" --db "$(db "$a2")" "${compare[@]}" --shapes "$(shapes "$a1")" \
+        --csv "$OUT/bench_$(basename "$a1" .yaml)${a2:+_${a2%.db}}.csv" 2>&1 |
+        tee "$OUT/bench_$(basename "$a1" .yaml)${a2:+_${a2%.db}}.log" ;;
     untuned)
-      "$B/tuner/tgemm-bench" --db "$(db "$a2")" --untuned --shapes "configs/shapes/$a1.yaml" \
-        --csv "$OUT/untuned_$a1.csv" 2>&1 | tee "$OUT/untuned_$a1.log" ;;
+      "$B/tuner/tgemm-bench" --db "$(db "$a2")" --untuned --shapes "$(shapes "$a1")" \
+        --csv "$OUT/untuned_$(basename "$a1" .yaml).csv" 2>&1 |
+        tee "$OUT/untuned_$(basename "$a1" .yaml).log" ;;
     overhead)
       "$B/tuner/tgemm-dispatch-bench" --db "$(db "$a1")" 2>&1 | tee "$OUT/overhead.log" ;;
     db)
@@ -63,7 +67,7 @@ for stage in "$@"; do
     unpack)
       gzip -dc "$a1" >"$(db "$a2")" && ls -la "$(db "$a2")" ;;
     killtune)
-      tune=("$B/tuner/tgemm-tune" --shapes "configs/shapes/$a1.yaml" --db "$(db "$a3")"
+      tune=("$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "$a3")"
             --strategy random --budget 30 --jobs 16)
       "${tune[@]}" >"$OUT/killtune_first.log" 2>&1 &
       pid=$!

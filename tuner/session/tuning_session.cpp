@@ -211,6 +211,13 @@ class Session {
       if (g.families.empty())
         fail("no template family computes {} ({} layout) on {}: {}", g.variant.types.name(),
              g.variant.layout(), limits_.arch, fmt::join(why_not, "; "));
+      // Families with shipped defaults for these types go first: their known-good kernels
+      // set a best early, so a slow family's configs are cut off after one warm run instead
+      // of being timed in full.
+      std::stable_sort(g.families.begin(), g.families.end(), [&](FamilySpace* a, FamilySpace* b) {
+        return !default_configs(*a, g.variant.types).empty() &&
+               default_configs(*b, g.variant.types).empty();
+      });
     }
     return groups;
   }
