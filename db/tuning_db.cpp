@@ -42,7 +42,6 @@ UPDATE problems SET key = dtype || '_' || layout || '_m' || m || '_n' || n || '_
 ALTER TABLE binaries ADD COLUMN types TEXT NOT NULL DEFAULT 'f32';
 )sql";
 
-
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -51,8 +50,8 @@ struct MigrationStep {
   const char* sql;
 };
 const MigrationStep kMigrations[] = {
-    {"create the first schema (db/schema.sql)", kSchemaSql},  // 0 -> 1
-    {"add a checksum to every cubin", kAddCubinChecksums},    // 1 -> 2
+    {"create the first schema (db/schema.sql)", kSchemaSql},                // 0 -> 1
+    {"add a checksum to every cubin", kAddCubinChecksums},                  // 1 -> 2
     {"type the problems (GemmTypes, alignment in bytes)", kTypedProblems},  // 2 -> 3
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
@@ -484,8 +483,8 @@ void TuningDb::check_integrity() {
 // memory, so every query sees this build's schema and the file itself is never written.
 void TuningDb::migrate_a_copy_in_memory() {
   sqlite3* memory = nullptr;
-  int rc = sqlite3_open_v2(":memory:", &memory, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(":memory:", &memory, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_close_v2(memory);
     fail("cannot open an in-memory copy of tuning database '{}' to migrate it", path_);
@@ -924,13 +923,14 @@ std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config
                                                       const Problem& variant,
                                                       const std::string& arch,
                                                       const std::string& nvrtc_version) {
-  Statement s(db_, path_, "look up a kernel's binary",
-              fmt::format("SELECT {} FROM binaries b JOIN kernels kr ON kr.id = b.kernel_id "
-                          "WHERE kr.template_hash = ?1 AND kr.canonical_name = ?2 "
-                          "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
-                          "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.types = ?7 AND b.status = 'ok' "
-                          "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
-                          binary_columns()));
+  Statement s(
+      db_, path_, "look up a kernel's binary",
+      fmt::format("SELECT {} FROM binaries b JOIN kernels kr ON kr.id = b.kernel_id "
+                  "WHERE kr.template_hash = ?1 AND kr.canonical_name = ?2 "
+                  "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
+                  "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.types = ?7 AND b.status = 'ok' "
+                  "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
+                  binary_columns()));
   s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(variant.op_a));
   s.bind(4, to_string(variant.op_b)).bind(5, arch).bind(6, nvrtc_version);
   s.bind(7, variant.types.name());

@@ -113,14 +113,14 @@ class TuningDb {
   void set_busy_timeout_ms(int ms);
 
  private:
-  void connect(bool immutable);  // sqlite3_open_v2 for mode_; immutable only for readers
-  void open_checks();            // version, integrity, WAL and schema checks after connect
-  int read_only_version();       // a reader's first read, reopening an install immutable
-  void check_integrity();        // PRAGMA quick_check
-  void migrate();                // check and create/migrate atomically, under the write lock
+  void connect(bool immutable);     // sqlite3_open_v2 for mode_; immutable only for readers
+  void open_checks();               // version, integrity, WAL and schema checks after connect
+  int read_only_version();          // a reader's first read, reopening an install immutable
+  void check_integrity();           // PRAGMA quick_check
+  void migrate();                   // check and create/migrate atomically, under the write lock
   void migrate_a_copy_in_memory();  // a reader of an older file: migrate a copy, not the file
-  void enter_wal_mode();         // on open, waiting out the others' locks like any write
-  void leave_wal_mode();         // on close: back to a rollback journal when this is the last one
+  void enter_wal_mode();            // on open, waiting out the others' locks like any write
+  void leave_wal_mode();  // on close: back to a rollback journal when this is the last one
   std::string binary_columns() const;  // the binaries columns binary_at reads
 
   std::string path_;

@@ -24,7 +24,7 @@
 static_assert(BLOCK_X * BLOCK_Y % 32 == 0, "the block must be whole warps");
 static_assert(BLOCK_X * BLOCK_Y <= 1024, "at most 1024 threads per block");
 
-extern "C" __global__ void __launch_bounds__(BLOCK_X * BLOCK_Y)
+extern "C" __global__ void __launch_bounds__(BLOCK_X* BLOCK_Y)
     gemm_naive(const tgemm::GemmParams p) {
   using namespace tgemm;
   // This thread's element of C: row i, column j.

@@ -47,8 +47,9 @@
 #define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1  // blocks per SM the registers must allow (__launch_bounds__): 2 caps
-                      // a 256-thread block at 128 registers, where one more halves occupancy
+#define MIN_BLOCKS \
+  1  // blocks per SM the registers must allow (__launch_bounds__): 2 caps
+     // a 256-thread block at 128 registers, where one more halves occupancy
 #endif
 // Fixed by the problem, not tuned: 0 = op(X) is X, 1 = op(X) is X^T.
 #ifndef TGEMM_OP_A
@@ -58,8 +59,8 @@
 #define TGEMM_OP_B 0
 #endif
 // ---- Derived constants --------------------------------------------------------------
-#define THREADS_M (BM / TM)            // threads along M in a block
-#define THREADS_N (BN / TN)            // threads along N in a block
+#define THREADS_M (BM / TM)  // threads along M in a block
+#define THREADS_N (BN / TN)  // threads along N in a block
 #define THREADS (THREADS_M * THREADS_N)
 #define WARP_M (32 / WARP_N)
 // A thread's TM x TN results come in SUB_M x SUB_N chunks spread THREADS_M*SUB_M rows
@@ -173,12 +174,13 @@ extern "C" __global__ void sgemm_simt_prepare_c(const tgemm::GemmParams p) {
   tgemm::scale_c_by_beta<float>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_simt(const tgemm::GemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    sgemm_simt(const tgemm::GemmParams p) {
   using namespace tgemm_simt;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for vector reads
   float* const smem = reinterpret_cast<float*>(smem_raw);
-  float* const as_base = smem;                           // STAGES x [BK][LDS_A]
-  float* const bs_base = smem + STAGES * BK * LDS_A;     // STAGES x [BK][LDS_B]
+  float* const as_base = smem;                        // STAGES x [BK][LDS_A]
+  float* const bs_base = smem + STAGES * BK * LDS_A;  // STAGES x [BK][LDS_B]
 
   const float* const a_ptr = static_cast<const float*>(p.a);
   const float* const b_ptr = static_cast<const float*>(p.b);

@@ -45,14 +45,14 @@ class Handle {
   void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
             const __half* b, int ldb, float beta, __half* c, int ldc,
             cudaStream_t stream = nullptr);
-  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
-            int lda, const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
+            const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
             cudaStream_t stream = nullptr);
   // 16-bit inputs with an f32 C.
   void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
             const __half* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream = nullptr);
-  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
-            int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
+            const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
             cudaStream_t stream = nullptr);
 
   // Opt-in modes, as cublasSetMathMode.

@@ -76,11 +76,11 @@ tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOpera
  * Supported: A and B of one type; f32 inputs with an f32 C and any compute type; f16 or bf16
  * inputs with compute 32F and C of the input type or f32. alpha and beta point to floats.
  * Other combinations return TGEMM_STATUS_TYPE_NOT_SUPPORTED. */
-tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
-                          int m, int n, int k, const void* alpha, const void* A,
-                          tgemmDataType_t Atype, int lda, const void* B, tgemmDataType_t Btype,
-                          int ldb, const void* beta, void* C, tgemmDataType_t Ctype, int ldc,
-                          tgemmComputeType_t computeType, cudaStream_t stream);
+tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
+                          int n, int k, const void* alpha, const void* A, tgemmDataType_t Atype,
+                          int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
+                          void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                          cudaStream_t stream);
 
 tgemmStatus_t tgemmSetMathMode(tgemmHandle_t handle, tgemmMath_t mode);
 tgemmStatus_t tgemmGetMathMode(tgemmHandle_t handle, tgemmMath_t* mode);

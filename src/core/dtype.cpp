@@ -69,8 +69,7 @@ std::string GemmTypes::invalid_reason() const {
   if (a != b) return "A and B must have the same element type";
   if (a == DType::f32 && c != DType::f32) return "f32 inputs need an f32 C";
   if (a != DType::f32 && compute != ComputeType::f32)
-    return to_string(a) + " inputs accumulate in f32 (compute type f32), not " +
-           to_string(compute);
+    return to_string(a) + " inputs accumulate in f32 (compute type f32), not " + to_string(compute);
   if (a != DType::f32 && c != a && c != DType::f32)
     return "C of a " + to_string(a) + " GEMM must be " + to_string(a) + " or f32";
   return "";

@@ -68,9 +68,9 @@ void Problem::validate() const {
   if (lda < a_cols()) fail("lda = {} is smaller than the row length of A ({})", lda, a_cols());
   if (ldb < b_cols()) fail("ldb = {} is smaller than the row length of B ({})", ldb, b_cols());
   if (ldc < n) fail("ldc = {} is smaller than the row length of C ({})", ldc, n);
-  for (auto [name, align, type] :
-       {std::tuple{"align_a", align_a, types.a}, {"align_b", align_b, types.b},
-        {"align_c", align_c, types.c}}) {
+  for (auto [name, align, type] : {std::tuple{"align_a", align_a, types.a},
+                                   {"align_b", align_b, types.b},
+                                   {"align_c", align_c, types.c}}) {
     const int e = element_bytes(type);
     if (align < e || align > 16 || (align & (align - 1)) != 0)
       fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);

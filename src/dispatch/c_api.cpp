@@ -134,11 +134,11 @@ tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOpera
   });
 }
 
-tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
-                          int m, int n, int k, const void* alpha, const void* A,
-                          tgemmDataType_t Atype, int lda, const void* B, tgemmDataType_t Btype,
-                          int ldb, const void* beta, void* C, tgemmDataType_t Ctype, int ldc,
-                          tgemmComputeType_t computeType, cudaStream_t stream) {
+tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
+                          int n, int k, const void* alpha, const void* A, tgemmDataType_t Atype,
+                          int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
+                          void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                          cudaStream_t stream) {
   if (!handle) {
     last_error = "null handle (call tgemmCreate first)";
     return TGEMM_STATUS_NOT_INITIALIZED;
@@ -176,9 +176,8 @@ tgemmStatus_t tgemmGetMathMode(tgemmHandle_t handle, tgemmMath_t* mode) {
   }
   return guarded([&] {
     if (!mode) throw tgemm::InvalidValueError("mode is a null pointer");
-    *mode = handle->dispatcher->math_mode() == tgemm::MathMode::f32_via_3xtf32
-                ? TGEMM_3XTF32_MATH
-                : TGEMM_DEFAULT_MATH;
+    *mode = handle->dispatcher->math_mode() == tgemm::MathMode::f32_via_3xtf32 ? TGEMM_3XTF32_MATH
+                                                                               : TGEMM_DEFAULT_MATH;
   });
 }
 

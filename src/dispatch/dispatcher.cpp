@@ -161,16 +161,16 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
       choice.template_hash.empty() ? family.source().hash : choice.template_hash;
   const std::string arch = state.info.arch;
   const Problem variant = build_variant(problem);
-  const std::string key = template_hash + "|" + variant.functional_key() + "|" +
-                          choice.config.params_text();
+  const std::string key =
+      template_hash + "|" + variant.functional_key() + "|" + choice.config.params_text();
   std::lock_guard lock(state.kernels_mutex);
   if (auto it = state.kernels.find(key); it != state.kernels.end()) return it->second.get();
 
   std::optional<BinaryRecord> stored;
   if (db_) {
     try {
-      stored = db_->find_binary(choice.config, template_hash, variant, arch,
-                                NvrtcCompiler::version());
+      stored =
+          db_->find_binary(choice.config, template_hash, variant, arch, NvrtcCompiler::version());
     } catch (const std::exception& e) {
       spdlog::warn("tgemm: reading a cubin from {} failed: {}", db_path_, e.what());
     }
@@ -198,8 +198,9 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     }
     cubin = std::move(compiled.cubin);
   }
-  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
-                                             family.block_resources(choice.config).dynamic_smem_bytes);
+  auto kernel =
+      std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
+                                   family.block_resources(choice.config).dynamic_smem_bytes);
   const GemmKernel* raw = kernel.get();
   state.kernels.emplace(key, std::move(kernel));
   return raw;
@@ -256,8 +257,8 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
   // f32x3 asks for FP32 accuracy, which cuBLAS's SGEMM gives.
   GemmTypes types = call.types;
   if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
-  const CublasGemmArgs args{types,  call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
-                            call.beta, call.a,   call.lda,  call.b, call.ldb, call.c, call.ldc};
+  const CublasGemmArgs args{types,     call.op_a, call.op_b, call.m, call.n,   call.k, call.alpha,
+                            call.beta, call.a,    call.lda,  call.b, call.ldb, call.c, call.ldc};
   cublasStatus_t st = row_major_gemm(state.cublas, args, CublasMath::matching);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED)
     throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",

@@ -47,7 +47,7 @@ struct TypeNotSupportedError : Error {
 
 // Opt-in modes in the spirit of cublasSetMathMode.
 enum class MathMode {
-  standard,      // each call gets exactly the compute type it asks for
+  standard,       // each call gets exactly the compute type it asks for
   f32_via_3xtf32  // f32 calls may use FP32-accurate 3xTF32 kernels where they were faster
 };
 

@@ -54,9 +54,8 @@ void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
                   const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
-  dispatcher_->gemm(make_call(GemmTypes{}, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                              ldc),
-                    stream);
+  dispatcher_->gemm(
+      make_call(GemmTypes{}, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), stream);
 }
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
@@ -84,8 +83,8 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
                   int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
                   cudaStream_t stream) {
-  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a,
-                              lda, b, ldb, beta, c, ldc),
+  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
+                              b, ldb, beta, c, ldc),
                     stream);
 }
 

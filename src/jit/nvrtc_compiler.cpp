@@ -52,8 +52,8 @@ std::vector<std::string> NvrtcCompiler::options(const std::vector<std::string>& 
 std::string NvrtcCompiler::cache_key(const KernelSource& source,
                                      const std::vector<std::string>& defines,
                                      const std::string& arch) {
-  return stable_hash(
-      fmt::format("{}|{}|{}|{}", source.hash, fmt::join(options(defines, arch), " "), arch, version()));
+  return stable_hash(fmt::format("{}|{}|{}|{}", source.hash, fmt::join(options(defines, arch), " "),
+                                 arch, version()));
 }
 
 CompiledKernel NvrtcCompiler::compile(const KernelSource& source,

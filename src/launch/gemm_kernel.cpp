@@ -21,10 +21,10 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
   void* args[] = {const_cast<GemmParams*>(&params)};
   for (const KernelLaunch& l : plan) {
     if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;
-    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(entries_[size_t(l.entry)]),
-                                       dim3(l.grid[0], l.grid[1], l.grid[2]),
-                                       dim3(l.block[0], l.block[1], l.block[2]), args,
-                                       l.smem_bytes, stream);
+    cudaError_t err =
+        cudaLaunchKernel(reinterpret_cast<const void*>(entries_[size_t(l.entry)]),
+                         dim3(l.grid[0], l.grid[1], l.grid[2]),
+                         dim3(l.block[0], l.block[1], l.block[2]), args, l.smem_bytes, stream);
     if (err != cudaSuccess) return err;
   }
   return cudaSuccess;

@@ -9,8 +9,8 @@ void LaunchPlan::add(const KernelLaunch& launch) {
   launches[size_t(count++)] = launch;
 }
 
-GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c,
-                       float alpha, float beta) {
+GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c, float alpha,
+                       float beta) {
   GemmParams p{};
   p.a = a;
   p.b = b;

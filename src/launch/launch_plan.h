@@ -32,7 +32,7 @@ struct LaunchPlan {
 };
 
 // The parameter block for `problem` on these buffers.
-GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c,
-                       float alpha, float beta);
+GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c, float alpha,
+                       float beta);
 
 }  // namespace tgemm

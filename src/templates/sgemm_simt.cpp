@@ -47,7 +47,8 @@ class SgemmSimt final : public GemmTemplate {
     if (t.split_k > 1) {
       KernelLaunch prepare;
       prepare.entry = 1;
-      prepare.grid[0] = unsigned(std::clamp<int64_t>((problem.m * problem.n + 255) / 256, 1, 65535));
+      prepare.grid[0] =
+          unsigned(std::clamp<int64_t>((problem.m * problem.n + 255) / 256, 1, 65535));
       prepare.block[0] = 256;
       plan.add(prepare);
     }

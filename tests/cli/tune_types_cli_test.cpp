@@ -30,8 +30,9 @@ TEST(TuneTypesCli, compile_only_builds_every_16_bit_type_for_sm_75) {
         << types << "\n"
         << r.output;
   // Only the families that declare these types compiled anything.
-  EXPECT_EQ(query_int(db, "select count(*) from binaries b join kernels k on k.id = b.kernel_id "
-                          "where k.template != 'gemm_naive'"),
+  EXPECT_EQ(query_int(db,
+                      "select count(*) from binaries b join kernels k on k.id = b.kernel_id "
+                      "where k.template != 'gemm_naive'"),
             0);
   EXPECT_EQ(query_int(db, "select count(*) from problems"), 4);
 }

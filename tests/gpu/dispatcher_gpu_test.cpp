@@ -14,8 +14,8 @@
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
-#include "tests/common/sgemm_configs.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -138,7 +138,7 @@ class DispatcherGpu : public ::testing::Test {
 
   static void expect_correct(Dispatcher& d, const Case& t, Selection expected) {
     GemmCall call{t.op_a,  t.op_b, t.m,     t.n,   t.k,     t.alpha, t.beta,
-                  nullptr, t.lda,  nullptr, t.ldb, nullptr, t.ldc, {}};
+                  nullptr, t.lda,  nullptr, t.ldb, nullptr, t.ldc,   {}};
     Selection seen{};
     double err = t.run([&](float* a, float* b, float* c) {
       call.a = a;
@@ -235,7 +235,7 @@ TEST_F(DispatcherGpu, many_threads_and_streams_share_one_handle) {
       CudaStream stream;
       auto c =
           Case::make(t % 2 ? Op::T : Op::N, Op::N, 128 + t, 64 + 3 * t, 96, 0, 1, 0, 0, 20 + t);
-      GemmCall call{c.op_a,  c.op_b, c.m,     c.n,   c.k,     1,    0,
+      GemmCall call{c.op_a,  c.op_b, c.m,     c.n,   c.k,     1,     0,
                     nullptr, c.lda,  nullptr, c.ldb, nullptr, c.ldc, {}};
       errors[t] = c.run([&](float* a, float* b, float* out) {
         call.a = a;

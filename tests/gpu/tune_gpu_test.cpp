@@ -33,8 +33,7 @@ TEST(TuneGpu, faulting_kernel_is_crashed_and_a_rerun_measures_nothing) {
   EXPECT_EQ(query_int(db, "select count(*) from trials where status = 'crashed'"), 2)
       << first.output;
   EXPECT_EQ(query_int(db, "select count(*) from trials where status = 'ok'"), 2) << first.output;
-  EXPECT_EQ(query_int(db, "select count(*) from best_kernels where kernel like '%_fault0'"),
-            2);
+  EXPECT_EQ(query_int(db, "select count(*) from best_kernels where kernel like '%_fault0'"), 2);
   EXPECT_NE(first.output.find("worker restarts: 2"), std::string::npos) << first.output;
 
   auto second = run_tool("tgemm-tune", args);

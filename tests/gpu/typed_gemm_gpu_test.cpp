@@ -96,8 +96,10 @@ TEST_F(TypedGemmGpu, f16_and_bf16_are_tuned_then_served_exactly_by_gemm_ex) {
   TempDir dir("typed_gpu");
   const std::string db = dir.file("t.db");
   const std::string shapes = TGEMM_SOURCE_DIR "/tests/data/shapes/typed.yaml";
-  auto tune = run_tool("tgemm-tune", "--shapes " + shapes + " --strategy exhaustive --budget 0 "
-                                     "--timeout 20 --db " + db);
+  auto tune = run_tool("tgemm-tune", "--shapes " + shapes +
+                                         " --strategy exhaustive --budget 0 "
+                                         "--timeout 20 --db " +
+                                         db);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   const auto problems = load_problem_set(shapes);
   EXPECT_EQ(query_int(db, "select count(*) from best_kernels where kernel like 'gemm_naive%'"),
@@ -113,8 +115,8 @@ TEST_F(TypedGemmGpu, f16_and_bf16_are_tuned_then_served_exactly_by_gemm_ex) {
     // The dispatcher takes the tuned kernel for the very problem.
     DeviceBuffer a(size_t(p.a_rows() * p.lda) * 4), b(size_t(p.b_rows() * p.ldb) * 4);
     DeviceBuffer c(size_t(p.m * p.ldc) * 4);
-    GemmCall call{p.op_a,  p.op_b, int(p.m),  int(p.n),   int(p.k), 1,         0,
-                  a.get(), int(p.lda), b.get(), int(p.ldb), c.get(), int(p.ldc), p.types};
+    GemmCall call{p.op_a,  p.op_b,     int(p.m), int(p.n),   int(p.k), 1,          0,
+                  a.get(), int(p.lda), b.get(),  int(p.ldb), c.get(),  int(p.ldc), p.types};
     EXPECT_EQ(dispatcher.selection(call), Selection::exact) << p.key();
     expect_gemm_ex_correct(handle, p, 1.0f, 0.0f);
     expect_gemm_ex_correct(handle, p, -0.5f, 0.75f);  // beta != 0: served from the nearest
@@ -133,8 +135,8 @@ TEST_F(TypedGemmGpu, untuned_types_fall_back_to_cublas_and_bad_combinations_are_
   // A f16, B bf16: nothing computes it, and nothing is launched.
   const float one = 1, zero = 0;
   DeviceBuffer buffer(4096);
-  EXPECT_EQ(tgemmGemmEx(handle, TGEMM_OP_N, TGEMM_OP_N, 8, 8, 8, &one, buffer.get(), TGEMM_R_16F,
-                        8, buffer.get(), TGEMM_R_16BF, 8, &zero, buffer.get(), TGEMM_R_16F, 8,
+  EXPECT_EQ(tgemmGemmEx(handle, TGEMM_OP_N, TGEMM_OP_N, 8, 8, 8, &one, buffer.get(), TGEMM_R_16F, 8,
+                        buffer.get(), TGEMM_R_16BF, 8, &zero, buffer.get(), TGEMM_R_16F, 8,
                         TGEMM_COMPUTE_32F, nullptr),
             TGEMM_STATUS_TYPE_NOT_SUPPORTED);
   EXPECT_NE(std::string(tgemmGetLastError()).find("same element type"), std::string::npos);

@@ -2,12 +2,11 @@
 // one `timeout`, and the same client then evaluates and compares a good kernel on a fresh
 // worker. Skips cleanly without a GPU.
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include "src/core/device_info.h"
 #include "src/jit/nvrtc_compiler.h"
@@ -57,9 +56,8 @@ TEST(WorkerGpu, fault_is_crashed_hang_is_timeout_and_the_client_recovers) {
 
   const KernelSource source = kernel_source("sgemm_simt");
   auto compile = [&](const KernelConfig& config) {
-    CompiledKernel k = build_kernel(fault_family(), config,
-                                    Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 1, 1),
-                                    device->arch);
+    CompiledKernel k = build_kernel(
+        fault_family(), config, Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 1, 1), device->arch);
     EXPECT_TRUE(k.ok) << k.error;
     return k;
   };
@@ -107,8 +105,7 @@ TEST(WorkerGpu, a_wrong_kernel_is_wrong_result_through_the_worker) {
   const auto device = client.probe_device(&why);
   ASSERT_TRUE(device) << why;
   // Compiled for TN but run on NN: reads A transposed.
-  const CompiledKernel tn = tgemm::testing::compile_f32(good_config(),
-                                                   Op::T, Op::N, device->arch);
+  const CompiledKernel tn = tgemm::testing::compile_f32(good_config(), Op::T, Op::N, device->arch);
   ASSERT_TRUE(tn.ok) << tn.error;
   ASSERT_TRUE(client.prepare_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 256, 256, 256)).ok);
   const TrialResult r = client.evaluate(good_config(), tn);

@@ -6,13 +6,13 @@
 #include <random>
 #include <set>
 
+#include "src/core/hash.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/cubin_resources.h"
-#include "src/core/hash.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/launch/launch_plan.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
-#include "src/launch/launch_plan.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
@@ -39,7 +39,8 @@ TEST_P(CompilesForArch, default_config_in_every_layout_with_resources_parsed) {
       EXPECT_GT(k.resources.registers, 32);
       EXPECT_LE(k.resources.registers, 255);
       EXPECT_EQ(k.resources.spill_store_bytes, 0) << k.log;
-      EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits(arch)), std::nullopt);
+      EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits(arch)),
+                std::nullopt);
     }
 }
 
@@ -75,7 +76,8 @@ TEST_P(CompilesForArch, every_shipped_default_kernel_is_legal_and_compiles) {
     EXPECT_TRUE(legal.count(name)) << name << " is not in " << kSpace;
     auto k = testing::compile_f32(d.config, Op::N, Op::N, arch);
     ASSERT_TRUE(k.ok) << name << "\n" << k.error;
-    EXPECT_EQ(resource_violation(k, testing::block_of(d.config), arch_limits(arch)), std::nullopt) << name;
+    EXPECT_EQ(resource_violation(k, testing::block_of(d.config), arch_limits(arch)), std::nullopt)
+        << name;
   }
 }
 
@@ -93,8 +95,7 @@ TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
 }
 
 TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
-  auto k =
-      testing::compile_f32(default_config(), Op::N, Op::N, "gfx90a");
+  auto k = testing::compile_f32(default_config(), Op::N, Op::N, "gfx90a");
   EXPECT_FALSE(k.ok);
   EXPECT_NE(k.error.find("gfx90a"), std::string::npos);
 }
@@ -102,21 +103,23 @@ TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
 TEST(NvrtcCompiler, cache_key_depends_on_every_input) {
   const GemmTemplate& family = template_named("sgemm_simt");
   auto variant = [](Op a, Op b, GemmTypes t = {}) { return Problem::packed(t, a, b, 1, 1, 1); };
-  auto key = [&](const GemmTemplate& f, const KernelConfig& c, const Problem& v,
-                 const char* arch) { return kernel_cache_key(f, c, v, arch); };
+  auto key = [&](const GemmTemplate& f, const KernelConfig& c, const Problem& v, const char* arch) {
+    return kernel_cache_key(f, c, v, arch);
+  };
   auto base = key(family, default_config(), variant(Op::N, Op::N), "sm_80");
   EXPECT_EQ(base, key(family, default_config(), variant(Op::N, Op::N), "sm_80"));
   EXPECT_NE(base, key(family, default_config(), variant(Op::N, Op::N), "sm_90"));
   EXPECT_NE(base, key(family, default_config(), variant(Op::T, Op::N), "sm_80"));
-  EXPECT_NE(base, key(family, default_config(), variant(Op::N, Op::N, gemm_types("tf32")),
-                      "sm_80"));
+  EXPECT_NE(base,
+            key(family, default_config(), variant(Op::N, Op::N, gemm_types("tf32")), "sm_80"));
   KernelConfig other = default_config();
   other.set("BK", 16);
   EXPECT_NE(base, key(family, other, variant(Op::N, Op::N), "sm_80"));
   // The template text and every common header are in the hash, hence in the key.
   KernelSource edited = family.source();
   edited.text += "\n";
-  auto edited_family = make_template("sgemm_simt", kernel_source_from_text("sgemm_simt", edited.text));
+  auto edited_family =
+      make_template("sgemm_simt", kernel_source_from_text("sgemm_simt", edited.text));
   EXPECT_NE(base, key(*edited_family, default_config(), variant(Op::N, Op::N), "sm_80"));
   ASSERT_FALSE(family.source().headers.empty());
   EXPECT_NE(family.source().hash, stable_hash(family.source().text));
@@ -126,7 +129,8 @@ TEST(ResourceCheck, prunes_spills_and_oversized_shared_memory) {
   CompiledKernel k;
   k.resources.found = true;
   k.resources.registers = 64;
-  EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits("sm_75")), std::nullopt);
+  EXPECT_EQ(resource_violation(k, testing::block_of(default_config()), arch_limits("sm_75")),
+            std::nullopt);
   k.resources.spill_store_bytes = 8;
   auto why = resource_violation(k, testing::block_of(default_config()), arch_limits("sm_75"));
   ASSERT_TRUE(why);
@@ -175,8 +179,7 @@ TEST(CubinResources, agree_with_the_ptxas_report) {
 TEST(CubinResources, garbage_and_missing_functions_are_not_found) {
   EXPECT_FALSE(read_cubin_resources(std::vector<char>(100, 'x'), "sgemm_simt", "sm_80").found);
   EXPECT_FALSE(read_cubin_resources({}, "sgemm_simt", "sm_80").found);
-  auto k =
-      testing::compile_f32(default_config(), Op::N, Op::N, "sm_80");
+  auto k = testing::compile_f32(default_config(), Op::N, Op::N, "sm_80");
   ASSERT_TRUE(k.ok);
   EXPECT_FALSE(read_cubin_resources(k.cubin, "no_such_kernel", "sm_80").found);
   std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + 200);

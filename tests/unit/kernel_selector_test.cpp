@@ -175,8 +175,10 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
-  EXPECT_FALSE(can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64), "sm_90"));
-  EXPECT_TRUE(can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 4096), "sm_90"));
+  EXPECT_FALSE(
+      can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64), "sm_90"));
+  EXPECT_TRUE(
+      can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 4096), "sm_90"));
 }
 
 TEST(KernelSelector, defaults_prefer_own_arch_then_any_then_cublas) {
@@ -230,7 +232,8 @@ TEST(KernelSelector, chooses_from_fixture_database) {
     dev.sm_count = 132;
     const int64_t device = db.upsert_device(dev);
     auto add = [&](int64_t m, int64_t n, int64_t k, const KernelConfig& cfg, double us) {
-      const int64_t problem = db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k));
+      const int64_t problem =
+          db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k));
       const int64_t kernel = db.upsert_kernel(cfg, "hash1");
       TrialResult t;
       t.config = cfg;

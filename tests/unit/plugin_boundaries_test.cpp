@@ -96,8 +96,8 @@ TEST(TemplateRegistry, lists_every_family_in_name_order_and_names_them_for_an_un
 // same host behaviour.
 TEST(TemplateRegistry, a_family_over_other_device_code_has_its_own_version) {
   for (const GemmTemplate* t : all_templates()) {
-    auto other = make_template(t->name(), kernel_source_from_text(t->name(), t->source().text +
-                                                                                 "\n// edited\n"));
+    auto other = make_template(
+        t->name(), kernel_source_from_text(t->name(), t->source().text + "\n// edited\n"));
     EXPECT_EQ(other->name(), t->name());
     EXPECT_NE(other->source().hash, t->source().hash);
   }

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -528,8 +528,8 @@ TEST(TuningDbBinaries, find_binary_for_matches_kernel_layout_arch_and_nvrtc_vers
   EXPECT_EQ(id_of(config(64), "hash", Op::N, Op::N, "sm_90", "13.0"), -1);  // pruned: no cubin
   // Any NVRTC version: the newest binary.
   EXPECT_EQ(id_of(config(128), "hash", Op::N, Op::N, "sm_90", ""), nn90_old);
-  EXPECT_EQ(db.find_binary_for(config(128), "hash", Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 1, 1),
-                               "sm_90", "13.0")
+  EXPECT_EQ(db.find_binary_for(config(128), "hash",
+                               Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 1, 1), "sm_90", "13.0")
                 ->compiled.cubin,
             compiled("b").cubin);
   // Another element type's cubin of the same kernel is not this one.

@@ -74,8 +74,8 @@ class Cublas {
   std::string run(const GemmCall& c, CublasMath math) {
     GemmTypes types = c.types;
     if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
-    const CublasGemmArgs args{types, c.op_a, c.op_b, c.m, c.n,   c.k,   c.alpha,
-                              c.beta, c.a,   c.lda,  c.b, c.ldb, c.c, c.ldc};
+    const CublasGemmArgs args{types,  c.op_a, c.op_b, c.m, c.n,   c.k, c.alpha,
+                              c.beta, c.a,    c.lda,  c.b, c.ldb, c.c, c.ldc};
     const DType c_type = math == CublasMath::reference ? DType::f32 : c.types.c;
     cublasStatus_t st = row_major_gemm(handle_, args, math, c_type);
     return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
@@ -181,8 +181,7 @@ int run_bench(const BenchOptions& opt) {
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
   fmt::print(
       "{:<18} {:<6} {:<3} {:<8} {:>10} {:>8} {:>10} {:>8} {:>7}{}{}\n", "shape", "type", "lay",
-      "path",
-      "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
+      "path", "tgemm us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "ratio",
       compare ? fmt::format(" {:<8} {:>10} {:>8}", "tuned", "tuned us", "vs tuned") : "",
       opt.untuned ? fmt::format(" {:<8} {:>10} {:>8}", "untuned", "untuned us", "tuned/un") : "");
   std::vector<double> ratios, vs_compare, vs_untuned;
@@ -232,9 +231,8 @@ int run_bench(const BenchOptions& opt) {
       launchers.push_back(dispatcher_launcher(*who.dispatcher, call, stream.get()));
     }
     if (!wrong.empty()) {
-      fmt::print("{:<18} {:<6} {:<3} {:<8} WRONG RESULT from the {}\n", named.name,
-                 p.types.name(), p.layout(),
-                 to_string(paths[0]), wrong);
+      fmt::print("{:<18} {:<6} {:<3} {:<8} WRONG RESULT from the {}\n", named.name, p.types.name(),
+                 p.layout(), to_string(paths[0]), wrong);
       ++wrong_results;
       continue;
     }
@@ -275,13 +273,13 @@ int run_bench(const BenchOptions& opt) {
       column(last, vs, &untuned_csv);
     }
     fmt::print("{:<18} {:<6} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x{}\n",
-               named.name, p.types.name(), p.layout(), to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
-               tail);
+               named.name, p.types.name(), p.layout(), to_string(paths[0]), us, tflops(us),
+               cublas_us, tflops(cublas_us), ratio, tail);
     if (csv)
       csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{}\n",
-                         named.name, p.types.name(), p.layout(), p.m, p.n, p.k,
-                         to_string(paths[0]), us, tflops(us), cublas_us, tflops(cublas_us), ratio,
-                         rel_error, compare_csv, untuned_csv);
+                         named.name, p.types.name(), p.layout(), p.m, p.n, p.k, to_string(paths[0]),
+                         us, tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
+                         compare_csv, untuned_csv);
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;

@@ -41,8 +41,7 @@ struct Shape {
   int64_t m, n, k;
 
   bool matches(const tgemm::Problem& p) const {
-    return p.types == types && p.op_a == op_a && p.op_b == op_b && p.m == m && p.n == n &&
-           p.k == k;
+    return p.types == types && p.op_a == op_a && p.op_b == op_b && p.m == m && p.n == n && p.k == k;
   }
   std::string describe() const {
     return fmt::format("{} {}{} m={} n={} k={}", types.name(), tgemm::to_string(op_a),
@@ -65,8 +64,8 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 Shape parse_shape(const ShapeArgs& args) {
   for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
     if (value < 1) fail("{} must be >= 1, got {}", name, value);
-  Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
-              args.k};
+  Shape shape{
+      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }

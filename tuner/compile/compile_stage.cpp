@@ -14,10 +14,7 @@
 namespace tgemm {
 
 CompileStage::CompileStage(TuningDb& db, int64_t run_id, ArchLimits limits, int jobs)
-    : db_(db),
-      run_id_(run_id),
-      limits_(std::move(limits)),
-      jobs_(jobs < 1 ? 1 : jobs) {}
+    : db_(db), run_id_(run_id), limits_(std::move(limits)), jobs_(jobs < 1 ? 1 : jobs) {}
 
 std::vector<CompileOutcome> CompileStage::run(const GemmTemplate& family,
                                               const std::vector<KernelConfig>& configs,

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace tgemm {
 
 std::optional<std::string> resource_violation(const CompiledKernel& kernel,

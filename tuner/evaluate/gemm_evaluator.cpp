@@ -144,11 +144,11 @@ struct GemmEvaluator::Impl {
     GemmScalars scalars;
     TimingOptions timing;
     Operand a, b, c;
-    Operand c_ref;              // f32, C's shape: where the reference is computed
-    DeviceBuffer c_init;        // C before each run when beta != 0 (poison outside)
-    std::vector<float> ref;     // cuBLAS FP32 result, the whole C buffer
-    std::vector<double> ref64;  // FP64 host result (m x ldc), small problems only
-    std::vector<float> out;     // a kernel's result, copied back (as f32)
+    Operand c_ref;                       // f32, C's shape: where the reference is computed
+    DeviceBuffer c_init;                 // C before each run when beta != 0 (poison outside)
+    std::vector<float> ref;              // cuBLAS FP32 result, the whole C buffer
+    std::vector<double> ref64;           // FP64 host result (m x ldc), small problems only
+    std::vector<float> out;              // a kernel's result, copied back (as f32)
     std::vector<unsigned char> staging;  // typed host copies on their way to or from the GPU
     bool flush_l2 = false;
     double bound = 0;
@@ -212,10 +212,20 @@ struct GemmEvaluator::Impl {
     GemmTypes types = p.problem.types;
     if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;  // vs SGEMM
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
-    const CublasGemmArgs args{types,           p.problem.op_a,  p.problem.op_b,  int(p.problem.m),
-                              int(p.problem.n), int(p.problem.k), p.scalars.alpha, p.scalars.beta,
-                              p.a.data(),      int(p.a.ld),     p.b.data(),      int(p.b.ld),
-                              c.data(),        int(c.ld)};
+    const CublasGemmArgs args{types,
+                              p.problem.op_a,
+                              p.problem.op_b,
+                              int(p.problem.m),
+                              int(p.problem.n),
+                              int(p.problem.k),
+                              p.scalars.alpha,
+                              p.scalars.beta,
+                              p.a.data(),
+                              int(p.a.ld),
+                              p.b.data(),
+                              int(p.b.ld),
+                              c.data(),
+                              int(c.ld)};
     const cublasStatus_t status = row_major_gemm(cublas->get(), args, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
       return fmt::format("cublasGemmEx ({}): {}", types.name(), cublasGetStatusString(status));
@@ -392,7 +402,9 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   if (scalars.beta != 0.0f) host_c0 = p->c.host_image(rng);
   p->a.upload(host_a, s(), &p->staging);
   p->b.upload(host_b, s(), &p->staging);
-  p->c_ref.upload(scalars.beta != 0.0f ? host_c0 : std::vector<float>(size_t(p->c.elements), poison_value()), s(), &p->staging);
+  p->c_ref.upload(
+      scalars.beta != 0.0f ? host_c0 : std::vector<float>(size_t(p->c.elements), poison_value()),
+      s(), &p->staging);
   if (scalars.beta != 0.0f) {
     p->c.upload(host_c0, s(), &p->staging);  // through c, in C's type, then kept aside
     p->c_init = DeviceBuffer(p->c.buffer.bytes());

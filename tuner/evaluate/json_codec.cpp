@@ -116,9 +116,7 @@ void decode_scalar(const Json& j, std::string& value) {
 }
 
 void decode_scalar(const Json& j, DType& value) { decode_enum(j, value, parse_dtype); }
-void decode_scalar(const Json& j, GemmTypes& value) {
-  decode_enum(j, value, parse_gemm_types);
-}
+void decode_scalar(const Json& j, GemmTypes& value) { decode_enum(j, value, parse_gemm_types); }
 void decode_scalar(const Json& j, Op& value) { decode_enum(j, value, parse_op); }
 void decode_scalar(const Json& j, TrialStatus& value) { decode_enum(j, value, parse_trial_status); }
 

@@ -1,8 +1,6 @@
 #include "tuner/search/search_space.h"
 
 #include <fmt/format.h>
-
-#include <filesystem>
 #include <fmt/ranges.h>
 #include <muParser.h>
 #include <spdlog/spdlog.h>
@@ -15,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -311,8 +310,8 @@ class GrammarCheck {
   void expression() {
     // Each nesting level recurses; a bound keeps a hostile file from overflowing the stack.
     if (++depth_ > kMaxDepth)
-      throw Violation{fmt::format("nested deeper than {} levels at column {}", kMaxDepth,
-                                  peek().column)};
+      throw Violation{
+          fmt::format("nested deeper than {} levels at column {}", kMaxDepth, peek().column)};
     unary();
     while (peek().kind == Token::binary) {
       take();
@@ -552,7 +551,10 @@ class SpaceFileReader {
     if (!tmpl)
       fail("{}:{}: no `template:` (the kernel template this space tunes)", path_, line_of(root));
     if (!tmpl.IsScalar() || !is_identifier(tmpl.Scalar()))
-      fail("{}:{}: `template:` must name a template family (the stem of kernel_templates/<name>.cuh)", path_, line_of(tmpl));
+      fail(
+          "{}:{}: `template:` must name a template family (the stem of "
+          "kernel_templates/<name>.cuh)",
+          path_, line_of(tmpl));
     *template_name = tmpl.Scalar();
     read_dtypes(root["dtypes"]);
     template_line_ = line_of(tmpl);
@@ -713,12 +715,11 @@ std::optional<std::string> SearchSpace::types_unsupported(const GemmTypes& types
     if (arch_number(arch) >= arch_number(lowest)) return std::nullopt;
     return fmt::format("space {} computes {} from {} on, not on {}", path_, name, lowest, arch);
   }
-  return fmt::format("space {} declares no {} (its dtypes:{})", path_, types.name(),
-                     [&] {
-                       std::string list;
-                       for (const auto& d : dtypes_) list += " " + d.first;
-                       return list;
-                     }());
+  return fmt::format("space {} declares no {} (its dtypes:{})", path_, types.name(), [&] {
+    std::string list;
+    for (const auto& d : dtypes_) list += " " + d.first;
+    return list;
+  }());
 }
 
 namespace {

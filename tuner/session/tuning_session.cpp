@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
@@ -17,13 +17,13 @@
 #include "src/jit/kernel_source.h"
 #include "src/templates/template_registry.h"
 #include "tuner/compile/compile_stage.h"
+#include "tuner/evaluate/worker_client.h"
 #include "tuner/input/problem_set.h"
-#include "tuner/report/progress_line.h"
 #include "tuner/input/yaml_input.h"
+#include "tuner/report/progress_line.h"
 #include "tuner/search/ask_tell.h"
 #include "tuner/search/search_space.h"
 #include "tuner/search/strategy.h"
-#include "tuner/evaluate/worker_client.h"
 
 namespace tgemm {
 
@@ -100,11 +100,11 @@ struct VariantGroup {
 struct ProblemState {
   const NamedProblem* named = nullptr;
   int64_t problem_id = 0;
-  double best_us = 0;      // kernels over kCutoffFactor x this are not timed in full
+  double best_us = 0;  // kernels over kCutoffFactor x this are not timed in full
   double best_tflops = 0;
   bool cublas_timed = false;
   bool ran_any = false;
-  std::string note;        // why it could not be tuned
+  std::string note;                         // why it could not be tuned
   std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
 };
 
@@ -177,8 +177,8 @@ class Session {
       if (fs->space.source_path().empty()) {
         fs->family = &template_named(name);
       } else {
-        fs->owned = make_template(name, kernel_source_from_text(name, read_text_file(
-                                                                          fs->space.source_path())));
+        fs->owned = make_template(
+            name, kernel_source_from_text(name, read_text_file(fs->space.source_path())));
         fs->family = fs->owned.get();
       }
       spdlog::info("space {}: family {} ({} points)", path, name, fs->space.cartesian_size());
@@ -246,9 +246,9 @@ class Session {
     // The strategy's configs, preceded by the shipped defaults: every tuned shape then
     // measures the kernel an untuned call would get, and a small budget always holds a
     // known-good start (Kernel Tuner's x0).
-    auto strategy = seeded_strategy(default_configs(fs, group.variant.types),
-                                    make_strategy(opt_.strategy, fs.enumeration->legal,
-                                                  opt_.budget, opt_.seed));
+    auto strategy = seeded_strategy(
+        default_configs(fs, group.variant.types),
+        make_strategy(opt_.strategy, fs.enumeration->legal, opt_.budget, opt_.seed));
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
                  fs.enumeration->legal.size(), opt_.strategy);
@@ -256,13 +256,12 @@ class Session {
     return run_ask_tell(*strategy, kBatch, [&](const std::vector<KernelConfig>& batch) {
       ProgressLine line;
       const auto t0 = Clock::now();
-      auto outcomes =
-          compile.run(*fs.family, batch, group.variant, [&](size_t done, size_t total) {
-            double eta = done ? seconds_since(t0) / double(done) * double(total - done) : 0;
-            line.update(fmt::format("compile {} {} {} for {}: {}/{} ETA {}", fs.family->name(),
-                                    group.variant.types.name(), group.variant.layout(),
-                                    limits_.arch, done, total, format_duration(eta)));
-          });
+      auto outcomes = compile.run(*fs.family, batch, group.variant, [&](size_t done, size_t total) {
+        double eta = done ? seconds_since(t0) / double(done) * double(total - done) : 0;
+        line.update(fmt::format("compile {} {} {} for {}: {}/{} ETA {}", fs.family->name(),
+                                group.variant.types.name(), group.variant.layout(), limits_.arch,
+                                done, total, format_duration(eta)));
+      });
       line.finish();
       std::vector<TrialResult> results;
       if (!device_) return results;
@@ -405,8 +404,7 @@ class Session {
 
   void print_table(const std::vector<ShapeReport>& reports) {
     fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7}  {}\n", "shape", "type", "lay",
-               "tgemm us",
-               "TFLOP/s", "cuBLAS", "ratio", "best config");
+               "tgemm us", "TFLOP/s", "cuBLAS", "ratio", "best config");
     for (const ShapeReport& r : reports) {
       if (!r.best) {
         fmt::print("{:<22} {:<6} {:<4} {}\n", r.name, r.problem.types.name(), r.problem.layout(),
