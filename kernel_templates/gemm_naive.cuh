@@ -13,13 +13,6 @@
 #ifndef BLOCK_Y
 #define BLOCK_Y 8  // threads of a block along M
 #endif
-// Fixed by the problem, not tuned: 0 = op(X) is X, 1 = op(X) is X^T.
-#ifndef TGEMM_OP_A
-#define TGEMM_OP_A 0
-#endif
-#ifndef TGEMM_OP_B
-#define TGEMM_OP_B 0
-#endif
 
 static_assert(BLOCK_X * BLOCK_Y % 32 == 0, "the block must be whole warps");
 static_assert(BLOCK_X * BLOCK_Y <= 1024, "at most 1024 threads per block");

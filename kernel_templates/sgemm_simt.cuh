@@ -51,13 +51,6 @@
   1  // blocks per SM the registers must allow (__launch_bounds__): 2 caps
      // a 256-thread block at 128 registers, where one more halves occupancy
 #endif
-// Fixed by the problem, not tuned: 0 = op(X) is X, 1 = op(X) is X^T.
-#ifndef TGEMM_OP_A
-#define TGEMM_OP_A 0
-#endif
-#ifndef TGEMM_OP_B
-#define TGEMM_OP_B 0
-#endif
 // ---- Derived constants --------------------------------------------------------------
 #define THREADS_M (BM / TM)  // threads along M in a block
 #define THREADS_N (BN / TN)  // threads along N in a block

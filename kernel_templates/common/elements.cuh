@@ -1,5 +1,5 @@
-// Element types as the device sees them: TGEMM_TYPE_{A,B,C} (0 f32, 1 f16, 2 bf16, set by the
-// host for the problem) become ElementA/B/C, with conversions to and from the f32
+// What the host fixes for a problem, as the device sees it: the layout (TGEMM_OP_A/B) and
+// the element types TGEMM_TYPE_{A,B,C} (0 f32, 1 f16, 2 bf16), which become ElementA/B/C, with conversions to and from the f32
 // accumulator, and the C = beta * C pass that split-K launches run first.
 // The 16-bit types are our own bit containers converted with PTX: NVRTC has no built-in
 // cuda_fp16.h, and a machine that runs libtgemm need not have the toolkit's headers.
@@ -7,6 +7,13 @@
 
 #include "common/gemm_params.h"
 
+// Fixed by the problem, not tuned: 0 = op(X) is X, 1 = op(X) is X^T (row-major storage).
+#ifndef TGEMM_OP_A
+#define TGEMM_OP_A 0
+#endif
+#ifndef TGEMM_OP_B
+#define TGEMM_OP_B 0
+#endif
 #ifndef TGEMM_TYPE_A
 #define TGEMM_TYPE_A 0
 #endif

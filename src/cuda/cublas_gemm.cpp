@@ -25,20 +25,22 @@ cublasOperation_t cublas_op(Op op) { return op == Op::T ? CUBLAS_OP_T : CUBLAS_O
 
 }  // namespace
 
-cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& x, CublasMath math) {
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMath math) {
   return row_major_gemm(handle, x, math, x.types.c);
 }
 
-cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& x, CublasMath math,
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMath math,
                               DType c_type) {
+  GemmTypes types = x.types;
+  if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
   // Plain SGEMM for f32: the call every cuBLAS user makes, so ratios compare with that.
-  if (x.types == GemmTypes{} && c_type == DType::f32 && math == CublasMath::matching)
+  if (types == GemmTypes{} && c_type == DType::f32 && math == CublasMath::matching)
     return cublasSgemm(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha,
                        static_cast<const float*>(x.b), x.ldb, static_cast<const float*>(x.a), x.lda,
                        &x.beta, static_cast<float*>(x.c), x.ldc);
   return cublasGemmEx(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha, x.b,
-                      cuda_type(x.types.b), x.ldb, x.a, cuda_type(x.types.a), x.lda, &x.beta, x.c,
-                      cuda_type(c_type), x.ldc, compute_type(x.types.compute, math),
+                      cuda_type(types.b), x.ldb, x.a, cuda_type(types.a), x.lda, &x.beta, x.c,
+                      cuda_type(c_type), x.ldc, compute_type(types.compute, math),
                       CUBLAS_GEMM_DEFAULT);
 }
 

@@ -4,7 +4,7 @@
 
 #include <cublas_v2.h>
 
-#include "src/core/dtype.h"
+#include "src/core/gemm_call.h"
 
 namespace tgemm {
 
@@ -13,23 +13,11 @@ namespace tgemm {
 // reference: pedantic f32 accumulation with no TF32 and no reduced-precision reductions.
 enum class CublasMath { matching, reference };
 
-struct CublasGemmArgs {
-  GemmTypes types;
-  Op op_a = Op::N, op_b = Op::N;
-  int m = 0, n = 0, k = 0;
-  float alpha = 1, beta = 0;
-  const void* a = nullptr;
-  int lda = 0;
-  const void* b = nullptr;
-  int ldb = 0;
-  void* c = nullptr;
-  int ldc = 0;
-};
-
 // Row-major C = alpha op(A) op(B) + beta C as cuBLAS's column-major C^T = op(B)^T op(A)^T
 // (operands swapped). `c_type` overrides the output type (a reference in f32 of a 16-bit C).
-cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& args, CublasMath math);
-cublasStatus_t row_major_gemm(cublasHandle_t handle, const CublasGemmArgs& args, CublasMath math,
+// An f32x3 call is computed as SGEMM, the FP32 accuracy it asks for.
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math);
+cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math,
                               DType c_type);
 
 }  // namespace tgemm

@@ -254,12 +254,7 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
   if (!state.cublas && cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS)
     fail("cublasCreate failed");
   cublasSetStream(state.cublas, stream);
-  // f32x3 asks for FP32 accuracy, which cuBLAS's SGEMM gives.
-  GemmTypes types = call.types;
-  if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
-  const CublasGemmArgs args{types,     call.op_a, call.op_b, call.m, call.n,   call.k, call.alpha,
-                            call.beta, call.a,    call.lda,  call.b, call.ldb, call.c, call.ldc};
-  cublasStatus_t st = row_major_gemm(state.cublas, args, CublasMath::matching);
+  cublasStatus_t st = row_major_gemm(state.cublas, call, CublasMath::matching);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED)
     throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
                                             call.types.name(), cublasGetStatusString(st)));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/core/device_info.h"
+#include "src/core/gemm_call.h"
 #include "src/core/tuning_records.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/launch/gemm_kernel.h"
@@ -55,22 +56,6 @@ struct DispatcherOptions {
   std::string db_path;                                 // empty: $TGEMM_DB, else "tgemm.db"
   std::optional<std::vector<DefaultKernel>> defaults;  // tests replace the shipped table
   bool cublas_fallback = true;
-};
-
-// The arguments of one GEMM call, as the C and C++ APIs receive them. alpha and beta are
-// in the accumulator type (f32 for every compute type); the types come last, so that an
-// f32 call reads as cuBLAS's SGEMM argument list.
-struct GemmCall {
-  Op op_a = Op::N, op_b = Op::N;
-  int m = 0, n = 0, k = 0;
-  float alpha = 1, beta = 0;
-  const void* a = nullptr;
-  int lda = 0;
-  const void* b = nullptr;
-  int ldb = 0;
-  void* c = nullptr;
-  int ldc = 0;
-  GemmTypes types;
 };
 
 class Dispatcher {

@@ -49,12 +49,6 @@ class GemmNaive final : public GemmTemplate {
     return {config.get("BLOCK_Y"), config.get("BLOCK_X"), 1, 1, 1};
   }
 
-  std::vector<std::string> defines(const KernelConfig& config,
-                                   const Problem& problem) const override {
-    std::vector<std::string> out = problem_defines(problem);
-    for (const std::string& d : config.defines()) out.push_back(d);
-    return out;
-  }
 };
 
 }  // namespace

@@ -20,6 +20,13 @@ int element_code(DType type) {
 }
 }  // namespace
 
+std::vector<std::string> GemmTemplate::defines(const KernelConfig& config,
+                                               const Problem& problem) const {
+  std::vector<std::string> out = problem_defines(problem);
+  for (const std::string& d : config.defines()) out.push_back(d);
+  return out;
+}
+
 Problem build_variant(const Problem& problem) {
   Problem v = Problem::packed(problem.types, problem.op_a, problem.op_b, 1, 1, 1);
   return v;

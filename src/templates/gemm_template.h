@@ -55,9 +55,10 @@ class GemmTemplate {
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
   virtual TileShape tile(const KernelConfig& config) const = 0;
   // The -D options a config is built with for a problem. They may depend only on the
-  // problem's layout and types (one cubin serves every size): see build_variant().
+  // problem's layout and types (one cubin serves every size): see build_variant(). By
+  // default the problem's (problem_defines) then the config's parameters.
   virtual std::vector<std::string> defines(const KernelConfig& config,
-                                           const Problem& problem) const = 0;
+                                           const Problem& problem) const;
 
  private:
   KernelSource source_;

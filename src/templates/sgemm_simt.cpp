@@ -78,12 +78,6 @@ class SgemmSimt final : public GemmTemplate {
             config.get_or("MIN_BLOCKS", 1)};
   }
 
-  std::vector<std::string> defines(const KernelConfig& config,
-                                   const Problem& problem) const override {
-    std::vector<std::string> out = problem_defines(problem);
-    for (const std::string& d : config.defines()) out.push_back(d);
-    return out;
-  }
 };
 
 }  // namespace

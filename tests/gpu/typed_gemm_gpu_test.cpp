@@ -29,21 +29,16 @@ tgemmDataType_t c_api_type(DType t) {
 
 // A device copy of `values` (f32, already rounded to `type`) in `type`.
 DeviceBuffer upload(DType type, const std::vector<float>& values) {
-  const size_t e = size_t(element_bytes(type));
-  std::vector<unsigned char> bytes(values.size() * e);
-  for (size_t i = 0; i < values.size(); ++i) store_element(type, values[i], &bytes[i * e]);
+  const std::vector<unsigned char> bytes = to_bytes(type, values);
   DeviceBuffer buffer(bytes.size());
   TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   return buffer;
 }
 
 std::vector<float> download(DType type, const DeviceBuffer& buffer) {
-  const size_t e = size_t(element_bytes(type));
   std::vector<unsigned char> bytes(buffer.bytes());
   TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.get(), bytes.size(), cudaMemcpyDeviceToHost));
-  std::vector<float> out(bytes.size() / e);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = load_element(type, &bytes[i * e]);
-  return out;
+  return from_bytes(type, bytes);
 }
 
 std::vector<float> random_values(DType type, size_t count, std::mt19937& rng) {

@@ -208,3 +208,29 @@ TEST(Verification, finds_writes_outside_the_matrix) {
 
 }  // namespace
 }  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+// Typed buffers on the host: values round to their type, the poison survives every type, so
+// an element a kernel never wrote is caught in f16 and bf16 as in f32.
+TEST(HostElements, values_round_to_their_type_and_poison_survives_the_round_trip) {
+  float poison;
+  std::memcpy(&poison, &kPoisonBits, sizeof poison);
+  const std::vector<float> values = {1.0f, 1.0f + 0x1p-12f, 3.140625f, -0.5f, poison};
+  for (DType type : {DType::f32, DType::f16, DType::bf16}) {
+    const auto bytes = to_bytes(type, values);
+    ASSERT_EQ(bytes.size(), values.size() * size_t(element_bytes(type)));
+    const auto back = from_bytes(type, bytes);
+    for (size_t i = 0; i + 1 < values.size(); ++i)
+      EXPECT_EQ(back[i], round_to(type, values[i])) << to_string(type) << " " << i;
+    EXPECT_TRUE(is_poison(back.back())) << to_string(type);
+  }
+  EXPECT_EQ(round_to(DType::f16, 1.0f + 0x1p-12f), 1.0f);          // below f16's half-ulp
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-8f), 1.0f);          // ties to even
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-7f), 1.0f + 0x1p-7f);  // representable
+  EXPECT_EQ(round_to(DType::f32, 1.0f + 0x1p-23f), 1.0f + 0x1p-23f);
+}
+
+}  // namespace
+}  // namespace tgemm

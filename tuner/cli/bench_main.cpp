@@ -44,9 +44,9 @@ struct BenchOptions {
 // `elements` random values in [-1, 1) of `type` on the GPU.
 DeviceBuffer random_matrix(DType type, int64_t elements, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  const size_t e = size_t(element_bytes(type));
-  std::vector<unsigned char> host(size_t(elements) * e);
-  for (size_t i = 0; i < size_t(elements); ++i) store_element(type, dist(rng), &host[i * e]);
+  std::vector<float> values(static_cast<size_t>(elements));
+  for (float& x : values) x = dist(rng);
+  const std::vector<unsigned char> host = to_bytes(type, values);
   DeviceBuffer buffer(host.size());
   TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice));
   return buffer;
@@ -54,12 +54,9 @@ DeviceBuffer random_matrix(DType type, int64_t elements, std::mt19937_64& rng) {
 
 // A buffer of `type` elements back on the host as f32 (poison stays poison).
 std::vector<float> to_host(const DeviceBuffer& buffer, DType type) {
-  const size_t e = size_t(element_bytes(type));
   std::vector<unsigned char> bytes(buffer.bytes());
   TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
-  std::vector<float> host(bytes.size() / e);
-  for (size_t i = 0; i < host.size(); ++i) host[i] = load_element(type, &bytes[i * e]);
-  return host;
+  return from_bytes(type, bytes);
 }
 
 // cuBLAS as a contender: the matching call for the problem's types (SGEMM for f32 and
@@ -72,12 +69,8 @@ class Cublas {
   }
   ~Cublas() { cublasDestroy(handle_); }
   std::string run(const GemmCall& c, CublasMath math) {
-    GemmTypes types = c.types;
-    if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
-    const CublasGemmArgs args{types,  c.op_a, c.op_b, c.m, c.n,   c.k, c.alpha,
-                              c.beta, c.a,    c.lda,  c.b, c.ldb, c.c, c.ldc};
     const DType c_type = math == CublasMath::reference ? DType::f32 : c.types.c;
-    cublasStatus_t st = row_major_gemm(handle_, args, math, c_type);
+    cublasStatus_t st = row_major_gemm(handle_, c, math, c_type);
     return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
   }
 

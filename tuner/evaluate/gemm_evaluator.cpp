@@ -105,10 +105,7 @@ struct Operand {
   // `image` (f32, as host_image makes) in this operand's element type, into the buffer.
   void upload(const std::vector<float>& image, cudaStream_t stream,
               std::vector<unsigned char>* staging) const {
-    const int e = bytes_per_element();
-    staging->assign(size_t(elements) * size_t(e), 0xFF);  // poison stays all ones
-    for (size_t i = 0; i < image.size(); ++i)
-      if (!is_poison(image[i])) store_element(type, image[i], staging->data() + i * size_t(e));
+    *staging = to_bytes(type, image);
     TGEMM_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), staging->data(), staging->size(),
                                      cudaMemcpyHostToDevice, stream));
     TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the staging buffer is reused
@@ -117,18 +114,11 @@ struct Operand {
   // The whole buffer back as f32 (16-bit poison stays poison).
   void download(cudaStream_t stream, std::vector<unsigned char>* staging,
                 std::vector<float>* out) const {
-    const int e = bytes_per_element();
-    staging->resize(size_t(elements) * size_t(e));
+    staging->resize(size_t(elements) * size_t(bytes_per_element()));
     TGEMM_CUDA_CHECK(cudaMemcpyAsync(staging->data(), buffer.get(), staging->size(),
                                      cudaMemcpyDeviceToHost, stream));
     TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    out->resize(size_t(elements));
-    if (type == DType::f32) {
-      std::memcpy(out->data(), staging->data(), staging->size());
-      return;
-    }
-    for (size_t i = 0; i < out->size(); ++i)
-      (*out)[i] = load_element(type, staging->data() + i * size_t(e));
+    *out = from_bytes(type, *staging);
   }
 };
 
@@ -209,26 +199,14 @@ struct GemmEvaluator::Impl {
   // The matching cuBLAS call on C (timing), or the pedantic FP32 reference into c_ref.
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
-    GemmTypes types = p.problem.types;
-    if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;  // vs SGEMM
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
-    const CublasGemmArgs args{types,
-                              p.problem.op_a,
-                              p.problem.op_b,
-                              int(p.problem.m),
-                              int(p.problem.n),
-                              int(p.problem.k),
-                              p.scalars.alpha,
-                              p.scalars.beta,
-                              p.a.data(),
-                              int(p.a.ld),
-                              p.b.data(),
-                              int(p.b.ld),
-                              c.data(),
-                              int(c.ld)};
-    const cublasStatus_t status = row_major_gemm(cublas->get(), args, math, c.type);
+    const Problem& q = p.problem;
+    const GemmCall call{q.op_a,          q.op_b,          int(q.m),   int(q.n),    int(q.k),
+                        p.scalars.alpha, p.scalars.beta,  p.a.data(), int(p.a.ld), p.b.data(),
+                        int(p.b.ld),     c.data(),        int(c.ld),  q.types};
+    const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
-      return fmt::format("cublasGemmEx ({}): {}", types.name(), cublasGetStatusString(status));
+      return fmt::format("cublasGemmEx ({}): {}", q.types.name(), cublasGetStatusString(status));
     return {};
   }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "src/core/dtype.h"
 
@@ -55,6 +56,26 @@ inline float load_element(DType type, const void* src) {
   __nv_bfloat16_raw raw;
   raw.x = bits;
   return __bfloat162float(__nv_bfloat16(raw));
+}
+
+// f32 values as a buffer of `type` elements; the f32 poison becomes all-ones bits in every type.
+inline std::vector<unsigned char> to_bytes(DType type, const std::vector<float>& values) {
+  const size_t e = size_t(element_bytes(type));
+  std::vector<unsigned char> bytes(values.size() * e, 0xFF);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    if (bits != kPoisonBits32) store_element(type, values[i], &bytes[i * e]);
+  }
+  return bytes;
+}
+
+// A buffer of `type` elements as f32 values (load_element for each).
+inline std::vector<float> from_bytes(DType type, const std::vector<unsigned char>& bytes) {
+  const size_t e = size_t(element_bytes(type));
+  std::vector<float> values(bytes.size() / e);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = load_element(type, &bytes[i * e]);
+  return values;
 }
 
 // `value` as the nearest element of `type` holds it.

@@ -1,0 +1,24 @@
+// GemmCall: the arguments of one GEMM call as the C and C++ APIs receive them, row-major, and
+// as the one cuBLAS wrapper (src/cuda/cublas_gemm.h) takes them.
+#pragma once
+
+#include "src/core/dtype.h"
+
+namespace tgemm {
+
+// alpha and beta are in the accumulator type (f32 for every compute type); the types come
+// last, so that an f32 call reads as cuBLAS's SGEMM argument list.
+struct GemmCall {
+  Op op_a = Op::N, op_b = Op::N;
+  int m = 0, n = 0, k = 0;
+  float alpha = 1, beta = 0;
+  const void* a = nullptr;
+  int lda = 0;
+  const void* b = nullptr;
+  int ldb = 0;
+  void* c = nullptr;
+  int ldc = 0;
+  GemmTypes types;
+};
+
+}  // namespace tgemm
