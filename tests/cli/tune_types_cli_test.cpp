@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include "tests/cli/cli_runner.h"
 
@@ -52,6 +53,29 @@ TEST(TuneTypesCli, a_type_no_family_computes_on_the_arch_names_type_and_arch) {
   ASSERT_EQ(accepted.exit_code, 0) << accepted.output;
   EXPECT_EQ(query_int(db, "select count(*) from binaries where arch = 'sm_90' and types = 'f16'"),
             1);
+}
+
+// The first family's configs are all cached, the second's are new: each progress line's
+// count stays within its own total (it once added the first family's cache hits to the
+// second's count: "compile gemm_naive ...: 12/4").
+TEST(TuneTypesCli, progress_counts_never_exceed_their_total) {
+  TempDir dir("tune_progress");
+  const std::string args =
+      "--compile-only --arch sm_75 --budget 3 --jobs 2 --shapes " TGEMM_SOURCE_DIR
+      "/configs/shapes/quick.yaml --db " +
+      dir.file("t.db");
+  ASSERT_EQ(
+      run_tool("tgemm-tune", args + " --space " TGEMM_SOURCE_DIR "/configs/spaces/sgemm_simt.yaml")
+          .exit_code,
+      0);
+  auto rerun = run_tool("tgemm-tune", args);
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  const std::regex count(R"(compile \S+ \S+ \S+ for sm_75: (\d+)/(\d+))");
+  int lines = 0;
+  for (std::sregex_iterator it(rerun.output.begin(), rerun.output.end(), count), end; it != end;
+       ++it, ++lines)
+    EXPECT_LE(std::stoi((*it)[1]), std::stoi((*it)[2])) << it->str();
+  EXPECT_GE(lines, 2) << rerun.output;  // one per family at least
 }
 
 }  // namespace

@@ -226,8 +226,8 @@ TEST(HostElements, values_round_to_their_type_and_poison_survives_the_round_trip
       EXPECT_EQ(back[i], round_to(type, values[i])) << to_string(type) << " " << i;
     EXPECT_TRUE(is_poison(back.back())) << to_string(type);
   }
-  EXPECT_EQ(round_to(DType::f16, 1.0f + 0x1p-12f), 1.0f);          // below f16's half-ulp
-  EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-8f), 1.0f);          // ties to even
+  EXPECT_EQ(round_to(DType::f16, 1.0f + 0x1p-12f), 1.0f);            // below f16's half-ulp
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-8f), 1.0f);            // ties to even
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-7f), 1.0f + 0x1p-7f);  // representable
   EXPECT_EQ(round_to(DType::f32, 1.0f + 0x1p-23f), 1.0f + 0x1p-23f);
 }

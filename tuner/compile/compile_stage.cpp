@@ -76,7 +76,8 @@ std::vector<CompileOutcome> CompileStage::run(const GemmTemplate& family,
       }
       store(family, batch, outcomes);
       stored += batch.size();
-      if (progress) progress(stats_.cached + stored, configs.size());
+      // This run's count, never over its total (stats_ add up over every run).
+      if (progress) progress(configs.size() - missing.size() + stored, configs.size());
     }
   } catch (...) {
     next = missing.size();  // the threads stop after the compile in hand

@@ -37,15 +37,17 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// "1m05s", "42s"
+// "1m05s", "42s"; "?" for what is not a sane duration (NaN, over a year: an ETA from too
+// little progress), never an overflowed number.
 inline std::string format_duration(double seconds) {
+  if (!(seconds < 365.0 * 24 * 3600)) return "?";
   if (seconds < 0) seconds = 0;
-  int s = int(seconds + 0.5);
+  const long long s = (long long)(seconds + 0.5);
   char buf[32];
   if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
   else
-    std::snprintf(buf, sizeof buf, "%ds", s);
+    std::snprintf(buf, sizeof buf, "%llds", s);
   return buf;
 }
 
