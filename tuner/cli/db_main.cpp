@@ -64,7 +64,9 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 
 Shape parse_shape(const ShapeArgs& args) {
   for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
-    if (value < 1) fail("{} must be >= 1, got {}", name, value);
+    if (value < 1 || value > INT32_MAX)
+      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
+           INT32_MAX, value);
   Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
               args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
