@@ -19,8 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kIntMax = INT32_MAX;      // 2^31 - 1
-constexpr int64_t kTooBig = kIntMax + 1;    // 2^31
+constexpr int64_t kIntMax = INT32_MAX;    // 2^31 - 1
+constexpr int64_t kTooBig = kIntMax + 1;  // 2^31
 
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << text
 
@@ -69,8 +69,8 @@ TEST(IndexLimits, validate_rejects_leading_dimensions_of_2_pow_31) {
 
 // A shape file with one line of text, in a fresh folder.
 std::string shape_file_error(const std::string& shape) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("tgemm_index_limits_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tgemm_index_limits_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "shapes.yaml").string();
   std::ofstream(path) << "shapes:\n  - " << shape << "\n";
@@ -90,7 +90,8 @@ TEST(IndexLimits, shape_file_accepts_2_pow_31_minus_1) {
 }
 
 TEST(IndexLimits, shape_file_rejects_2_pow_31_naming_line_and_limit) {
-  for (const char* shape : {"[2147483648, 1, 1]", "[1, 2147483648, 1]", "{m: 1, n: 1, k: 2147483648}"}) {
+  for (const char* shape :
+       {"[2147483648, 1, 1]", "[1, 2147483648, 1]", "{m: 1, n: 1, k: 2147483648}"}) {
     const std::string msg = shape_file_error(shape);
     EXPECT_HAS(msg, "shapes.yaml:2:");
     EXPECT_HAS(msg, "= 2147483648");
@@ -115,8 +116,8 @@ TEST(IndexLimits, c_api_accepts_sizes_of_2_pow_31_minus_1) {
   for (int which = 0; which < 4; ++which) {
     const int m = which == 0 ? INT_MAX : 1, n = which == 1 ? INT_MAX : 1;
     const int k = which == 2 ? INT_MAX : 1, lda = which == 3 ? INT_MAX : k;
-    const tgemmStatus_t s = tgemmGetSelection(h, TGEMM_OP_N, TGEMM_OP_N, m, n, k, fake, lda,
-                                              fake, n, fake, n, &selection);
+    const tgemmStatus_t s = tgemmGetSelection(h, TGEMM_OP_N, TGEMM_OP_N, m, n, k, fake, lda, fake,
+                                              n, fake, n, &selection);
     EXPECT_NE(s, TGEMM_STATUS_INVALID_VALUE) << which << ": " << tgemmGetLastError();
   }
   EXPECT_EQ(tgemmDestroy(h), TGEMM_STATUS_SUCCESS);

@@ -17,6 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tuner/cli/option_checks.h"
 #include "tuner/report/selection_replay.h"
 
 namespace {
@@ -329,11 +330,7 @@ int main(int argc, char** argv) {
   replay->add_flag("--leave-one-out", leave_one_out,
                    "replay --db's own problems, each as if it had not been tuned");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   try {
     // Check the arguments before touching the database, so a typo is named as such.
