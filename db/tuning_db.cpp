@@ -159,6 +159,7 @@ class Statement {
                 : std::vector<char>();
   }
   int column_count() const { return sqlite3_column_count(stmt_); }
+  const std::string& path() const { return path_; }
   std::string column_name(int col) const { return sqlite3_column_name(stmt_, col); }
 
  private:
@@ -187,19 +188,45 @@ BinaryStatus parse_binary_status(const std::string& text) {
   if (text == "ok") return BinaryStatus::ok;
   if (text == "compile_failed") return BinaryStatus::compile_failed;
   if (text == "resource_exceeded") return BinaryStatus::resource_exceeded;
-  fail("unknown binary status '{}' in the tuning database", text);
+  fail("unknown binary status '{}' (expected ok, compile_failed or resource_exceeded)", text);
+}
+
+TrialStatus parse_stored_trial_status(const std::string& text) {
+  try {
+    return parse_trial_status(text);
+  } catch (const Error&) {
+    std::string allowed;
+    for (int i = 0; to_string(TrialStatus(i)) != "?"; ++i)
+      allowed += (i ? ", " : "") + to_string(TrialStatus(i));
+    fail("unknown trial status '{}' (expected one of {})", text, allowed);
+  }
+}
+
+// Runs `decode` on a column of one row; a value it cannot use (a hand edit, a foreign
+// writer) is an error naming the file, the table, the row id and the column.
+template <typename Decode>
+auto decoded(const Statement& s, const char* table, int64_t id, const char* column,
+             Decode&& decode) {
+  try {
+    return decode();
+  } catch (const Error& e) {
+    fail("tuning database '{}': table {}, row id {}: column {}: {}", s.path(), table, id, column,
+         e.what());
+  }
 }
 
 // Problem columns in this order, so every query that rebuilds a Problem selects the same.
 constexpr const char* kProblemColumns =
-    "p.dtype, p.layout, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.align_a, p.align_b, p.align_c, "
-    "p.beta_zero";
-constexpr int kProblemColumnCount = 12;
+    "p.id, p.dtype, p.layout, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.align_a, p.align_b, "
+    "p.align_c, p.beta_zero";
+constexpr int kProblemColumnCount = 13;
 
 Problem problem_at(const Statement& s, int first) {
   Problem p;
-  p.types = parse_gemm_types(s.text_at(first));
-  parse_layout(s.text_at(first + 1), &p.op_a, &p.op_b);
+  const int64_t id = s.int_at(first++);
+  p.types = decoded(s, "problems", id, "dtype", [&] { return parse_gemm_types(s.text_at(first)); });
+  decoded(s, "problems", id, "layout",
+          [&] { parse_layout(s.text_at(first + 1), &p.op_a, &p.op_b); });
   p.m = s.int_at(first + 2);
   p.n = s.int_at(first + 3);
   p.k = s.int_at(first + 4);
@@ -213,16 +240,21 @@ Problem problem_at(const Statement& s, int first) {
   return p;
 }
 
-// Trial columns in this order (after kr.template and kr.params for the config).
+// Trial columns in this order (the ids name a row that fails to decode).
 constexpr const char* kTrialColumns =
-    "kr.template, kr.params, t.status, t.error, t.time_min_us, t.time_median_us, t.time_max_us, "
-    "t.runs, t.tflops, t.max_rel_error";
-constexpr int kTrialColumnCount = 10;
+    "t.id, kr.id, kr.template, kr.params, t.status, t.error, t.time_min_us, t.time_median_us, "
+    "t.time_max_us, t.runs, t.tflops, t.max_rel_error";
+constexpr int kTrialColumnCount = 12;
 
 TrialResult trial_at(const Statement& s, int first) {
   TrialResult t;
-  t.config = KernelConfig::from_params_text(s.text_at(first), s.text_at(first + 1));
-  t.status = parse_trial_status(s.text_at(first + 2));
+  const int64_t id = s.int_at(first++);
+  const int64_t kernel_id = s.int_at(first++);
+  t.config = decoded(s, "kernels", kernel_id, "params", [&] {
+    return KernelConfig::from_params_text(s.text_at(first), s.text_at(first + 1));
+  });
+  t.status = decoded(s, "trials", id, "status",
+                     [&] { return parse_stored_trial_status(s.text_at(first + 2)); });
   t.error = s.text_at(first + 3);
   t.time_min_us = s.double_at(first + 4);
   t.time_median_us = s.double_at(first + 5);
@@ -243,7 +275,8 @@ BinaryRecord binary_at(const Statement& s) {
   BinaryRecord r;
   r.id = s.int_at(0);
   r.kernel_id = s.int_at(1);
-  r.status = parse_binary_status(s.text_at(2));
+  r.status =
+      decoded(s, "binaries", r.id, "status", [&] { return parse_binary_status(s.text_at(2)); });
   r.reason = s.text_at(3);
   CompiledKernel& c = r.compiled;
   // NVRTC produced a cubin unless compilation failed; a resource prune still compiled.
@@ -251,8 +284,8 @@ BinaryRecord binary_at(const Statement& s) {
   c.error = r.status == BinaryStatus::compile_failed ? r.reason : "";
   c.arch = s.text_at(4);
   c.nvrtc_version = s.text_at(5);
-  c.op_a = parse_op(s.text_at(6));
-  c.op_b = parse_op(s.text_at(7));
+  c.op_a = decoded(s, "binaries", r.id, "op_a", [&] { return parse_op(s.text_at(6)); });
+  c.op_b = decoded(s, "binaries", r.id, "op_b", [&] { return parse_op(s.text_at(7)); });
   c.entry = s.text_at(8);
   c.options = s.text_at(9);
   c.cache_key = s.text_at(10);
@@ -265,7 +298,7 @@ BinaryRecord binary_at(const Statement& s) {
   c.resources.found = s.int_at(17) != 0;
   c.compile_ms = s.double_at(18);
   c.log = s.text_at(19);
-  c.types = parse_gemm_types(s.text_at(20));
+  c.types = decoded(s, "binaries", r.id, "types", [&] { return parse_gemm_types(s.text_at(20)); });
   // A cubin that does not match its checksum (damage, a hand edit, a file without checksums)
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {

@@ -8,8 +8,15 @@
  * &beta, C, ldc, stream)  equals  cublasSgemm(h, opA, opB, m, n, k, ...) on column-major data.
  *
  * Every call returns a status and never aborts the caller. m, n or k == 0 is valid, as in
- * cuBLAS (k == 0 scales C by beta). Calls are thread-safe: any number of host threads and
- * streams may share a handle; each call runs on the device current on the calling thread.
+ * cuBLAS (k == 0 scales C by beta); m, n, k and the leading dimensions are ints, as the
+ * kernels index them. Calls are thread-safe: any number of host threads and streams may
+ * share a handle; each call runs on the device current on the calling thread.
+ *
+ * Every function that takes a handle returns TGEMM_STATUS_NOT_INITIALIZED for a null
+ * handle, a destroyed one (a second tgemmDestroy included) and any value tgemmCreate did not
+ * return; handle values are never reused. A tgemmDestroy racing calls on the same handle
+ * waits for nothing: calls already running finish on it, later ones are NOT_INITIALIZED.
+ * Every failure sets tgemmGetLastError; every success clears it.
  */
 #ifndef TGEMM_TGEMM_C_H_
 #define TGEMM_TGEMM_C_H_
@@ -60,6 +67,7 @@ typedef enum {
   TGEMM_SELECTION_CUBLAS = 3   /* cuBLAS, the last resort */
 } tgemmSelection_t;
 
+/* An opaque token: compare it, never dereference it. */
 typedef struct tgemmContext* tgemmHandle_t;
 
 /* Opens the tuning database read-only: db_path, else $TGEMM_DB, else "tgemm.db". A missing

@@ -2,15 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <tuple>
+#include <utility>
 
 #include "src/core/error.h"
 
 namespace tgemm {
 
 namespace {
-// Larger than any GEMM one GPU holds; catches typos such as an extra digit group.
-constexpr int64_t kMaxDim = int64_t(1) << 31;
+// The kernels index m, n, k and the leading dimensions with 32-bit ints (GemmParams, the
+// C API); 2^31 would wrap.
+constexpr int64_t kMaxDim = INT32_MAX;
 }  // namespace
 
 int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes) {
@@ -58,19 +61,24 @@ double Problem::min_bytes() const {
 void Problem::validate() const {
   if (std::string why = types.invalid_reason(); !why.empty())
     fail("types {}: {}", types.name(), why);
-  auto check_dim = [](const char* name, int64_t v) {
-    if (v < 1) fail("{} must be >= 1, got {}", name, v);
-    if (v > kMaxDim) fail("{} = {} is absurdly large (limit {})", name, v, kMaxDim);
+  auto check_int = [](const char* name, int64_t v) {
+    if (v > kMaxDim)
+      fail("{} = {} is too large: the kernels index it with a 32-bit int (at most {})", name, v,
+           kMaxDim);
   };
-  check_dim("m", m);
-  check_dim("n", n);
-  check_dim("k", k);
+  for (auto [name, v] : {std::pair{"m", m}, {"n", n}, {"k", k}}) {
+    if (v < 1) fail("{} must be >= 1, got {}", name, v);
+    check_int(name, v);
+  }
   if (lda < a_cols()) fail("lda = {} is smaller than the row length of A ({})", lda, a_cols());
   if (ldb < b_cols()) fail("ldb = {} is smaller than the row length of B ({})", ldb, b_cols());
   if (ldc < n) fail("ldc = {} is smaller than the row length of C ({})", ldc, n);
-  for (auto [name, align, type] : {std::tuple{"align_a", align_a, types.a},
-                                   {"align_b", align_b, types.b},
-                                   {"align_c", align_c, types.c}}) {
+  check_int("lda", lda);
+  check_int("ldb", ldb);
+  check_int("ldc", ldc);
+  for (auto [name, align, type] :
+       {std::tuple{"align_a", align_a, types.a}, {"align_b", align_b, types.b},
+        {"align_c", align_c, types.c}}) {
     const int e = element_bytes(type);
     if (align < e || align > 16 || (align & (align - 1)) != 0)
       fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);

@@ -1,19 +1,60 @@
 // The C API: argument checks and status codes around the Dispatcher; no exception and no
 // abort ever crosses this boundary.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "src/dispatch/dispatcher.h"
 #include "tgemm/tgemm_c.h"
 
-struct tgemmContext {
-  std::unique_ptr<tgemm::Dispatcher> dispatcher;
-};
+// Never defined: a tgemmHandle_t is a registry token (see below), not a pointer to memory.
+struct tgemmContext;
 
 namespace {
 
 thread_local std::string last_error;
+
+// The live handles. A handle is a token that is never reused (not an address, which a later
+// tgemmCreate could get again), so a destroyed handle stays unknown forever. A call holds
+// its Dispatcher by shared_ptr, so a tgemmDestroy racing it frees it only when it returns.
+class HandleRegistry {
+ public:
+  tgemmHandle_t add(std::shared_ptr<tgemm::Dispatcher> dispatcher) {
+    std::lock_guard lock(mutex_);
+    // Multiples of 16 from 16 up: never null and never a small integer.
+    const auto handle = reinterpret_cast<tgemmHandle_t>(uintptr_t(++count_) << 4);
+    live_.emplace(handle, std::move(dispatcher));
+    return handle;
+  }
+  std::shared_ptr<tgemm::Dispatcher> find(tgemmHandle_t handle) {
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(handle);
+    return it == live_.end() ? nullptr : it->second;
+  }
+  // Removes the handle first, so no new call can start on it; the caller drops the last
+  // reference outside the lock (destroying a Dispatcher may take a while).
+  std::shared_ptr<tgemm::Dispatcher> remove(tgemmHandle_t handle) {
+    std::lock_guard lock(mutex_);
+    auto node = live_.extract(handle);
+    return node.empty() ? nullptr : std::move(node.mapped());
+  }
+
+ private:
+  std::mutex mutex_;
+  uint64_t count_ = 0;
+  std::unordered_map<tgemmHandle_t, std::shared_ptr<tgemm::Dispatcher>> live_;
+};
+
+// Leaked on purpose: handles destroyed from other static destructors must still find it.
+HandleRegistry& registry() {
+  static auto* instance = new HandleRegistry;
+  return *instance;
+}
 
 // Runs `body`, turning each error kind into its status and remembering the message.
 template <typename Body>
@@ -44,6 +85,24 @@ tgemmStatus_t guarded(Body&& body) {
     last_error = "unknown error";
     return TGEMM_STATUS_INTERNAL_ERROR;
   }
+}
+
+// NOT_INITIALIZED, with a message naming the function, for a handle that is not live.
+tgemmStatus_t not_initialized(const char* function, tgemmHandle_t handle) {
+  last_error = handle ? fmt::format(
+                            "{}: handle {} is not live: destroyed, or never returned by "
+                            "tgemmCreate",
+                            function, static_cast<const void*>(handle))
+                      : fmt::format("{}: null handle (call tgemmCreate first)", function);
+  return TGEMM_STATUS_NOT_INITIALIZED;
+}
+
+// Runs `body` on the handle's Dispatcher, guarded; NOT_INITIALIZED when the handle is not live.
+template <typename Body>
+tgemmStatus_t with_handle(const char* function, tgemmHandle_t handle, Body&& body) {
+  std::shared_ptr<tgemm::Dispatcher> dispatcher = handle ? registry().find(handle) : nullptr;
+  if (!dispatcher) return not_initialized(function, handle);
+  return guarded([&] { body(*dispatcher); });
 }
 
 bool valid_op(tgemmOperation_t op) { return op == TGEMM_OP_N || op == TGEMM_OP_T; }
@@ -100,37 +159,33 @@ extern "C" {
 
 tgemmStatus_t tgemmCreate(tgemmHandle_t* handle, const char* db_path) {
   if (!handle) {
-    last_error = "handle is a null pointer";
+    last_error = "tgemmCreate: handle is a null pointer";
     return TGEMM_STATUS_INVALID_VALUE;
   }
   *handle = nullptr;
   return guarded([&] {
-    auto context = std::make_unique<tgemmContext>();
-    context->dispatcher = std::make_unique<tgemm::Dispatcher>(
+    auto dispatcher = std::make_shared<tgemm::Dispatcher>(
         tgemm::DispatcherOptions{db_path ? db_path : "", {}, true});
-    *handle = context.release();
+    *handle = registry().add(std::move(dispatcher));
   });
 }
 
 tgemmStatus_t tgemmDestroy(tgemmHandle_t handle) {
-  if (!handle) return TGEMM_STATUS_NOT_INITIALIZED;
-  delete handle;
-  return TGEMM_STATUS_SUCCESS;
+  std::shared_ptr<tgemm::Dispatcher> dispatcher = handle ? registry().remove(handle) : nullptr;
+  if (!dispatcher) return not_initialized("tgemmDestroy", handle);
+  // Calls still running on other threads hold their own reference; the last one frees it.
+  return guarded([&] { dispatcher.reset(); });
 }
 
 tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
                          int n, int k, const float* alpha, const float* A, int lda, const float* B,
                          int ldb, const float* beta, float* C, int ldc, cudaStream_t stream) {
-  if (!handle) {
-    last_error = "null handle (call tgemmCreate first)";
-    return TGEMM_STATUS_NOT_INITIALIZED;
-  }
-  return guarded([&] {
+  return with_handle("tgemmSgemm", handle, [&](tgemm::Dispatcher& dispatcher) {
     if (!alpha || !beta) throw tgemm::InvalidValueError("alpha and beta must not be null");
     tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
     call.alpha = *alpha;
     call.beta = *beta;
-    handle->dispatcher->gemm(call, stream);
+    dispatcher.gemm(call, stream);
   });
 }
 
@@ -139,11 +194,7 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
                           int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
                           void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                           cudaStream_t stream) {
-  if (!handle) {
-    last_error = "null handle (call tgemmCreate first)";
-    return TGEMM_STATUS_NOT_INITIALIZED;
-  }
-  return guarded([&] {
+  return with_handle("tgemmGemmEx", handle, [&](tgemm::Dispatcher& dispatcher) {
     if (!alpha || !beta) throw tgemm::InvalidValueError("alpha and beta must not be null");
     tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
     call.types.a = element_type(Atype, "Atype");
@@ -152,49 +203,40 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
     call.types.compute = compute_type(computeType);
     call.alpha = *static_cast<const float*>(alpha);
     call.beta = *static_cast<const float*>(beta);
-    handle->dispatcher->gemm(call, stream);
+    dispatcher.gemm(call, stream);
   });
 }
 
 tgemmStatus_t tgemmSetMathMode(tgemmHandle_t handle, tgemmMath_t mode) {
-  if (!handle) {
-    last_error = "null handle (call tgemmCreate first)";
-    return TGEMM_STATUS_NOT_INITIALIZED;
-  }
-  return guarded([&] {
+  return with_handle("tgemmSetMathMode", handle, [&](tgemm::Dispatcher& dispatcher) {
     if (mode != TGEMM_DEFAULT_MATH && mode != TGEMM_3XTF32_MATH)
       throw tgemm::InvalidValueError("mode must be TGEMM_DEFAULT_MATH or TGEMM_3XTF32_MATH");
-    handle->dispatcher->set_math_mode(mode == TGEMM_3XTF32_MATH ? tgemm::MathMode::f32_via_3xtf32
-                                                                : tgemm::MathMode::standard);
+    dispatcher.set_math_mode(mode == TGEMM_3XTF32_MATH ? tgemm::MathMode::f32_via_3xtf32
+                                                       : tgemm::MathMode::standard);
   });
 }
 
 tgemmStatus_t tgemmGetMathMode(tgemmHandle_t handle, tgemmMath_t* mode) {
-  if (!handle) {
-    last_error = "null handle (call tgemmCreate first)";
-    return TGEMM_STATUS_NOT_INITIALIZED;
-  }
-  return guarded([&] {
+  return with_handle("tgemmGetMathMode", handle, [&](tgemm::Dispatcher& dispatcher) {
     if (!mode) throw tgemm::InvalidValueError("mode is a null pointer");
-    *mode = handle->dispatcher->math_mode() == tgemm::MathMode::f32_via_3xtf32 ? TGEMM_3XTF32_MATH
-                                                                               : TGEMM_DEFAULT_MATH;
+    *mode = dispatcher.math_mode() == tgemm::MathMode::f32_via_3xtf32 ? TGEMM_3XTF32_MATH
+                                                                      : TGEMM_DEFAULT_MATH;
   });
 }
 
 tgemmStatus_t tgemmSetCublasFallback(tgemmHandle_t handle, int enabled) {
-  if (!handle) return TGEMM_STATUS_NOT_INITIALIZED;
-  handle->dispatcher->set_cublas_fallback(enabled != 0);
-  return TGEMM_STATUS_SUCCESS;
+  return with_handle("tgemmSetCublasFallback", handle, [&](tgemm::Dispatcher& dispatcher) {
+    dispatcher.set_cublas_fallback(enabled != 0);
+  });
 }
 
 tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
                                 int m, int n, int k, const float* A, int lda, const float* B,
                                 int ldb, float* C, int ldc, tgemmSelection_t* selection) {
-  if (!handle) return TGEMM_STATUS_NOT_INITIALIZED;
-  return guarded([&] {
+  return with_handle("tgemmGetSelection", handle, [&](tgemm::Dispatcher& dispatcher) {
     if (!selection) throw tgemm::InvalidValueError("selection is a null pointer");
     tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
-    *selection = tgemmSelection_t(int(handle->dispatcher->selection(call)));
+    *selection = tgemmSelection_t(int(dispatcher.selection(call)));
   });
 }
 

@@ -76,6 +76,11 @@ int Dispatcher::current_device() {
 }
 
 Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
+  // The kernels index sizes and leading dimensions with 32-bit ints; a call holds nothing
+  // wider, so 2^31 cannot arrive. Widening GemmCall needs the range check Problem::validate has.
+  static_assert(sizeof(call.m) == 4 && sizeof(call.n) == 4 && sizeof(call.k) == 4 &&
+                    sizeof(call.lda) == 4 && sizeof(call.ldb) == 4 && sizeof(call.ldc) == 4,
+                "m, n, k and the leading dimensions must stay 32-bit: the kernels index them so");
   if (call.m < 0 || call.n < 0 || call.k < 0)
     invalid("m, n and k must be >= 0 (got m={}, n={}, k={})", call.m, call.n, call.k);
   if (std::string why = call.types.invalid_reason(); !why.empty())

@@ -328,10 +328,21 @@ TEST_F(TgemmDbCli, unknown_export_format_is_an_error) {
 TEST_F(TgemmDbCli, zero_or_negative_dimension_is_an_error) {
   CommandResult r = run_db("best --m 0 --n 16 --k 16");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tgemm-db: error: --m must be >= 1, got 0\n");
+  EXPECT_EQ(r.err,
+            "tgemm-db: error: --m must be from 1 to 2147483647 (the kernels index it with a "
+            "32-bit int), got 0\n");
   r = run_db("show --m 16 --n 16 --k -3");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tgemm-db: error: --k must be >= 1, got -3\n");
+  EXPECT_TRUE(contains(r.err, "--k must be from 1 to 2147483647")) << r.err;
+  EXPECT_TRUE(contains(r.err, "got -3")) << r.err;
+}
+
+TEST_F(TgemmDbCli, dimension_of_2_pow_31_is_an_error_and_2_pow_31_minus_1_is_not) {
+  CommandResult r = run_db("best --m 16 --n 2147483648 --k 16");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--n must be from 1 to 2147483647")) << r.err;
+  r = run_db("best --m 16 --n 2147483647 --k 16");
+  EXPECT_FALSE(contains(r.err, "must be from 1")) << r.err;
 }
 
 TEST_F(TgemmDbCli, unknown_dtype_or_layout_is_an_error) {

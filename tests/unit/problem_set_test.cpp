@@ -327,13 +327,13 @@ TEST(ProblemSet, rejects_missing_dimension_naming_line) {
 TEST(ProblemSet, rejects_absurd_dimension_naming_line) {
   const std::string msg = load_error("shapes:\n  - [1, 2, 3]\n  - [1, 40000000000, 1]\n");
   EXPECT_HAS(msg, ":3:");
-  EXPECT_HAS(msg, "n = 40000000000 is absurdly large");
+  EXPECT_HAS(msg, "n = 40000000000 is too large");
 }
 
 TEST(ProblemSet, rejects_overflowing_dimension) {
   const std::string msg = load_error("shapes:\n  - [99999999999999999999999, 1, 1]\n");
   EXPECT_HAS(msg, ":2:");
-  EXPECT_HAS(msg, "m must be an integer");
+  EXPECT_HAS(msg, "m = 99999999999999999999999 is too large");
 }
 
 TEST(ProblemSet, rejects_operand_over_2_pow_31_elements_naming_it) {

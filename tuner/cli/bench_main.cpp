@@ -24,6 +24,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
+#include "tuner/cli/option_checks.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/interleaved_timer.h"
 #include "tuner/input/problem_set.h"
@@ -308,14 +309,15 @@ int main(int argc, char** argv) {
   app.add_flag("--untuned", opt.untuned,
                "also time each shape as if untuned: from a copy of --db without it");
   app.add_option("--csv", opt.csv_path, "write the table as CSV");
-  app.add_option("--device", opt.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", opt.device, "CUDA device ordinal")
+      ->transform(tgemm::cli::device_ordinal());
   app.add_option("--max-ms", opt.timing.max_ms, "GPU time budget per shape")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->transform(tgemm::cli::number_from(0.01, 600000, "milliseconds"));
   app.add_option("--log-level", log_level, "libtgemm's log: debug, info, warn, error, off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  CLI11_PARSE(app, argc, argv);
+  if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {

@@ -17,6 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tuner/cli/option_checks.h"
 #include "tuner/report/selection_replay.h"
 
 namespace {
@@ -63,9 +64,11 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 
 Shape parse_shape(const ShapeArgs& args) {
   for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
-    if (value < 1) fail("{} must be >= 1, got {}", name, value);
-  Shape shape{
-      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
+    if (value < 1 || value > INT32_MAX)
+      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
+           INT32_MAX, value);
+  Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
+              args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }
@@ -326,11 +329,7 @@ int main(int argc, char** argv) {
   replay->add_flag("--leave-one-out", leave_one_out,
                    "replay --db's own problems, each as if it had not been tuned");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   try {
     // Check the arguments before touching the database, so a typo is named as such.

@@ -117,11 +117,17 @@ int main(int argc, char** argv) {
       argc -= 2;
       break;
     }
+  // Google Benchmark takes its own --benchmark_* flags; anything else is named before the
+  // device is looked at.
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    std::fprintf(stderr, "tgemm-dispatch-bench: options are --db FILE and --benchmark_*\n");
+    return 2;
+  }
   if (tgemm::cuda_device_count() == 0) {
     std::fprintf(stderr, "tgemm-dispatch-bench: no CUDA driver/device available\n");
     return 1;
   }
-  benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "src/core/error.h"
+#include "tuner/cli/option_checks.h"
 #include "tuner/search/strategy.h"
 #include "tuner/session/tuning_session.h"
 
@@ -60,30 +61,30 @@ int main(int argc, char** argv) {
                  fmt::format("configs to try per layout, 0 to {} (0 = all)", tgemm::kMaxBudget))
       ->capture_default_str()
       ->transform(budget_check());
-  app.add_option("--seed", opt.seed, "seed of the random strategy")->capture_default_str();
+  app.add_option("--seed", opt.seed, "seed of the random strategy")
+      ->capture_default_str()
+      ->transform(tgemm::cli::whole_number(0, INT64_MAX, "a seed"));
   app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->transform(tgemm::cli::whole_number(1, 1024, "a number of parallel compiles"));
   app.add_option("--device", opt.device, "CUDA device ordinal")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->transform(tgemm::cli::device_ordinal());
   app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->transform(tgemm::cli::number_from(0.001, 3600, "seconds"));
   app.add_flag("--compile-only", opt.compile_only,
                "compile and prune for --arch, store the cubins; no GPU needed");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-  CLI11_PARSE(app, argc, argv);
+  if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
   for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
-  const std::string exe_dir = executable_dir();
-  opt.worker_path = exe_dir + "/tgemm-worker";
+  opt.worker_path = executable_dir() + "/tgemm-worker";
   try {
-    opt.exe_dir = exe_dir;
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());

@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "src/core/error.h"
+#include "tuner/cli/option_checks.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/worker_protocol.h"
 
@@ -165,11 +166,12 @@ int main(int argc, char** argv) {
       "reads requests on fd 3 and answers on fd 4."};
   int device = 0;
   bool stdio = false;
-  app.add_option("--device", device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", device, "CUDA device ordinal")
+      ->transform(tgemm::cli::device_ordinal());
   app.add_flag(
       "--stdio", stdio,
       "Read requests on stdin and answer on stdout, e.g. {\"type\":\"probe\"} (for debugging)");
-  CLI11_PARSE(app, argc, argv);
+  if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   const int in_fd = stdio ? 0 : tgemm::kWorkerRequestFd;
   const int out_fd = stdio ? 1 : tgemm::kWorkerResponseFd;

@@ -139,10 +139,20 @@ class ShapeFileReader {
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, value);
     // A quoted "16" is a string in YAML; accept only plain integer scalars.
-    if (!node.IsScalar() || node.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end)
+    const bool digits = !text.empty() && ptr == end &&
+                        text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) ==
+                            std::string::npos;
+    const bool beyond_64_bits = ec == std::errc::result_out_of_range && digits;
+    if (!node.IsScalar() || node.Tag() == "!" || text.empty() ||
+        (ec != std::errc() && !beyond_64_bits) || ptr != end)
       fail("{}:{}: {} must be an integer, got '{}'", path_, line_of(node), field,
            node.IsScalar() ? text : std::string(node.IsNull() ? "null" : "a list or map"));
-    if (value < 1) fail("{}:{}: {} must be >= 1, got {}", path_, line_of(node), field, value);
+    if (beyond_64_bits ? text[0] == '-' : value < 1)
+      fail("{}:{}: {} must be >= 1, got {}", path_, line_of(node), field, text);
+    // The kernels index m, n and k with 32-bit ints (Problem::validate says the same).
+    if (beyond_64_bits || value > INT32_MAX)
+      fail("{}:{}: {} = {} is too large: the kernels index it with a 32-bit int (at most {})",
+           path_, line_of(node), field, text, INT32_MAX);
     return value;
   }
 

@@ -15,9 +15,9 @@ struct NamedProblem {
 };
 
 // Throws Error naming the file (and line where known) for: a missing or unreadable
-// file, malformed YAML, an empty shape list, unknown or repeated keys, m/n/k <= 0 or absurd,
-// an operand of more than 2^31 elements, an unknown dtype or layout, and a shape (same
-// Problem::key()) or hand-given name listed twice (naming both lines).
+// file, malformed YAML, an empty shape list, unknown or repeated keys, m/n/k <= 0 or over
+// 2^31 - 1, an operand of more than 2^31 elements, an unknown dtype or layout, and a shape
+// (same Problem::key()) or hand-given name listed twice (naming both lines).
 std::vector<NamedProblem> load_problem_set(const std::string& path);
 
 }  // namespace tgemm

@@ -529,12 +529,14 @@ namespace {
 
 class SpaceFileReader {
  public:
-  explicit SpaceFileReader(const std::string& path) : path_(path) {}
+  // `path` names the file in messages; `text`, when given, is its content (else it is read).
+  SpaceFileReader(const std::string& path, const std::string* text) : path_(path), text_(text) {}
 
   void read(std::string* template_name, std::vector<SpaceParameter>* parameters,
             std::vector<std::pair<std::string, std::string>>* derived,
             std::vector<SpaceConstraint>* constraints) {
-    const YAML::Node root = load_yaml_file(path_, "search-space file");
+    const YAML::Node root = text_ ? load_yaml_text(*text_, path_, "search-space file")
+                                  : load_yaml_file(path_, "search-space file");
     if (root.IsNull()) fail("{}: the search-space file is empty", path_);
     if (!root.IsMap())
       fail("{}:{}: expected a map with template, parameters, derived and constraints", path_,
@@ -688,6 +690,7 @@ class SpaceFileReader {
   }
 
   std::string path_;
+  const std::string* text_;
   std::map<std::string, int> declared_;  // parameter and derived names -> line
   std::vector<std::pair<std::string, std::string>> dtypes_;
   std::string source_;
@@ -773,16 +776,21 @@ void check_size(const std::string& path, const SpaceFileReader& reader,
 
 }  // namespace
 
-SearchSpace SearchSpace::load(const std::string& path) { return read(path, nullptr); }
+SearchSpace SearchSpace::load(const std::string& path) { return read(path, nullptr, nullptr); }
 
 SearchSpace SearchSpace::load(const std::string& path, const std::string& template_text) {
-  return read(path, &template_text);
+  return read(path, nullptr, &template_text);
 }
 
-SearchSpace SearchSpace::read(const std::string& path, const std::string* template_text) {
+SearchSpace SearchSpace::parse(const std::string& text, const std::string& origin) {
+  return read(origin, &text, nullptr);
+}
+
+SearchSpace SearchSpace::read(const std::string& path, const std::string* text,
+                              const std::string* template_text) {
   SearchSpace space;
   space.path_ = path;
-  SpaceFileReader reader(path);
+  SpaceFileReader reader(path, text);
   reader.read(&space.template_name_, &space.parameters_, &space.derived_, &space.constraints_);
   space.dtypes_ = reader.dtypes();
   // A relative `source:` is relative to the space file's folder; its text is what the

@@ -54,6 +54,10 @@ class SearchSpace {
   // As load(path), but the parameters are checked against `template_text` (a template's
   // source) instead of the embedded template the file names.
   static SearchSpace load(const std::string& path, const std::string& template_text);
+  // As load(), from the text of a space file (a shipped space embedded in the library);
+  // `origin` stands for the path in messages and path(), e.g. "<embedded NAME.yaml>".
+  // A relative `source:` is relative to the current folder.
+  static SearchSpace parse(const std::string& text, const std::string& origin);
 
   const std::string& template_name() const { return template_name_; }
   // Why the space's `dtypes:` does not cover these types on `arch`, or nullopt.
@@ -92,7 +96,9 @@ class SearchSpace {
                                                 const ArchLimits& limits) const;
 
  private:
-  static SearchSpace read(const std::string& path, const std::string* template_text);
+  // `text`: the file's content, or null to read `path`.
+  static SearchSpace read(const std::string& path, const std::string* text,
+                          const std::string* template_text);
 
   // Parsed expressions, built once; copies start without them because each evaluator's
   // parsers point into its own variable storage.

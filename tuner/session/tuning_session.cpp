@@ -5,11 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
@@ -27,24 +26,19 @@
 
 namespace tgemm {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string default_space_path(const std::string& exe_dir, const std::string& template_name) {
-  const std::string file = template_name + ".yaml";
-  // Installed: <prefix>/bin/tgemm-tune and <prefix>/share/tgemm/spaces/.
-  fs::path installed = fs::path(exe_dir) / ".." / "share" / "tgemm" / "spaces" / file;
-  if (fs::exists(installed)) return installed.lexically_normal().string();
-  // Build tree inside the repository: walk up to the folder that holds configs/.
-  for (fs::path dir = fs::path(exe_dir); !dir.empty(); dir = dir.parent_path()) {
-    fs::path candidate = dir / "configs" / "spaces" / file;
-    if (fs::exists(candidate)) return candidate.string();
-    if (dir == dir.parent_path()) break;
-  }
-  fail("no default search space {} found near {}; pass --space", file, exe_dir);
-}
-
 namespace {
+
+// The shipped space of a registered family, embedded in the library with its template: a
+// tuner in any build folder or install finds it.
+SearchSpace shipped_space(const std::string& template_name) {
+  for (const EmbeddedTemplate& t : embedded_templates())
+    if (template_name == t.name && t.space && *t.space)
+      return SearchSpace::parse(t.space, fmt::format("<embedded {}.yaml>", template_name));
+  fail("family {} has no embedded search space (configs/spaces/{}.yaml); pass --space",
+       template_name, template_name);
+}
 
 // A kernel whose warm run takes more than this many times the best so far cannot win; it is
 // recorded with that one run instead of being timed in full.
@@ -164,15 +158,16 @@ class Session {
   }
 
  private:
-  // --space files, else the shipped space of every registered family.
+  // --space files, else the shipped (embedded) space of every registered family.
   void load_spaces() {
-    std::vector<std::string> paths = opt_.space_paths;
-    if (paths.empty())
-      for (const GemmTemplate* t : all_templates())
-        paths.push_back(default_space_path(opt_.exe_dir, t->name()));
-    for (const std::string& path : paths) {
+    std::vector<SearchSpace> spaces;
+    for (const std::string& path : opt_.space_paths) spaces.push_back(SearchSpace::load(path));
+    if (opt_.space_paths.empty())
+      for (const GemmTemplate* t : all_templates()) spaces.push_back(shipped_space(t->name()));
+    for (SearchSpace& space : spaces) {
+      const std::string path = space.path();
       auto fs = std::make_unique<FamilySpace>();
-      fs->space = SearchSpace::load(path);
+      fs->space = std::move(space);
       const std::string& name = fs->space.template_name();
       if (fs->space.source_path().empty()) {
         fs->family = &template_named(name);

@@ -13,9 +13,9 @@ namespace tgemm {
 
 struct TuneOptions {
   std::string shapes_path;
-  // Empty: the shipped space of every registered family; else only these spaces.
+  // Empty: the shipped space of every registered family (embedded in the library, so any
+  // build folder or install has it); else only these spaces.
   std::vector<std::string> space_paths;
-  std::string exe_dir;  // where the shipped spaces are looked for
   std::string db_path = "tgemm.db";
   std::string arch;  // empty: the GPU's, or sm_75 without one
   // The spaces hold tens of thousands of legal configs: sample by default.
@@ -33,9 +33,5 @@ struct TuneOptions {
 // Runs the whole session; throws Error for bad input or a database it cannot use.
 // Kernel failures are trial statuses, not exceptions.
 void run_tuning_session(const TuneOptions& options);
-
-// configs/spaces/<template>.yaml next to an installed or in-tree tgemm-tune, found from the
-// executable's folder; throws Error when there is none.
-std::string default_space_path(const std::string& exe_dir, const std::string& template_name);
 
 }  // namespace tgemm
