@@ -70,6 +70,11 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  std::string shard;
+  auto* shard_option =
+      app.add_option("--shard", shard,
+                     "I/N: tune only share I of N (0 <= I < N) of the shapes, split by a stable "
+                     "hash of each problem; merge the N databases with tgemm-db merge");
   app.add_flag("--compile-only", opt.compile_only,
                "compile and prune for --arch, store the cubins; no GPU needed");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   const std::string exe_dir = executable_dir();
   opt.worker_path = exe_dir + "/tgemm-worker";
   try {
+    if (*shard_option) opt.shard = tgemm::parse_shard(shard);
     opt.exe_dir = exe_dir;
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
