@@ -27,6 +27,16 @@ struct TextTable {
   std::vector<std::vector<std::optional<std::string>>> rows;
 };
 
+// What TuningDb::merge_from added to the database from the other file.
+struct MergeCounts {
+  int64_t runs = 0;  // every run is kept, under a new id
+  int64_t devices = 0, kernels = 0, binaries = 0, problems = 0;  // new here (natural keys)
+  int64_t trials = 0;            // new (problem, kernel, device) triples
+  int64_t duplicate_trials = 0;  // triples in both files: the faster ok one kept
+  int64_t replaced_trials = 0;   // of those, the ones the other file's trial won
+  int64_t cublas_times = 0;      // (problem, device) times added or replaced by a later one
+};
+
 class TuningDb {
  public:
   enum class Mode { read_write, read_only };
@@ -99,6 +109,13 @@ class TuningDb {
   // A consistent snapshot of the whole database written to `dest_path` (SQLite's online
   // backup), a new file: an existing one is refused, never overwritten.
   void copy_to(const std::string& dest_path);
+  // Adds everything in the tuning database at `other_path` (opened read-only, never written;
+  // an older schema is read through a migrated copy) in one transaction: devices, kernels,
+  // binaries and problems by their natural keys, every run under a new id, every trial; a
+  // (problem, kernel, device) in both keeps the faster ok trial (this file's when neither is
+  // ok or they tie), cuBLAS times the latest per (problem, device), and the best of every
+  // (problem, device) the other file has trials for is recomputed.
+  MergeCounts merge_from(const std::string& other_path);
   // Removes one problem and everything measured on it (best, trials, cuBLAS times), as if it
   // had never been tuned; kernels and binaries stay. Returns the trials removed (0 when the
   // problem is not there). For a scratch copy: tgemm-bench --untuned serves shapes from one.

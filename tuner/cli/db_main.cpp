@@ -1,6 +1,7 @@
 // tgemm-db: answers questions about a tuning database without ever writing it: the tuned
 // problems, the best config of one shape, every trial of a shape, or all trials as CSV/JSON.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -300,6 +302,49 @@ int run_replay(tgemm::TuningDb& db, const std::string& truth_path, bool leave_on
   return 0;
 }
 
+// Every IN merged into a new OUT. The merge is built under a scratch name beside OUT and
+// linked to OUT only when complete, so OUT is never overwritten nor left half-merged.
+int run_merge(const std::string& out_path, const std::vector<std::string>& in_paths) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(out_path, ec)))
+    fail("merge: '{}' exists; merge writes a new database and never overwrites one", out_path);
+  const std::string scratch = fmt::format("{}.merging-{}", out_path, ::getpid());
+  const auto remove_scratch = [&scratch] {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      fs::remove(scratch + suffix, ignored);
+  };
+  int64_t duplicates = 0;
+  try {
+    tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
+    for (const std::string& in : in_paths) {
+      const tgemm::MergeCounts c = out.merge_from(in);
+      duplicates += c.duplicate_trials;
+      fmt::print(
+          "merged '{}': {} run(s), {} device(s), {} problem(s), {} kernel(s), {} binaries, {} "
+          "trial(s) new; {} trial(s) already there ({} replaced by a faster ok one)\n",
+          in, c.runs, c.devices, c.problems, c.kernels, c.binaries, c.trials, c.duplicate_trials,
+          c.replaced_trials);
+    }
+  } catch (...) {
+    remove_scratch();
+    throw;
+  }
+  // link() fails when OUT appeared meanwhile, where a rename would replace it.
+  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
+    const int err = errno;
+    remove_scratch();
+    fail("merge: cannot create '{}': {}", out_path, std::strerror(err));
+  }
+  remove_scratch();
+  fmt::print(
+      "wrote '{}' from {} database(s); {} duplicate trial(s) (the same problem, kernel and "
+      "device in two inputs: the faster ok one kept, else the first)\n",
+      out_path, in_paths.size(), duplicates);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -328,6 +373,14 @@ int main(int argc, char** argv) {
   replay->add_option("--against", truth_path, "a database tuned on the problems to replay");
   replay->add_flag("--leave-one-out", leave_one_out,
                    "replay --db's own problems, each as if it had not been tuned");
+  std::string merge_out;
+  std::vector<std::string> merge_in;
+  auto* merge = app.add_subcommand(
+      "merge",
+      "merge tuning databases (e.g. the shards of tgemm-tune --shard) into a new file OUT; "
+      "the inputs are only read");
+  merge->add_option("OUT", merge_out, "the merged database to create (must not exist)")->required();
+  merge->add_option("IN", merge_in, "the databases to merge, one or more")->required();
 
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
@@ -338,6 +391,7 @@ int main(int argc, char** argv) {
     if (*exporter && format != "csv" && format != "json")
       fail("unknown export format '{}' (expected csv or json)", format);
 
+    if (*merge) return run_merge(merge_out, merge_in);
     tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_only);
     if (*list) return run_list(db);
     if (*best) return run_best(db, best_args);

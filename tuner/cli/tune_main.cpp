@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
       ->capture_default_str()
       ->transform(tgemm::cli::number_from(0.001, 3600, "seconds"));
+  std::string shard;
+  auto* shard_option =
+      app.add_option("--shard", shard,
+                     "I/N: tune only share I of N (0 <= I < N) of the shapes, split by a stable "
+                     "hash of each problem; merge the N databases with tgemm-db merge");
   app.add_flag("--compile-only", opt.compile_only,
                "compile and prune for --arch, store the cubins; no GPU needed");
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
@@ -85,6 +90,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
   opt.worker_path = executable_dir() + "/tgemm-worker";
   try {
+    if (*shard_option) opt.shard = tgemm::parse_shard(shard);
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());

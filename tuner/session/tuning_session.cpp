@@ -12,6 +12,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/core/hash.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/template_registry.h"
@@ -27,6 +28,26 @@
 namespace tgemm {
 
 using Clock = std::chrono::steady_clock;
+
+Shard parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  const auto whole = [](const std::string& digits) {
+    return !digits.empty() && digits.size() <= 9 &&
+           digits.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (slash != std::string::npos && whole(text.substr(0, slash)) && whole(text.substr(slash + 1))) {
+    const Shard shard{std::stoull(text.substr(0, slash)), std::stoull(text.substr(slash + 1))};
+    if (shard.index < shard.count) return shard;
+  }
+  fail(
+      "--shard must be I/N, this run's share I of N, with whole numbers 0 <= I < N (e.g. 0/4 "
+      "to 3/4 for four machines), not '{}'",
+      text);
+}
+
+bool in_shard(const std::string& problem_key, const Shard& shard) {
+  return std::stoull(stable_hash(problem_key), nullptr, 16) % shard.count == shard.index;
+}
 
 namespace {
 
@@ -109,6 +130,7 @@ class Session {
   void run() {
     const auto started = Clock::now();
     problems_ = load_problem_set(opt_.shapes_path);
+    if (!keep_shard()) return;
     load_spaces();
     pick_target();
     std::vector<VariantGroup> groups = group_by_variant();
@@ -158,6 +180,25 @@ class Session {
   }
 
  private:
+  // Drops the problems of other shards; false (after saying so) when none is left.
+  bool keep_shard() {
+    const Shard& shard = opt_.shard;
+    if (shard.count == 1) return true;
+    const size_t all = problems_.size();
+    std::erase_if(problems_,
+                  [&](const NamedProblem& p) { return !in_shard(p.problem.key(), shard); });
+    const std::string which =
+        fmt::format("shard {}/{} of {}", shard.index, shard.count, opt_.shapes_path);
+    if (problems_.empty()) {
+      // Still leave a (schema-only) database, so a merge may list every shard's file.
+      TuningDb db(opt_.db_path, TuningDb::Mode::read_write);
+      fmt::print("{} holds none of its {} problem(s); nothing to tune\n", which, all);
+      return false;
+    }
+    spdlog::info("{}: {} of {} problem(s)", which, problems_.size(), all);
+    return true;
+  }
+
   // --space files, else the shipped (embedded) space of every registered family.
   void load_spaces() {
     std::vector<SearchSpace> spaces;

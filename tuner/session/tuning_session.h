@@ -11,6 +11,18 @@
 
 namespace tgemm {
 
+// --shard I/N: this run tunes only the problems whose stable hash of Problem::key() is I
+// modulo N, so N machines given 0/N .. N-1/N share a shape file, each problem exactly once.
+struct Shard {
+  uint64_t index = 0;
+  uint64_t count = 1;  // 1: every problem
+};
+
+// "I/N" in decimal with 0 <= I < N; throws Error naming --shard for anything else.
+Shard parse_shard(const std::string& text);
+// Whether the problem with this key (Problem::key()) belongs to the shard.
+bool in_shard(const std::string& problem_key, const Shard& shard);
+
 struct TuneOptions {
   std::string shapes_path;
   // Empty: the shipped space of every registered family (embedded in the library, so any
@@ -25,6 +37,7 @@ struct TuneOptions {
   int jobs = 1;
   int device = 0;
   bool compile_only = false;
+  Shard shard;               // the share of the shape file this run tunes
   double timeout_s = 10;     // watchdog for one kernel evaluation
   std::string worker_path;   // tgemm-worker
   std::string command_line;  // recorded with the run
