@@ -1,6 +1,8 @@
 // Runs one of the tools as a user would and captures its output and exit code.
 #pragma once
 
+#include "tests/common/temp_dir.h"
+
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,25 +37,6 @@ inline CliResult run_tool(const std::string& tool, const std::string& args) {
   return result;
 }
 
-// A fresh folder under the temp dir, removed with the object.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("tgemm_" + tag + "_" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(file(name)) << text;
-    return file(name);
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 // One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it; -1 on error.
 inline int64_t query_int(const std::string& db_path, const std::string& sql) {

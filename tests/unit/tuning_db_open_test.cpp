@@ -15,30 +15,14 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tests/common/temp_dir.h"
 
 namespace tgemm {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("tgemm_db_open_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
-             "_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // One text cell from a plain SQLite connection ("<error>" when it fails).
 std::string scalar(const std::string& path, const std::string& sql) {
