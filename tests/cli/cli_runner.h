@@ -53,6 +53,22 @@ inline int64_t query_int(const std::string& db_path, const std::string& sql) {
   return value;
 }
 
+// One text cell from plain SQL, read-only (`fallback` on any error), e.g. PRAGMA integrity_check.
+inline std::string query_text(const std::string& db_path, const std::string& sql,
+                              const std::string& fallback = "") {
+  sqlite3* db = nullptr;
+  std::string value = fallback;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+      value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

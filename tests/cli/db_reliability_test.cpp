@@ -25,26 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::query_int;
+using testing::query_text;
 using testing::run_tool;
 using testing::TempDir;
 
 const std::string kQuick = TGEMM_SOURCE_DIR "/configs/shapes/quick.yaml";
 constexpr int kNobody = 65534;
-
-// One text cell from plain SQL ("" on error), e.g. PRAGMA integrity_check.
-std::string query_text(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  std::string value;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
-      value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return value;
-}
 
 Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
 

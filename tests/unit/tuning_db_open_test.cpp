@@ -15,6 +15,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tests/cli/cli_runner.h"
 #include "tests/common/temp_dir.h"
 
 namespace tgemm {
@@ -24,19 +25,8 @@ namespace fs = std::filesystem;
 
 using testing::TempDir;
 
-// One text cell from a plain SQLite connection ("<error>" when it fails).
 std::string scalar(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  std::string value = "<error>";
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
-      value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return value;
+  return testing::query_text(path, sql, "<error>");
 }
 
 Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
