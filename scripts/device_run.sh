@@ -18,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT" /tmp/tgemm
-B=build-dev
+B=${TGEMM_BUILD:-build-dev}  # another build folder (carried) through TGEMM_BUILD
 export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tgemm {
 
 namespace {
@@ -39,6 +41,14 @@ std::vector<std::string> problem_defines(const Problem& problem) {
           fmt::format("-DTGEMM_TYPE_B={}", element_code(problem.types.b)),
           fmt::format("-DTGEMM_TYPE_C={}", element_code(problem.types.c)),
           fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
+}
+
+KernelLaunch scale_c_launch(const Problem& problem, int entry) {
+  KernelLaunch launch;
+  launch.entry = entry;
+  launch.grid[0] = unsigned(std::clamp<int64_t>((problem.m * problem.n + 255) / 256, 1, 65535));
+  launch.block[0] = 256;
+  return launch;
 }
 
 }  // namespace tgemm

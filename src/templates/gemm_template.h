@@ -70,5 +70,8 @@ Problem build_variant(const Problem& problem);
 // "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." for a problem: the defines every
 // template reads from common/elements.cuh and its layout macros.
 std::vector<std::string> problem_defines(const Problem& problem);
+// The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
+// entry `entry`: split-K slices that add into C need it first.
+KernelLaunch scale_c_launch(const Problem& problem, int entry);
 
 }  // namespace tgemm

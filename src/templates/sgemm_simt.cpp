@@ -2,8 +2,6 @@
 // FP32 GEMM on the CUDA cores, one BM x BN tile per block, split-K through atomics.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
 
@@ -44,14 +42,7 @@ class SgemmSimt final : public GemmTemplate {
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
-    if (t.split_k > 1) {
-      KernelLaunch prepare;
-      prepare.entry = 1;
-      prepare.grid[0] =
-          unsigned(std::clamp<int64_t>((problem.m * problem.n + 255) / 256, 1, 65535));
-      prepare.block[0] = 256;
-      plan.add(prepare);
-    }
+    if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
     KernelLaunch main;
     main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
     main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
