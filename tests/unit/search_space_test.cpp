@@ -379,7 +379,7 @@ TEST(SearchSpace, arch_limits_are_variables) {
   SpaceFile file(
       "template: t\nparameters:\n  S: [1]\nderived:\n"
       "  L1: MAX_THREADS_PER_BLOCK\n  L2: MAX_THREADS_PER_SM\n  L3: REGS_PER_SM\n"
-      "  L4: SMEM_PER_BLOCK_OPTIN\n  L5: SMEM_PER_SM\n");
+      "  L4: SMEM_PER_BLOCK_OPTIN\n  L5: SMEM_PER_SM\n  L6: ARCH\n");
   const SearchSpace space = load_test_space(file.path());
   const ArchLimits sm90 = arch_limits("sm_90");
   const auto v = space.derived_values(space.config_at(0), sm90);
@@ -388,6 +388,7 @@ TEST(SearchSpace, arch_limits_are_variables) {
   EXPECT_EQ(v.at("L3"), sm90.regs_per_sm);
   EXPECT_EQ(v.at("L4"), sm90.smem_per_block_optin);
   EXPECT_EQ(v.at("L5"), sm90.smem_per_sm);
+  EXPECT_EQ(v.at("L6"), 90);
 }
 
 // ---- Load errors ---------------------------------------------------------------------------
@@ -462,6 +463,19 @@ TEST(SearchSpace, rejects_non_integer_value_naming_line) {
       load_error("template: t\nparameters:\n  A: [1]\n  B:\n    - 2\n    - 2.5\n", &path);
   EXPECT_HAS(msg, path + ":6:");
   EXPECT_HAS(msg, "parameter B: '2.5' is not an integer");
+}
+
+// A feature an arch lacks (cp.async before sm_80) is refused there with the space's reason.
+TEST(SearchSpace, arch_number_prunes_features_per_arch) {
+  SpaceFile file(
+      "template: t\nparameters:\n  S: [2, 3]\nconstraints:\n"
+      "  - {expr: \"S <= 2 || ARCH >= 80\", reason: \"cp.async stages need sm_80\"}\n");
+  const SearchSpace space = load_test_space(file.path());
+  const auto on75 = space.rejection(space.config_at(1), arch_limits("sm_75"));
+  ASSERT_TRUE(on75.has_value());
+  EXPECT_HAS(*on75, "cp.async stages need sm_80");
+  EXPECT_FALSE(space.rejection(space.config_at(1), arch_limits("sm_80")).has_value());
+  EXPECT_FALSE(space.rejection(space.config_at(0), arch_limits("sm_75")).has_value());
 }
 
 TEST(SearchSpace, rejects_repeated_value_naming_line) {

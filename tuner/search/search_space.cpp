@@ -28,8 +28,10 @@ namespace tgemm {
 namespace {
 
 // Names the expressions may use besides the space's own; filled from ArchLimits.
+// ARCH is the compute capability as a number (sm_80 -> 80), for features an arch lacks.
 constexpr const char* kArchLimitNames[] = {"MAX_THREADS_PER_BLOCK", "MAX_THREADS_PER_SM",
-                                           "REGS_PER_SM", "SMEM_PER_BLOCK_OPTIN", "SMEM_PER_SM"};
+                                           "REGS_PER_SM",           "SMEM_PER_BLOCK_OPTIN",
+                                           "SMEM_PER_SM",           "ARCH"};
 constexpr size_t kArchLimitCount = std::size(kArchLimitNames);
 // Functions the expression language offers (see IntExprParser::InitFun).
 constexpr const char* kFunctionNames[] = {"min", "max"};
@@ -40,6 +42,7 @@ void arch_limit_values(const ArchLimits& limits, double* out) {
   out[2] = limits.regs_per_sm;
   out[3] = limits.smem_per_block_optin;
   out[4] = limits.smem_per_sm;
+  out[5] = limits.arch.empty() ? 0 : arch_number(limits.arch);  // unnamed: no features
 }
 
 // ---- Integer expressions --------------------------------------------------------------
