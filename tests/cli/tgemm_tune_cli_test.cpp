@@ -56,6 +56,27 @@ TEST_F(TuneCli, compile_only_fills_database_then_rerun_compiles_nothing) {
   EXPECT_EQ(query_int(db_, "select count(*) from runs"), 2);
 }
 
+// Not a terminal: progress comes as whole plain lines (no carriage returns); --quiet leaves
+// only the results on stdout, and cannot be combined with a log level.
+TEST_F(TuneCli, progress_is_plain_lines_off_a_terminal_and_quiet_silences_it) {
+  auto plain = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("compile sgemm_simt f32 NN for sm_75: "), std::string::npos)
+      << plain.output;
+  EXPECT_EQ(plain.output.find('\r'), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find(" info "), std::string::npos) << plain.output;
+
+  auto quiet = run_tool("tgemm-tune", compile_only("random", "--quiet"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find("compile sgemm_simt"), std::string::npos) << quiet.output;
+  EXPECT_EQ(quiet.output.find(" info "), std::string::npos) << quiet.output;
+  EXPECT_NE(quiet.output.find("configs: "), std::string::npos) << quiet.output;
+
+  auto both = run_tool("tgemm-tune", compile_only("random", "--quiet --log-level debug"));
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+}
+
 TEST_F(TuneCli, missing_shapes_option_is_a_usage_error) {
   auto r = run_tool("tgemm-tune", "--compile-only --db " + db_);
   EXPECT_NE(r.exit_code, 0);

@@ -83,9 +83,14 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  auto* quiet = app.add_flag("--quiet,-q", opt.quiet,
+                             "no progress lines, warnings and errors only (the results still "
+                             "print on stdout)");
+  auto* level_option = app.get_option("--log-level");
+  quiet->excludes(level_option);
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_level(spdlog::level::from_str(opt.quiet ? "warn" : log_level));
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
   for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
   opt.worker_path = executable_dir() + "/tgemm-worker";

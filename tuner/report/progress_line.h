@@ -1,54 +1,58 @@
-// ProgressLine: one status line on stderr, redrawn in place on a terminal and logged at
-// most every few seconds otherwise (CI logs, device runs).
+// ProgressLine: one status line on stderr, redrawn in place on a terminal and written as a
+// plain line at most every few seconds otherwise (CI logs, device runs), or not at all
+// under --quiet. What the line says is format_progress's job, so it can be tested alone.
 #pragma once
 
-#include <unistd.h>
-
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 
 namespace tgemm {
 
-class ProgressLine {
- public:
-  ProgressLine() : tty_(isatty(fileno(stderr)) != 0) {}
-  ~ProgressLine() { finish(); }
-
-  void update(const std::string& text) {
-    auto now = std::chrono::steady_clock::now();
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s", text.c_str());
-      open_ = true;
-    } else if (now - last_ >= std::chrono::seconds(5)) {
-      std::fprintf(stderr, "%s\n", text.c_str());
-      last_ = now;
-    }
-  }
-  // Ends the in-place line so that the next output starts on a fresh line.
-  void finish() {
-    if (open_) std::fprintf(stderr, "\n");
-    open_ = false;
-  }
-
- private:
-  bool tty_;
-  bool open_ = false;
-  std::chrono::steady_clock::time_point last_{};
+// The facts one progress line reports.
+struct ProgressFacts {
+  std::string what;            // "compile sgemm_simt f32 NN for sm_90", "4096^3 (f32 NN)"
+  size_t done = 0, total = 0;  // done is shown clamped to total
+  double elapsed_s = 0;
+  double best_tflops = 0;     // 0: nothing measured yet
+  double best_vs_cublas = 0;  // cuBLAS's time over the best's; 0: unknown
 };
 
-// "1m05s", "42s"; "?" for what is not a sane duration (NaN, over a year: an ETA from too
-// little progress), never an overflowed number.
-inline std::string format_duration(double seconds) {
-  if (!(seconds < 365.0 * 24 * 3600)) return "?";
-  if (seconds < 0) seconds = 0;
-  const long long s = (long long)(seconds + 0.5);
-  char buf[32];
-  if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%llds", s);
-  return buf;
-}
+// "what: 12/68, 3s elapsed, ETA 14s, best 42.10 TFLOP/s (0.83x cuBLAS)". The ETA is left
+// out until there is enough progress to extrapolate (a first item and a second of work),
+// and at the end; the best is left out until there is one.
+std::string format_progress(const ProgressFacts& facts);
+
+// "1m05s", "42s"; "?" for what is not a sane duration (NaN, over a year), never an
+// overflowed number.
+std::string format_duration(double seconds);
+
+class ProgressLine {
+ public:
+  enum class Mode { in_place, plain, quiet };
+  // The mode for stderr: in place on a terminal, plain lines otherwise, none when quiet.
+  static Mode mode_for_stderr(bool quiet);
+
+  explicit ProgressLine(Mode mode, std::FILE* out = stderr,
+                        std::chrono::milliseconds plain_interval = std::chrono::seconds(5))
+      : mode_(mode), out_(out), interval_(plain_interval) {}
+  ~ProgressLine() { finish(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void update(const ProgressFacts& facts);
+  // Ends the line: on a terminal a newline, in plain mode the last state if it was not
+  // the last line written (so a log always shows where a phase ended).
+  void finish();
+
+ private:
+  Mode mode_;
+  std::FILE* out_;
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_{};
+  bool open_ = false;      // in place: a line is drawn and not yet ended
+  std::string unwritten_;  // plain: the newest text not yet written
+};
 
 }  // namespace tgemm

@@ -6,9 +6,9 @@
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
@@ -117,6 +117,7 @@ struct ProblemState {
   int64_t problem_id = 0;
   double best_us = 0;  // kernels over kCutoffFactor x this are not timed in full
   double best_tflops = 0;
+  double cublas_us = 0;  // cuBLAS's median for the problem, once prepared
   bool cublas_timed = false;
   bool ran_any = false;
   std::string note;                         // why it could not be tuned
@@ -290,13 +291,13 @@ class Session {
                  fs.enumeration->legal.size(), opt_.strategy);
     constexpr size_t kBatch = 256;
     return run_ask_tell(*strategy, kBatch, [&](const std::vector<KernelConfig>& batch) {
-      ProgressLine line;
+      ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
       const auto t0 = Clock::now();
+      const std::string what =
+          fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
+                      group.variant.layout(), limits_.arch);
       auto outcomes = compile.run(*fs.family, batch, group.variant, [&](size_t done, size_t total) {
-        double eta = done ? seconds_since(t0) / double(done) * double(total - done) : 0;
-        line.update(fmt::format("compile {} {} {} for {}: {}/{} ETA {}", fs.family->name(),
-                                group.variant.types.name(), group.variant.layout(), limits_.arch,
-                                done, total, format_duration(eta)));
+        line.update({what, done, total, seconds_since(t0)});
       });
       line.finish();
       std::vector<TrialResult> results;
@@ -354,8 +355,10 @@ class Session {
     std::vector<TrialResult> results;
     if (!st->note.empty()) return results;  // could not be prepared earlier
     bool prepared = false;
-    ProgressLine line;
+    ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
     const auto t0 = Clock::now();
+    const std::string what =
+        fmt::format("{} ({} {})", st->named->name, problem.types.name(), problem.layout());
     size_t done = 0;
     for (const CompileOutcome& outcome : outcomes) {
       ++done;
@@ -382,6 +385,7 @@ class Session {
             return results;
           }
           db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us);
+          st->cublas_us = cublas.median_us;
           prepared = true;
         }
         trial = client_->evaluate(outcome.config, outcome.compiled, kCutoffFactor * st->best_us);
@@ -398,10 +402,8 @@ class Session {
                       trial);
       ++counts_.by_status[trial.status];
       results.push_back(trial);
-      double eta = seconds_since(t0) / double(done) * double(outcomes.size() - done);
-      line.update(fmt::format("{} ({} {}): {}/{} best {:.2f} TFLOP/s ETA {}", st->named->name,
-                              problem.types.name(), problem.layout(), done, outcomes.size(),
-                              st->best_tflops, format_duration(eta)));
+      const double vs_cublas = st->best_us > 0 ? st->cublas_us / st->best_us : 0;
+      line.update({what, done, outcomes.size(), seconds_since(t0), st->best_tflops, vs_cublas});
     }
     line.finish();
     return results;

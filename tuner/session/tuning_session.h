@@ -37,6 +37,7 @@ struct TuneOptions {
   int jobs = 1;
   int device = 0;
   bool compile_only = false;
+  bool quiet = false;        // no progress lines, warnings and errors only
   Shard shard;               // the share of the shape file this run tunes
   double timeout_s = 10;     // watchdog for one kernel evaluation
   std::string worker_path;   // tgemm-worker
