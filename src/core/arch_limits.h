@@ -15,6 +15,8 @@ struct ArchLimits {
   int regs_per_block = 65536;
   int smem_per_block_optin = 0;  // bytes a block may get after opting in
   int smem_per_sm = 0;
+  int max_blocks_per_sm = 32;
+  int reserved_smem_per_block = 1024;  // what the system takes of each block's share (sm_80+)
 };
 
 // Table entry for "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"; throws Error for

@@ -42,6 +42,8 @@ DeviceInfo query_device(int ordinal) {
   info.limits.regs_per_block = prop.regsPerBlock;
   info.limits.smem_per_block_optin = int(prop.sharedMemPerBlockOptin);
   info.limits.smem_per_sm = int(prop.sharedMemPerMultiprocessor);
+  info.limits.max_blocks_per_sm = prop.maxBlocksPerMultiProcessor;
+  info.limits.reserved_smem_per_block = int(prop.reservedSharedMemPerBlock);
   return info;
 }
 

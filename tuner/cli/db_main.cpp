@@ -20,11 +20,14 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/report/explain.h"
 #include "tuner/report/selection_replay.h"
+#include "tuner/report/text_columns.h"
 
 namespace {
 
 using tgemm::fail;
+using tgemm::TextColumns;
 
 constexpr int kExitError = 1;
 constexpr int kExitNotTuned = 3;  // a valid question with no answer in the database
@@ -69,8 +72,8 @@ Shape parse_shape(const ShapeArgs& args) {
     if (value < 1 || value > INT32_MAX)
       fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
            INT32_MAX, value);
-  Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
-              args.k};
+  Shape shape{
+      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }
@@ -78,38 +81,6 @@ Shape parse_shape(const ShapeArgs& args) {
 std::string on_device(const std::string& device) {
   return device.empty() ? "" : fmt::format(" on device '{}'", device);
 }
-
-// Columns padded to their widest cell; numbers right-aligned so digits line up.
-class TextColumns {
- public:
-  TextColumns(std::vector<std::string> header, std::vector<bool> right_aligned)
-      : right_(std::move(right_aligned)) {
-    rows_.push_back(std::move(header));
-  }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print() const {
-    std::vector<size_t> width(rows_.front().size(), 0);
-    for (const auto& row : rows_)
-      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const bool last = c + 1 == row.size();
-        if (c) line += "  ";
-        if (right_[c])
-          line += fmt::format("{:>{}}", row[c], width[c]);
-        else
-          line += last ? row[c] : fmt::format("{:<{}}", row[c], width[c]);
-      }
-      line.erase(line.find_last_not_of(' ') + 1);  // an empty last cell leaves no trailing blanks
-      fmt::print("{}\n", line);
-    }
-  }
-
- private:
-  std::vector<bool> right_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 std::string fixed(double value, int digits = 2) { return fmt::format("{:.{}f}", value, digits); }
 
@@ -221,6 +192,14 @@ int run_show(tgemm::TuningDb& db, const ShapeArgs& args) {
     table.print();
     i = end;
   }
+  return 0;
+}
+
+int run_explain(tgemm::TuningDb& db, const ShapeArgs& args) {
+  const Shape shape = parse_shape(args);
+  const auto problem =
+      tgemm::Problem::packed(shape.types, shape.op_a, shape.op_b, shape.m, shape.n, shape.k);
+  fmt::print("{}", tgemm::explain_problem(db, problem, args.device));
   return 0;
 }
 
@@ -355,11 +334,16 @@ int main(int argc, char** argv) {
   app.add_option("--db", db_path, "the tuning database file")->capture_default_str();
 
   auto* list = app.add_subcommand("list", "every tuned problem and device with its best kernel");
-  ShapeArgs best_args, show_args;
+  ShapeArgs best_args, show_args, explain_args;
   auto* best = app.add_subcommand("best", "the best config for one shape (exit 3 when untuned)");
   add_shape_options(best, best_args);
   auto* show = app.add_subcommand("show", "every trial of one shape, fastest first");
   add_shape_options(show, show_args);
+  auto* explain = app.add_subcommand(
+      "explain",
+      "how the dispatcher serves one shape (tuned, from which nearest tuned shape, a default, "
+      "or cuBLAS) and, where it was tuned, why its best won");
+  add_shape_options(explain, explain_args);
   std::string format, output;
   auto* exporter = app.add_subcommand("export", "every trial with its problem, kernel and device");
   exporter->add_option("--format", format, "csv or json")->required();
@@ -388,6 +372,7 @@ int main(int argc, char** argv) {
     // Check the arguments before touching the database, so a typo is named as such.
     if (*best) parse_shape(best_args);
     if (*show) parse_shape(show_args);
+    if (*explain) parse_shape(explain_args);
     if (*exporter && format != "csv" && format != "json")
       fail("unknown export format '{}' (expected csv or json)", format);
 
@@ -396,6 +381,7 @@ int main(int argc, char** argv) {
     if (*list) return run_list(db);
     if (*best) return run_best(db, best_args);
     if (*show) return run_show(db, show_args);
+    if (*explain) return run_explain(db, explain_args);
     if (*replay) return run_replay(db, truth_path, leave_one_out);
     return run_export(db, format, output);
   } catch (const std::exception& e) {

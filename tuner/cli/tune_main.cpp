@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_flag("--explain", opt.explain,
+               "print what each constraint pruned and, per problem, why its best won and how "
+               "the dispatcher serves it");
   auto* quiet = app.add_flag("--quiet,-q", opt.quiet,
                              "no progress lines, warnings and errors only (the results still "
                              "print on stdout)");

@@ -3,37 +3,24 @@
 #include <map>
 
 #include "src/dispatch/kernel_selector.h"
+#include "tuner/report/database_selector.h"
 
 namespace tgemm {
 
 std::vector<ReplayRow> replay_selection(TuningDb& source, TuningDb& truth, bool leave_one_out) {
   std::vector<ReplayRow> rows;
   for (const DeviceInfo& device : truth.devices()) {
-    std::vector<TrialRecord> measured;
-    for (TrialRecord& r : source.trials("", device.name))
-      if (r.arch == device.arch) measured.push_back(std::move(r));
-    const std::vector<BestEntry> tuned = source.best_entries("", device.name, device.arch);
-    // The selector as the dispatcher builds it, without `left_out` when that is non-empty.
-    auto selector_without = [&](const std::string& left_out) {
-      std::vector<BestEntry> kept_tuned;
-      std::vector<TrialRecord> kept_trials;
-      for (const BestEntry& e : tuned)
-        if (e.problem.key() != left_out) kept_tuned.push_back(e);
-      for (const TrialRecord& r : measured)
-        if (r.problem.key() != left_out) kept_trials.push_back(r);
-      return KernelSelector(std::move(kept_tuned), shipped_default_kernels(), device.arch,
-                            device.sm_count, kept_trials);
-    };
-    const KernelSelector all = selector_without("");
+    const DatabaseSelector from_source(source, device);
+    const KernelSelector all = from_source.selector();
     // Times in the truth database: problem key -> canonical name -> median µs.
     std::map<std::string, std::map<std::string, double>> times;
     for (const TrialRecord& r : truth.trials("", device.name))
       if (r.arch == device.arch && r.trial.status == TrialStatus::ok)
         times[r.problem.key()][r.trial.config.canonical_name()] = r.trial.time_median_us;
     for (const BestEntry& best : truth.best_entries("", device.name, device.arch)) {
-      const KernelChoice choice = leave_one_out
-                                      ? selector_without(best.problem.key()).choose(best.problem)
-                                      : all.choose(best.problem);
+      const KernelChoice choice =
+          leave_one_out ? from_source.selector(best.problem.key()).choose(best.problem)
+                        : all.choose(best.problem);
       ReplayRow row{best.problem.key(), device.name, choice.path, "", best.trial.time_median_us, 0};
       if (choice.path != Selection::cublas) {
         row.chosen = choice.config.canonical_name();

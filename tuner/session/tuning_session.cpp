@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -20,7 +21,9 @@
 #include "tuner/evaluate/worker_client.h"
 #include "tuner/input/problem_set.h"
 #include "tuner/input/yaml_input.h"
+#include "tuner/report/explain.h"
 #include "tuner/report/progress_line.h"
+#include "tuner/report/text_columns.h"
 #include "tuner/search/ask_tell.h"
 #include "tuner/search/search_space.h"
 #include "tuner/search/strategy.h"
@@ -177,6 +180,9 @@ class Session {
     summary += fmt::format("; total {}", format_duration(seconds_since(started)));
     db.finish_run(run_id_, summary);
     if (device_) print_table(reports);
+    if (device_ && opt_.explain)
+      for (const NamedProblem& p : problems_)
+        fmt::print("\n{}", explain_problem(db, p.problem, device_->name));
     fmt::print("{}\n", summary);
   }
 
@@ -259,6 +265,22 @@ class Session {
     return groups;
   }
 
+  // --explain: what each constraint of a family's space pruned on this arch (the first
+  // constraint a config fails is the one it counts under).
+  void print_pruning(const FamilySpace& fs) const {
+    uint64_t pruned = 0;
+    for (const auto& [reason, count] : fs.enumeration->rejected_by_reason) pruned += count;
+    fmt::print("{} on {}: {} legal config(s), {} pruned\n", fs.space.template_name(), limits_.arch,
+               fs.enumeration->legal.size(), pruned);
+    std::vector<std::pair<uint64_t, std::string>> rows;
+    for (const auto& [reason, count] : fs.enumeration->rejected_by_reason)
+      rows.emplace_back(count, reason);
+    std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    TextColumns table({"pruned", "constraint"}, {true, false});
+    for (const auto& [count, reason] : rows) table.add({std::to_string(count), reason});
+    if (pruned) table.print();
+  }
+
   // The shipped defaults of this family, types and arch that are legal in the space.
   std::vector<KernelConfig> default_configs(const FamilySpace& fs, const GemmTypes& types) {
     std::vector<KernelConfig> out;
@@ -279,6 +301,7 @@ class Session {
       fs.enumeration = fs.space.enumerate(limits_);
       for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
         spdlog::debug("{}: pruned {} config(s): {}", fs.space.path(), count, reason);
+      if (opt_.explain) print_pruning(fs);
     }
     // The strategy's configs, preceded by the shipped defaults: every tuned shape then
     // measures the kernel an untuned call would get, and a small budget always holds a

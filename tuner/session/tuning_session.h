@@ -38,6 +38,7 @@ struct TuneOptions {
   int device = 0;
   bool compile_only = false;
   bool quiet = false;        // no progress lines, warnings and errors only
+  bool explain = false;      // print what each constraint pruned and why each best won
   Shard shard;               // the share of the shape file this run tunes
   double timeout_s = 10;     // watchdog for one kernel evaluation
   std::string worker_path;   // tgemm-worker

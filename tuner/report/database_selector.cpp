@@ -1,0 +1,22 @@
+#include "tuner/report/database_selector.h"
+
+namespace tgemm {
+
+DatabaseSelector::DatabaseSelector(TuningDb& db, const DeviceInfo& device) : device_(device) {
+  for (TrialRecord& r : db.trials("", device.name))
+    if (r.arch == device.arch) measured_.push_back(std::move(r));
+  tuned_ = db.best_entries("", device.name, device.arch);
+}
+
+KernelSelector DatabaseSelector::selector(const std::string& left_out) const {
+  std::vector<BestEntry> kept_tuned;
+  std::vector<TrialRecord> kept_trials;
+  for (const BestEntry& e : tuned_)
+    if (e.problem.key() != left_out) kept_tuned.push_back(e);
+  for (const TrialRecord& r : measured_)
+    if (r.problem.key() != left_out) kept_trials.push_back(r);
+  return KernelSelector(std::move(kept_tuned), shipped_default_kernels(), device_.arch,
+                        device_.sm_count, kept_trials);
+}
+
+}  // namespace tgemm

@@ -1,0 +1,31 @@
+// The dispatcher's kernel selector for one device of a tuning database, as libtgemm builds
+// it (the device's best entries and trials, the shipped defaults), optionally without one
+// problem, to see how it would be served had nobody tuned it. Shared by selection replay
+// and explain.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "db/tuning_db.h"
+#include "src/core/device_info.h"
+#include "src/dispatch/kernel_selector.h"
+
+namespace tgemm {
+
+class DatabaseSelector {
+ public:
+  DatabaseSelector(TuningDb& db, const DeviceInfo& device);
+
+  // The selector without `left_out` (a problem key; empty: nothing left out).
+  KernelSelector selector(const std::string& left_out = "") const;
+  const std::vector<BestEntry>& tuned() const { return tuned_; }
+  const std::vector<TrialRecord>& measured() const { return measured_; }
+
+ private:
+  DeviceInfo device_;
+  std::vector<BestEntry> tuned_;
+  std::vector<TrialRecord> measured_;
+};
+
+}  // namespace tgemm

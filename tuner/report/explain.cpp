@@ -1,0 +1,160 @@
+#include "tuner/report/explain.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+
+#include "src/core/arch_limits.h"
+#include "src/core/occupancy.h"
+#include "src/templates/gemm_template.h"
+#include "src/templates/template_registry.h"
+#include "tuner/report/database_selector.h"
+#include "tuner/report/text_columns.h"
+
+namespace tgemm {
+
+namespace {
+
+// What a kernel needs of an SM and how its grid fills the GPU, when its cubin is stored.
+struct KernelFit {
+  int registers = 0;
+  size_t smem_bytes = 0;  // static + dynamic
+  int threads = 0;
+  Occupancy occupancy;
+  double waves = 0;  // blocks of the main launch over the resident blocks of the whole GPU
+};
+
+std::optional<KernelFit> fit_of(TuningDb& db, const TrialRecord& t, const DeviceInfo& device) {
+  const GemmTemplate* family = find_template(t.trial.config.template_name);
+  if (!family) return std::nullopt;
+  std::optional<BinaryRecord> binary;
+  try {
+    binary = db.find_binary_for(t.trial.config, t.template_hash, build_variant(t.problem),
+                                device.arch, "");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!binary || binary->status != BinaryStatus::ok) return std::nullopt;
+  ArchLimits limits;
+  try {
+    limits = arch_limits(device.arch);
+  } catch (const std::exception&) {
+    return std::nullopt;  // an arch this build has no table for
+  }
+  KernelFit fit;
+  const BlockResources block = family->block_resources(t.trial.config);
+  fit.registers = binary->compiled.resources.registers;
+  fit.smem_bytes = size_t(binary->compiled.resources.smem_bytes) + block.dynamic_smem_bytes;
+  fit.threads = block.threads;
+  fit.occupancy = occupancy(limits, fit.threads, fit.registers, fit.smem_bytes);
+  if (family->unsupported_reason(t.trial.config, t.problem, device.arch)) return fit;
+  const LaunchPlan plan = family->plan_launch(t.trial.config, t.problem);
+  for (const KernelLaunch& l : plan)
+    if (l.entry == 0 && fit.occupancy.blocks_per_sm > 0 && device.sm_count > 0)
+      fit.waves = double(l.grid[0]) * l.grid[1] * l.grid[2] /
+                  (double(device.sm_count) * fit.occupancy.blocks_per_sm);
+  return fit;
+}
+
+std::string describe_choice(const KernelChoice& c) {
+  switch (c.path) {
+    case Selection::exact:
+      return "its tuned best, " + c.config.canonical_name();
+    case Selection::nearest:
+      return fmt::format("{}, measured on the tuned shape {}", c.config.canonical_name(),
+                         c.tuned_key);
+    case Selection::fallback_default:
+      return "the shipped default " + c.config.canonical_name();
+    case Selection::cublas:
+      break;
+  }
+  return "cuBLAS (no tuned or default kernel can run it)";
+}
+
+std::string fixed(double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); }
+
+// The trials table and the one-line reason the best won.
+std::string explain_trials(TuningDb& db, const std::vector<const TrialRecord*>& ok,
+                           double cublas_us, const DeviceInfo& device, int runners_up) {
+  TextColumns table({"#", "kernel", "median us", "vs best", "vs cuBLAS", "TFLOP/s", "regs",
+                     "smem B", "threads", "blocks/SM", "limited by", "waves"},
+                    {true, false, true, true, true, true, true, true, true, true, false, true});
+  std::vector<std::optional<KernelFit>> fits;
+  const double best_us = ok.front()->trial.time_median_us;
+  for (size_t i = 0; i < ok.size() && i <= size_t(runners_up); ++i) {
+    const TrialResult& t = ok[i]->trial;
+    fits.push_back(fit_of(db, *ok[i], device));
+    const auto& f = fits.back();
+    table.add({std::to_string(i + 1), t.config.canonical_name(), fixed(t.time_median_us),
+               fixed(t.time_median_us / best_us, 3),
+               cublas_us > 0 ? fixed(cublas_us / t.time_median_us, 3) : "-", fixed(t.tflops),
+               f ? std::to_string(f->registers) : "-", f ? std::to_string(f->smem_bytes) : "-",
+               f ? std::to_string(f->threads) : "-",
+               f ? std::to_string(f->occupancy.blocks_per_sm) : "-",
+               f ? f->occupancy.limited_by : "-", f && f->waves > 0 ? fixed(f->waves) : "-"});
+  }
+  std::string out = table.text();
+  std::string why = "  why the best won: ";
+  if (const auto& f = fits.front()) {
+    why += fmt::format(
+        "{} block(s) of {} threads per SM (limited by {}; {} registers, {} B shared), "
+        "{} waves over {} SMs",
+        f->occupancy.blocks_per_sm, f->threads, f->occupancy.limited_by, f->registers,
+        f->smem_bytes, fixed(f->waves), device.sm_count);
+  } else {
+    why += "no stored cubin to read its resources from";
+  }
+  if (ok.size() > 1)
+    why += fmt::format("; the runner-up is {:.1f} % slower",
+                       (ok[1]->trial.time_median_us / best_us - 1) * 100);
+  if (cublas_us > 0) why += fmt::format("; cuBLAS takes {} us", fixed(cublas_us));
+  return out + why + "\n";
+}
+
+}  // namespace
+
+std::string explain_problem(TuningDb& db, const Problem& problem, const std::string& device_filter,
+                            int runners_up) {
+  std::string out;
+  const std::string key = problem.key();
+  for (const DeviceInfo& device : db.devices()) {
+    if (!device_filter.empty() && device.name != device_filter) continue;
+    const DatabaseSelector source(db, device);
+    out += fmt::format("{} on {} ({}, {} SMs)\n", key, device.name, device.arch, device.sm_count);
+    out += "  the dispatcher serves " + describe_choice(source.selector().choose(problem)) + "\n";
+
+    std::vector<const TrialRecord*> ok;
+    std::map<TrialStatus, int> failed;
+    for (const TrialRecord& r : source.measured()) {
+      if (r.problem.key() != key) continue;
+      if (r.trial.status == TrialStatus::ok)
+        ok.push_back(&r);
+      else
+        ++failed[r.trial.status];
+    }
+    if (ok.empty() && failed.empty()) {
+      out += "  not tuned on this device\n";
+      continue;
+    }
+    out +=
+        "  untuned, it would get " + describe_choice(source.selector(key).choose(problem)) + "\n";
+    std::string counts = fmt::format("  trials: {} ok", ok.size());
+    for (const auto& [status, n] : failed) counts += fmt::format(", {} {}", n, to_string(status));
+    out += counts + "\n";
+    if (ok.empty()) continue;
+    std::stable_sort(ok.begin(), ok.end(), [](const TrialRecord* a, const TrialRecord* b) {
+      return a->trial.time_median_us < b->trial.time_median_us;
+    });
+    double cublas_us = 0;
+    for (const BestEntry& e : source.tuned())
+      if (e.problem.key() == key) cublas_us = e.cublas_median_us;
+    out += explain_trials(db, ok, cublas_us, device, runners_up);
+  }
+  if (out.empty())
+    out = device_filter.empty() ? fmt::format("no devices in '{}'\n", db.path())
+                                : fmt::format("no device '{}' in '{}'\n", device_filter, db.path());
+  return out;
+}
+
+}  // namespace tgemm
