@@ -1,0 +1,84 @@
+// Host side of sgemm_warp (kernel_templates/sgemm_warp.cuh, configs/spaces/sgemm_warp.yaml):
+// warp-tiled FP32 GEMM on the CUDA cores with a cp.async pipeline, split-K through atomics.
+#include <fmt/format.h>
+
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+class SgemmWarp final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    (void)arch;  // FFMA only: every arch tgemm targets
+    if (types != GemmTypes{})
+      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
+                         types.name());
+    return std::nullopt;
+  }
+
+  // Only an operand stored m- or n-contiguous (A in T layout, B in N layout) is copied VEC
+  // floats at a time; a k-contiguous one is transposed by 4-byte copies and needs no more.
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (config.template_name != name())
+      return fmt::format("config of '{}', not {}", config.template_name, name());
+    if (auto why = types_unsupported(problem.types, arch)) return why;
+    const int64_t vec = config.get("VEC"), vec_bytes = vec * int64_t(sizeof(float));
+    if (problem.op_a == Op::T && problem.align_a % vec_bytes != 0)
+      return fmt::format("VEC={} needs A (T layout) aligned to {} bytes (have {})", vec, vec_bytes,
+                         problem.align_a);
+    if (problem.op_b == Op::N && problem.align_b % vec_bytes != 0)
+      return fmt::format("VEC={} needs B (N layout) aligned to {} bytes (have {})", vec, vec_bytes,
+                         problem.align_b);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> entries(const KernelConfig&) const override {
+    return {name(), name() + "_prepare_c"};
+  }
+
+  // Split-K slices add into C, so C = beta * C runs first.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    const TileShape t = tile(config);
+    LaunchPlan plan;
+    if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
+    KernelLaunch main;
+    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
+    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
+    main.grid[2] = unsigned(t.split_k);
+    const BlockResources r = block_resources(config);
+    main.block[0] = unsigned(r.threads);
+    main.smem_bytes = r.dynamic_smem_bytes;
+    plan.add(main);
+    return plan;
+  }
+
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    const int64_t warps =
+        (config.get("BM") / config.get("WM")) * (config.get("BN") / config.get("WN"));
+    r.threads = int(warps * 32);
+    const int64_t floats =
+        config.get("STAGES") * config.get("BK") * (config.get("BM") + config.get("BN"));
+    r.dynamic_smem_bytes = size_t(floats) * sizeof(float);
+    return r;
+  }
+
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
+            config.get_or("MIN_BLOCKS", 1)};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_sgemm_warp_template(KernelSource source) {
+  return std::make_unique<SgemmWarp>(std::move(source));
+}
+
+}  // namespace tgemm

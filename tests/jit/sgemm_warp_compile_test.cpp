@@ -1,0 +1,191 @@
+// sgemm_warp (the warp-tiled FP32 family): representative configs compile for sm_75, sm_80
+// and sm_90 in every layout without spills, its space is legal where it compiles and refuses
+// cp.async pipelines on sm_75, and its host side asks only the alignment its copies need.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "src/core/arch_limits.h"
+#include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
+#include "tests/common/sgemm_configs.h"
+#include "tuner/compile/resource_check.h"
+#include "tuner/search/search_space.h"
+
+namespace tgemm {
+namespace {
+
+const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/sgemm_warp.yaml";
+
+KernelConfig warp_config(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
+  KernelConfig c{"sgemm_warp",
+                 {{"BM", 256},
+                  {"BN", 128},
+                  {"BK", 8},
+                  {"WM", 64},
+                  {"WN", 64},
+                  {"TM", 16},
+                  {"TN", 8},
+                  {"STAGES", 3},
+                  {"VEC", 4},
+                  {"SPLIT_K", 1},
+                  {"SWIZZLE", 8},
+                  {"MIN_BLOCKS", 1}}};
+  for (const auto& [name, value] : overrides) c.set(name, value);
+  return c;
+}
+
+// 16x8 and 8x16 thread tiles, 64..256 threads, MIN_BLOCKS 1/2, STAGES 2/3/4, VEC 1/2/4, BK 8/16,
+// split-K.
+std::vector<KernelConfig> representative_configs() {
+  return {
+      warp_config(),  // cuBLAS's shape: 256x128x8, 8 warps 4x2, 16x8 per thread
+      warp_config({{"BM", 128}, {"BN", 256}, {"TM", 8}, {"TN", 16}, {"STAGES", 4}, {"VEC", 2}}),
+      warp_config(
+          {{"BM", 128}, {"BN", 128}, {"WN", 32}, {"TM", 8}, {"TN", 8}, {"STAGES", 2}, {"VEC", 1}}),
+      warp_config({{"BM", 128},
+                   {"BN", 128},
+                   {"BK", 16},
+                   {"WM", 32},
+                   {"TM", 8},
+                   {"TN", 8},
+                   {"STAGES", 4},
+                   {"SPLIT_K", 4},
+                   {"SWIZZLE", 1}}),
+      warp_config({{"BM", 64},
+                   {"BN", 64},
+                   {"BK", 16},
+                   {"WM", 32},
+                   {"WN", 32},
+                   {"TM", 4},
+                   {"TN", 8},
+                   {"STAGES", 3},
+                   {"VEC", 1},
+                   {"SPLIT_K", 16}}),
+      warp_config({{"BM", 64},
+                   {"BN", 128},
+                   {"WM", 32},
+                   {"TM", 8},
+                   {"TN", 8},
+                   {"STAGES", 2},
+                   {"VEC", 2},
+                   {"MIN_BLOCKS", 2}}),  // 128 threads, two blocks per SM
+  };
+}
+
+// sm_75 has no cp.async: the same configs with the register-prefetch pipeline.
+KernelConfig for_arch(KernelConfig c, const std::string& arch) {
+  if (arch == "sm_75") c.set("STAGES", 2);
+  return c;
+}
+
+class SgemmWarpCompiles : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SgemmWarpCompiles, representative_configs_are_legal_and_compile_without_spills) {
+  const std::string arch = GetParam();
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const auto configs = representative_configs();
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const KernelConfig c = for_arch(configs[i], arch);
+    EXPECT_EQ(space.rejection(c, arch_limits(arch)), std::nullopt) << c.canonical_name();
+    // The first config in every layout, the others each in one (keeps the suite short).
+    for (int layout = 0; layout < 4; ++layout) {
+      if (i > 0 && layout != int(i % 4)) continue;
+      const Op a = layout / 2 ? Op::T : Op::N, b = layout % 2 ? Op::T : Op::N;
+      const std::string what = c.canonical_name() + " " + to_string(a) + to_string(b) + " " + arch;
+      auto k = testing::compile_f32(c, a, b, arch);
+      ASSERT_TRUE(k.ok) << what << "\n" << k.error;
+      ASSERT_TRUE(k.resources.found) << what << "\n" << k.log;
+      EXPECT_LE(k.resources.registers, 255) << what;
+      EXPECT_EQ(k.resources.spill_store_bytes, 0) << what << "\n" << k.log;
+      EXPECT_EQ(resource_violation(k, testing::block_of(c), arch_limits(arch)), std::nullopt)
+          << what;
+    }
+  }
+}
+
+// A seeded sample of the legal space: whatever the space calls legal must compile.
+TEST_P(SgemmWarpCompiles, sample_of_legal_space_compiles) {
+  const std::string arch = GetParam();
+  auto legal = SearchSpace::load(kSpace).enumerate(arch_limits(arch)).legal;
+  ASSERT_GT(legal.size(), 100u);
+  std::mt19937_64 rng(arch_number(arch) + 9);
+  std::shuffle(legal.begin(), legal.end(), rng);
+  for (size_t i = 0; i < 3; ++i) {
+    const Op a = i % 2 ? Op::T : Op::N, b = i / 2 % 2 ? Op::T : Op::N;
+    auto k = testing::compile_f32(legal[i], a, b, arch);
+    EXPECT_TRUE(k.ok) << legal[i].canonical_name() << "\n" << k.error;
+    EXPECT_TRUE(k.resources.found) << k.log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, SgemmWarpCompiles, ::testing::Values("sm_75", "sm_80", "sm_90"));
+
+TEST(SgemmWarpSpace, refuses_cp_async_stages_on_sm_75_with_its_reason) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const auto why = space.rejection(warp_config({{"STAGES", 3}}), arch_limits("sm_75"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sm_75 has no cp.async"), std::string::npos) << *why;
+  EXPECT_EQ(space.rejection(warp_config({{"STAGES", 3}}), arch_limits("sm_80")), std::nullopt);
+  EXPECT_EQ(space.rejection(warp_config({{"STAGES", 2}}), arch_limits("sm_75")), std::nullopt);
+}
+
+TEST(SgemmWarpSpace, stages_3_on_sm_75_fails_to_compile_with_the_same_reason) {
+  auto k = testing::compile_f32(warp_config({{"STAGES", 3}}), Op::N, Op::N, "sm_75");
+  EXPECT_FALSE(k.ok);
+  EXPECT_NE(k.error.find("sm_75 has no cp.async"), std::string::npos) << k.error;
+}
+
+TEST(SgemmWarpSpace, legal_set_is_tens_of_thousands_at_most) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  for (const char* arch : {"sm_75", "sm_90"}) {
+    const size_t legal = space.enumerate(arch_limits(arch)).legal.size();
+    EXPECT_GT(legal, 500u) << arch;
+    EXPECT_LT(legal, 50000u) << arch;
+  }
+}
+
+Problem aligned(Op a, Op b, int align_a, int align_b) {
+  Problem p = Problem::packed(GemmTypes{}, a, b, 1023, 1023, 1023);
+  p.align_a = align_a;
+  p.align_b = align_b;
+  return p;
+}
+
+// Only A in T layout and B in N layout are copied VEC floats at a time.
+TEST(SgemmWarpHost, asks_vec_alignment_only_of_the_operands_it_copies_as_vectors) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const KernelConfig vec4 = warp_config();
+  EXPECT_EQ(family.unsupported_reason(vec4, aligned(Op::N, Op::T, 4, 4), "sm_90"), std::nullopt);
+  auto why = family.unsupported_reason(vec4, aligned(Op::T, Op::T, 8, 4), "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("VEC=4 needs A"), std::string::npos) << *why;
+  why = family.unsupported_reason(vec4, aligned(Op::N, Op::N, 16, 8), "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("VEC=4 needs B"), std::string::npos) << *why;
+  const KernelConfig vec2 = warp_config({{"VEC", 2}});
+  EXPECT_EQ(family.unsupported_reason(vec2, aligned(Op::T, Op::N, 8, 8), "sm_90"), std::nullopt);
+  EXPECT_TRUE(family.unsupported_reason(vec2, aligned(Op::T, Op::N, 4, 8), "sm_90"));
+  EXPECT_EQ(
+      family.unsupported_reason(warp_config({{"VEC", 1}}), aligned(Op::T, Op::N, 4, 4), "sm_90"),
+      std::nullopt);
+}
+
+TEST(SgemmWarpHost, split_k_launches_the_beta_pass_first_and_sizes_the_grid) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 1000, 300, 4096);
+  const LaunchPlan plain = family.plan_launch(warp_config(), p);
+  ASSERT_EQ(plain.count, 1);
+  EXPECT_EQ(plain.launches[0].grid[0], 3u);  // ceil(300 / 128)
+  EXPECT_EQ(plain.launches[0].grid[1], 4u);  // ceil(1000 / 256)
+  EXPECT_EQ(plain.launches[0].block[0], 256u);
+  EXPECT_EQ(plain.launches[0].smem_bytes, 3u * 8 * (256 + 128) * 4);
+  const LaunchPlan split = family.plan_launch(warp_config({{"SPLIT_K", 4}}), p);
+  ASSERT_EQ(split.count, 2);
+  EXPECT_EQ(split.launches[0].entry, 1);  // sgemm_warp_prepare_c
+  EXPECT_EQ(split.launches[1].grid[2], 4u);
+}
+
+}  // namespace
+}  // namespace tgemm
