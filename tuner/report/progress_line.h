@@ -12,7 +12,7 @@ namespace tgemm {
 
 // The facts one progress line reports.
 struct ProgressFacts {
-  std::string what;            // "compile sgemm_simt f32 NN for sm_90", "4096^3 (f32 NN)"
+  std::string what;            // "compile <family> f32 NN for sm_90", "4096^3 (f32 NN)"
   size_t done = 0, total = 0;  // done is shown clamped to total
   double elapsed_s = 0;
   double best_tflops = 0;     // 0: nothing measured yet
