@@ -69,8 +69,8 @@ Shape parse_shape(const ShapeArgs& args) {
     if (value < 1 || value > INT32_MAX)
       fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
            INT32_MAX, value);
-  Shape shape{tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n,
-              args.k};
+  Shape shape{
+      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }
@@ -175,6 +175,11 @@ int run_best(tgemm::TuningDb& db, const ShapeArgs& args) {
     else
       fmt::print("cuBLAS:        not measured\n");
     fmt::print("max rel error: {:.3g}\n", t.max_rel_error);
+    // f32x3: both against the FP64 reference on the same inputs (FP32-accurate means "no
+    // worse than SGEMM").
+    if (e.cublas_rel_error)
+      fmt::print("error vs FP64: tgemm {:.3g}, cuBLAS SGEMM {:.3g}\n", t.max_rel_error,
+                 *e.cublas_rel_error);
     fmt::print("trials:        {}\n", e.trial_count);
   }
   if (shown == 0) {
