@@ -51,6 +51,24 @@ inline double relative_error_bound(const GemmTypes& types, int64_t k) {
   return f32_sum;
 }
 
+// f32x3 (3xTF32) claims FP32 accuracy, so it is judged by cuBLAS SGEMM on the same inputs:
+// both are measured against an FP64 reference, and the kernel may exceed SGEMM's error by at
+// most this factor. Summation order alone (tiles, split-K, the tensor core's own f32 adds)
+// moves an FP32 result's error by well under 2x, while a missing TF32 term (about 2^-11
+// relative) costs a thousand times more.
+inline constexpr double kF32x3ErrorFactor = 2.0;
+// What the big/small split loses whatever k: the dropped small*small term and the small
+// part's own TF32 rounding, each under 2^-22 of a product. For small k SGEMM's error is
+// below this (a few roundings of 2^-24), and no split kernel can match it, so the bound
+// never goes lower.
+inline constexpr double kF32x3SplitError = 0x1p-22;
+
+// Largest accepted error against FP64 of an f32x3 kernel, given cuBLAS SGEMM's error
+// against the same FP64 reference on the same inputs (check_result's measure).
+inline double f32x3_error_bound(double sgemm_error) {
+  return std::max(kF32x3ErrorFactor * sgemm_error, kF32x3SplitError);
+}
+
 // An element may differ from the reference by at most this many times bound * rms(Cref):
 // one wrong element moves the norm of a 4096 x 4096 result by too little to see.
 inline constexpr double kElementSlack = 4.0;
@@ -175,13 +193,16 @@ class GemmEvaluator {
   // C_ref by cuBLAS in pedantic FP32 on the same inputs (and FP64 on the host for small
   // problems, to check cuBLAS itself), and the matching cuBLAS call timed (SGEMM for f32 and
   // f32x3, TF32 for tf32, cublasGemmEx for 16-bit types) unless !time_cublas. ok == false
-  // when it cannot.
+  // when it cannot. f32x3 problems of every size also get an FP64 reference on the GPU
+  // (cublasDgemm on the inputs widened to double) and SGEMM's error against it
+  // (CublasTiming::sgemm_rel_error), the yardstick of f32x3_error_bound.
   CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
                        GemmScalars scalars = {}, bool time_cublas = true);
   bool prepared() const;
 
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify
-  // (wrong_result), then time. Load errors are launch_failed, faults crashed.
+  // (wrong_result; f32x3: against FP64 within f32x3_error_bound, and max_rel_error is the
+  // error against FP64), then time. Load errors are launch_failed, faults crashed.
   // cutoff_us > 0: after verification one warm run is timed; slower than the cutoff, the
   // kernel is reported with that run alone (runs == 1), since it cannot be the best.
   // The config's family (the registry, by template name) says how to load and launch it.
