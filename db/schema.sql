@@ -9,6 +9,9 @@
 -- later versions add migration steps there (kMigrations) instead of editing this file:
 --   2: binaries.checksum TEXT, the stable hash of the cubin (NULL when there is none),
 --      verified before a cubin is used.
+--   3: typed problems (dtype is GemmTypes::name(), alignments in bytes), binaries.types.
+--   4: cublas_times.sgemm_rel_error REAL, SGEMM's error against an FP64 reference for
+--      f32x3 problems (whose trials' max_rel_error is also against FP64); NULL otherwise.
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

@@ -42,6 +42,11 @@ UPDATE problems SET key = dtype || '_' || layout || '_m' || m || '_n' || n || '_
 ALTER TABLE binaries ADD COLUMN types TEXT NOT NULL DEFAULT 'f32';
 )sql";
 
+// 3 -> 4: beside cuBLAS's time, SGEMM's own error against an FP64 reference on the same
+// inputs (f32x3 problems; NULL for others and for files tuned before): the figure an f32x3
+// kernel's max_rel_error (also against FP64) is compared with.
+constexpr const char* kCublasErrors = "ALTER TABLE cublas_times ADD COLUMN sgemm_rel_error REAL;";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -53,6 +58,7 @@ const MigrationStep kMigrations[] = {
     {"create the first schema (db/schema.sql)", kSchemaSql},                // 0 -> 1
     {"add a checksum to every cubin", kAddCubinChecksums},                  // 1 -> 2
     {"type the problems (GemmTypes, alignment in bytes)", kTypedProblems},  // 2 -> 3
+    {"store cuBLAS SGEMM's error against FP64", kCublasErrors},             // 3 -> 4
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -113,6 +119,9 @@ class Statement {
   }
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   Statement& bind(int index, std::optional<int64_t> value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind(int index, std::optional<double> value) {
     return value ? bind(index, *value) : bind_null(index);
   }
   Statement& bind_null(int index) { return check_bind(sqlite3_bind_null(stmt_, index)); }
@@ -786,13 +795,16 @@ int64_t TuningDb::record_trial(int64_t run_id, int64_t problem_id, int64_t kerne
 }
 
 void TuningDb::record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id,
-                                  double median_us) {
+                                  double median_us, std::optional<double> sgemm_rel_error) {
+  // A time without an error (a comparison run) keeps the error measured before.
   Statement s(db_, path_, "record a cuBLAS time",
-              "INSERT INTO cublas_times (problem_id, device_id, run_id, median_us) "
-              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (problem_id, device_id) DO UPDATE SET "
-              "run_id = excluded.run_id, median_us = excluded.median_us, "
-              "measured_at = excluded.measured_at");
-  s.bind(1, problem_id).bind(2, device_id).bind_run(3, run_id).bind(4, median_us).run();
+              "INSERT INTO cublas_times (problem_id, device_id, run_id, median_us, "
+              "sgemm_rel_error) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (problem_id, device_id) "
+              "DO UPDATE SET run_id = excluded.run_id, median_us = excluded.median_us, "
+              "sgemm_rel_error = coalesce(excluded.sgemm_rel_error, "
+              "cublas_times.sgemm_rel_error), measured_at = excluded.measured_at");
+  s.bind(1, problem_id).bind(2, device_id).bind_run(3, run_id).bind(4, median_us);
+  s.bind(5, sgemm_rel_error).run();
 }
 
 void TuningDb::update_best(int64_t problem_id, int64_t device_id) {
@@ -858,7 +870,7 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
   Statement s(db_, path_, "read the best trials",
               fmt::format("SELECT {}, {}, d.name, d.arch, kr.template_hash, c.median_us, "
                           "(SELECT count(*) FROM trials a WHERE a.problem_id = bs.problem_id "
-                          "AND a.device_id = bs.device_id) "
+                          "AND a.device_id = bs.device_id), c.sgemm_rel_error "
                           "FROM best bs JOIN trials t ON t.id = bs.trial_id "
                           "JOIN problems p ON p.id = bs.problem_id "
                           "JOIN devices d ON d.id = bs.device_id "
@@ -882,6 +894,7 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
     e.template_hash = s.text_at(rest + 2);
     e.cublas_median_us = s.is_null(rest + 3) ? 0 : s.double_at(rest + 3);
     e.trial_count = s.int_at(rest + 4);
+    if (!s.is_null(rest + 5)) e.cublas_rel_error = s.double_at(rest + 5);
     out.push_back(std::move(e));
   }
   return out;

@@ -79,8 +79,10 @@ class TuningDb {
   bool has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_id);
   int64_t record_trial(int64_t run_id, int64_t problem_id, int64_t kernel_id, int64_t device_id,
                        std::optional<int64_t> binary_id, const TrialResult& trial);
-  // Records cuBLAS's median time for a problem on a device (the ratio's denominator).
-  void record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id, double median_us);
+  // Records cuBLAS's median time for a problem on a device (the ratio's denominator) and,
+  // for f32x3 problems, SGEMM's error against FP64 (nullopt keeps the one stored before).
+  void record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id, double median_us,
+                          std::optional<double> sgemm_rel_error = std::nullopt);
 
   // Recomputes the best (fastest ok median) trial of a problem on a device.
   void update_best(int64_t problem_id, int64_t device_id);

@@ -40,7 +40,10 @@ struct BestEntry {
   std::string template_hash;
   TrialResult trial;
   double cublas_median_us = 0;  // cuBLAS timed in the same run, 0 if not measured
-  int64_t trial_count = 0;      // every trial of this problem on this device, failures too
+  // f32x3 problems: cuBLAS SGEMM's error against FP64 on the tuning inputs (trial's
+  // max_rel_error is the kernel's against the same reference); nullopt when not measured.
+  std::optional<double> cublas_rel_error;
+  int64_t trial_count = 0;  // every trial of this problem on this device, failures too
 };
 
 // One recorded trial with its problem and device spelled out (what `tgemm-db show` lists).

@@ -44,4 +44,11 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMa
                       CUBLAS_GEMM_DEFAULT);
 }
 
+cublasStatus_t row_major_dgemm(cublasHandle_t handle, const GemmCall& x) {
+  const double alpha = x.alpha, beta = x.beta;
+  return cublasDgemm(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &alpha,
+                     static_cast<const double*>(x.b), x.ldb, static_cast<const double*>(x.a), x.lda,
+                     &beta, static_cast<double*>(x.c), x.ldc);
+}
+
 }  // namespace tgemm

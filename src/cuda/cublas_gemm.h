@@ -20,4 +20,8 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, Cubla
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math,
                               DType c_type);
 
+// Row-major C = alpha op(A) op(B) + beta C in FP64 (cublasDgemm): call.a, call.b and call.c
+// point to doubles (call.types is ignored). The FP64 reference of f32x3 problems.
+cublasStatus_t row_major_dgemm(cublasHandle_t handle, const GemmCall& call);
+
 }  // namespace tgemm

@@ -43,7 +43,7 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   mix(uint64_t(key.op_a) | uint64_t(key.op_b) << 8 | uint64_t(key.align_a) << 16 |
       uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
   mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
-      uint64_t(key.compute) << 24);
+      uint64_t(key.compute) << 24 | uint64_t(key.via_3xtf32) << 32);
   return h;
 }
 
@@ -127,7 +127,9 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.types.a),
           uint8_t(p.types.b),
           uint8_t(p.types.c),
-          uint8_t(p.types.compute)};
+          uint8_t(p.types.compute),
+          uint8_t(p.types == GemmTypes{} &&
+                  math_mode_.load(std::memory_order_relaxed) == MathMode::f32_via_3xtf32)};
 }
 
 Dispatcher::DeviceState& Dispatcher::device_state(int device) {
@@ -211,26 +213,42 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   return raw;
 }
 
+Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelChoice& choice,
+                                             const Problem& problem) {
+  Resolved out;
+  out.path = choice.path;
+  out.types = problem.types;
+  if (choice.path == Selection::cublas) return out;
+  try {
+    out.kernel = load_kernel(state, choice, problem);
+    out.plan = template_named(choice.config.template_name).plan_launch(choice.config, problem);
+  } catch (const std::exception& e) {
+    // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
+    spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(), problem.key(),
+                 e.what());
+    out = Resolved{};
+  }
+  return out;
+}
+
 Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& problem) {
   DeviceState& state = device_state(key.device);
+  // Opted in: the f32x3 kernel where it was measured faster; otherwise (or when it cannot be
+  // loaded) the f32 path, as without the mode.
+  Problem accurate;
+  if (key.via_3xtf32) {
+    if (auto fast = state.selector->faster_3xtf32(problem, &accurate)) {
+      spdlog::debug("tgemm: {} on device {}: 3xTF32 {} (faster than FFMA on {})", problem.key(),
+                    key.device, fast->config.canonical_name(), fast->tuned_key);
+      Resolved out = load_choice(state, *fast, accurate);
+      if (out.kernel) return out;
+    }
+  }
   KernelChoice choice = state.selector->choose(problem);
   spdlog::debug("tgemm: {} on device {}: {} {}{}", problem.key(), key.device,
                 to_string(choice.path), choice.config.canonical_name(),
                 choice.tuned_key.empty() ? "" : " (tuned on " + choice.tuned_key + ")");
-  Resolved out;
-  out.path = choice.path;
-  if (choice.path != Selection::cublas) {
-    try {
-      out.kernel = load_kernel(state, choice, problem);
-      out.plan = template_named(choice.config.template_name).plan_launch(choice.config, problem);
-    } catch (const std::exception& e) {
-      // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
-      spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(),
-                   problem.key(), e.what());
-      out = Resolved{};
-    }
-  }
-  return out;
+  return load_choice(state, choice, problem);
 }
 
 Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem) {
@@ -252,6 +270,16 @@ Selection Dispatcher::selection(const GemmCall& call) {
   Problem problem = to_problem(call, &empty);
   if (empty) return Selection::exact;  // nothing to compute; no kernel involved
   return lookup(current_device(), problem).path;
+}
+
+ServedBy Dispatcher::served_by(const GemmCall& call) {
+  bool empty = false;
+  Problem problem = to_problem(call, &empty);
+  if (empty) return {Selection::exact, std::nullopt, call.types};  // nothing is launched
+  const Resolved r = lookup(current_device(), problem);
+  ServedBy out{r.path, std::nullopt, r.kernel ? r.types : call.types};
+  if (r.kernel) out.kernel = r.kernel->config();
+  return out;
 }
 
 void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream) {

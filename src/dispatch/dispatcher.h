@@ -52,6 +52,14 @@ enum class MathMode {
   f32_via_3xtf32  // f32 calls may use FP32-accurate 3xTF32 kernels where they were faster
 };
 
+// What gemm launches for a call: the path, and the kernel with the types it computes (an f32
+// call under MathMode::f32_via_3xtf32 may be served by an f32x3 kernel); no kernel for cuBLAS.
+struct ServedBy {
+  Selection path = Selection::cublas;
+  std::optional<KernelConfig> kernel;
+  GemmTypes types;
+};
+
 struct DispatcherOptions {
   std::string db_path;                                 // empty: $TGEMM_DB, else "tgemm.db"
   std::optional<std::vector<DefaultKernel>> defaults;  // tests replace the shipped table
@@ -71,7 +79,12 @@ class Dispatcher {
   void gemm(const GemmCall& call, cudaStream_t stream);
   // The path gemm takes for this call (resolved and cached like gemm does).
   Selection selection(const GemmCall& call);
+  // The path and kernel gemm launches for this call, under the current math mode.
+  ServedBy served_by(const GemmCall& call);
   void set_cublas_fallback(bool enabled) { cublas_fallback_ = enabled; }
+  // f32_via_3xtf32: plain f32 calls use the tuned f32x3 kernel of their shape where it was
+  // measured faster than the tuned f32 one (KernelSelector::faster_3xtf32); the choice is
+  // cached per call shape and mode, so switching modes costs no lookup after the first call.
   void set_math_mode(MathMode mode) { math_mode_ = mode; }
   MathMode math_mode() const { return math_mode_; }
   // Whether the database opened; why not otherwise.
@@ -84,6 +97,7 @@ class Dispatcher {
     int device, m, n, k;
     uint8_t op_a, op_b, align_a, align_b, align_c, beta_zero;
     uint8_t type_a, type_b, type_c, compute;
+    uint8_t via_3xtf32;  // 1: an f32 call under MathMode::f32_via_3xtf32
     bool operator==(const CallKey&) const = default;
   };
   struct CallKeyHash {
@@ -93,6 +107,7 @@ class Dispatcher {
     Selection path = Selection::cublas;
     const GemmKernel* kernel = nullptr;  // owned by the DeviceState; null for cuBLAS
     LaunchPlan plan;
+    GemmTypes types;  // what the kernel computes (f32x3 for an f32 call it serves)
   };
   struct DeviceState;
 
@@ -101,6 +116,8 @@ class Dispatcher {
   CallKey make_key(int device, const Problem& problem) const;
   Resolved lookup(int device, const Problem& problem);
   Resolved resolve(const CallKey& key, const Problem& problem);
+  // The chosen kernel loaded with its plan; an empty Resolved when it cannot be loaded.
+  Resolved load_choice(DeviceState& state, const KernelChoice& choice, const Problem& problem);
   DeviceState& device_state(int device);
   const GemmKernel* load_kernel(DeviceState& state, const KernelChoice& choice,
                                 const Problem& problem);

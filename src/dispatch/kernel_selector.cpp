@@ -153,6 +153,27 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   return {Selection::cublas, {}, "", ""};
 }
 
+std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem,
+                                                          Problem* f32x3_problem) const {
+  if (problem.types != GemmTypes{}) return std::nullopt;
+  Problem accurate = problem;
+  accurate.types.compute = ComputeType::f32x3;
+  const std::string f32_key = problem.key(), f32x3_key = accurate.key();
+  const BestEntry *ffma = nullptr, *tensor = nullptr;
+  for (const BestEntry& e : tuned_) {
+    const std::string key = e.problem.key();
+    if (key == f32_key) ffma = &e;
+    if (key == f32x3_key) tensor = &e;
+  }
+  // Both measured on this GPU (the database keeps ok trials with a time only), and faster.
+  if (!ffma || !tensor || tensor->trial.time_median_us <= 0 ||
+      !(tensor->trial.time_median_us < ffma->trial.time_median_us))
+    return std::nullopt;
+  if (!launchable(tensor->config, accurate, arch_)) return std::nullopt;
+  if (f32x3_problem) *f32x3_problem = accurate;
+  return KernelChoice{Selection::exact, tensor->config, tensor->template_hash, f32x3_key};
+}
+
 // Among the defaults of this arch (else of any) that can run the problem and launch a block
 // per SM at least: the first, in table order, that wastes at most a quarter of its tiles;
 // else the one wasting least (skinny problems: the narrow-tile lines). When none launches a

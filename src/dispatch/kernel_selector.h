@@ -47,6 +47,14 @@ class KernelSelector {
   // the problem -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
+  // The opt-in FP32-accurate tensor-core path (MathMode::f32_via_3xtf32) for a plain f32
+  // problem: the tuned f32x3 kernel of the same key with types f32x3, when its median time
+  // beat the tuned f32 kernel's of that key on this GPU. nullopt when either is missing, the
+  // f32x3 one was not faster or cannot run, or the problem is not plain f32: then the f32
+  // path, exactly as without the mode. `f32x3_problem` gets the problem the kernel computes.
+  std::optional<KernelChoice> faster_3xtf32(const Problem& problem,
+                                            Problem* f32x3_problem = nullptr) const;
+
  private:
   struct Measurement {
     KernelConfig config;

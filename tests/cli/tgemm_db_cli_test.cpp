@@ -188,6 +188,32 @@ TEST_F(TgemmDbCli, best_prints_config_times_and_cublas_ratio) {
   EXPECT_TRUE(contains(r.out, "trials:        5")) << r.out;
 }
 
+TEST_F(TgemmDbCli, best_shows_the_f32x3_kernel_and_sgemm_errors_against_fp64) {
+  {
+    TuningDb db(db_path_, TuningDb::Mode::read_write);
+    const int64_t run = db.begin_run("tgemm-tune --shapes f32x3.yaml", "tgemm 0.1.0", "sm_90");
+    const int64_t h200 = db.upsert_device(device(kH200, "sm_90", 132));
+    GemmTypes f32x3;
+    f32x3.compute = ComputeType::f32x3;
+    const int64_t problem =
+        db.upsert_problem(Problem::packed(f32x3, Op::N, Op::N, 4096, 4096, 4096));
+    TrialResult t = trial(128, TrialStatus::ok, 700);
+    t.max_rel_error = 3.25e-6;
+    db.record_trial(run, problem, db.upsert_kernel(config(128), "abc123"), h200, std::nullopt, t);
+    db.record_cublas_time(run, problem, h200, 1400, 2.5e-6);
+    db.record_cublas_time(run, problem, h200, 1350);  // a comparison: the error stays
+    db.update_best(problem, h200);
+  }
+  CommandResult r = run_db("best --m 4096 --n 4096 --k 4096 --dtype f32x3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "cuBLAS:        1350.00 us")) << r.out;
+  EXPECT_TRUE(contains(r.out, "error vs FP64: tgemm 3.25e-06, cuBLAS SGEMM 2.5e-06")) << r.out;
+  // f32 problems measured no SGEMM error: no such line.
+  r = run_db("best --m 4096 --n 4096 --k 4096 --dtype f32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "error vs FP64")) << r.out;
+}
+
 TEST_F(TgemmDbCli, best_answers_per_device_and_filters_by_device) {
   CommandResult r = run_db("best --m 1024 --n 1024 --k 1024 --dtype f32 --layout NN");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -958,11 +958,11 @@ TEST(TuningDbWriters, write_behind_a_held_lock_fails_as_locked_after_the_timeout
 
 // --- cubin checksums and the version-2 migration ----------------------------------------
 
-TEST(TuningDbChecksum, schema_version_is_3_with_a_checksum_per_cubin) {
+TEST(TuningDbChecksum, schema_version_is_4_with_a_checksum_per_cubin) {
   TempDir dir;
   const std::string path = dir.file("tgemm.db");
   TuningDb db(path, TuningDb::Mode::read_write);
-  EXPECT_EQ(TuningDb::schema_version(), 3);
+  EXPECT_EQ(TuningDb::schema_version(), 4);
   const int64_t kernel = db.upsert_kernel(config(128), "hash");
   db.store_binary(0, kernel, compiled("a"), BinaryStatus::ok, "");
   CompiledKernel failed = compiled("b");
@@ -1050,7 +1050,7 @@ TEST(TuningDbMigration, version_1_file_is_migrated_with_checksums_for_its_cubins
     EXPECT_EQ(found->compiled.cubin, cubin);
   }
   RawDb raw(path);
-  EXPECT_EQ(raw.scalar("PRAGMA user_version"), "3");
+  EXPECT_EQ(raw.scalar("PRAGMA user_version"), std::to_string(TuningDb::schema_version()));
   EXPECT_EQ(raw.scalar("SELECT checksum FROM binaries"), cubin_checksum(cubin));
 }
 
@@ -1128,6 +1128,83 @@ TEST(TuningDbMigration, a_tuned_version_1_database_serves_read_only_and_upgrades
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM problems WHERE key = '" + key_4096 + "'"), "1");
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM binaries WHERE types != 'f32'"), "0");
   EXPECT_EQ(raw.scalar("PRAGMA integrity_check"), "ok");
+}
+
+}  // namespace
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+// Session 3's square and DeepBench database (schema 3, before SGEMM errors were stored).
+std::string unpack_session_3_database(const TempDir& dir) {
+  const std::string path = dir.file("session3.db");
+  const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
+                              "/notes/results/square_deepbench_h200_s3.db.gz' > '" + path + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return path;
+}
+
+TEST(TuningDbMigration, a_version_3_file_gets_a_null_sgemm_error_per_cublas_time) {
+  TempDir dir;
+  const std::string path = unpack_session_3_database(dir);
+  std::string cublas_rows;
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.scalar("PRAGMA user_version"), "3");
+    cublas_rows = raw.scalar("SELECT count(*) FROM cublas_times");
+  }
+  const std::string before = read_bytes(path);
+  {
+    TuningDb reader(path, TuningDb::Mode::read_only);
+    const auto best = reader.best_entries();
+    ASSERT_FALSE(best.empty());
+    for (const BestEntry& e : best) EXPECT_FALSE(e.cublas_rel_error) << e.problem.key();
+    EXPECT_TRUE(std::any_of(best.begin(), best.end(),
+                            [](const BestEntry& e) { return e.cublas_median_us > 0; }));
+  }
+  EXPECT_EQ(read_bytes(path), before) << "a reader must not write the file";
+  {
+    TuningDb writer(path, TuningDb::Mode::read_write);
+    const BestEntry e = writer.best_entries().front();
+    const int64_t problem = writer.upsert_problem(e.problem);
+    const int64_t device = writer.upsert_device(writer.devices().front());
+    writer.record_cublas_time(0, problem, device, 10.0, 1.5e-6);
+    EXPECT_EQ(writer.best_entries(e.problem.key()).front().cublas_rel_error, 1.5e-6);
+  }
+  RawDb raw(path);
+  EXPECT_EQ(raw.scalar("PRAGMA user_version"), "4");
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM cublas_times"), cublas_rows);
+  EXPECT_EQ(raw.scalar("SELECT count(*) FROM cublas_times WHERE sgemm_rel_error IS NOT NULL"), "1");
+  EXPECT_EQ(raw.scalar("PRAGMA integrity_check"), "ok");
+}
+
+TEST(TuningDbCublas, a_time_without_an_error_keeps_the_stored_sgemm_error) {
+  TempDir dir;
+  TuningDb db(dir.file("tgemm.db"), TuningDb::Mode::read_write);
+  GemmTypes f32x3;
+  f32x3.compute = ComputeType::f32x3;
+  const Problem p = Problem::packed(f32x3, Op::N, Op::N, 256, 256, 256);
+  const int64_t problem = db.upsert_problem(p);
+  DeviceInfo gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.arch = "sm_90";
+  gpu.sm_count = 132;
+  const int64_t device = db.upsert_device(gpu);
+  TrialResult t;
+  t.config = config(128);
+  t.status = TrialStatus::ok;
+  t.time_min_us = t.time_median_us = t.time_max_us = 5;
+  t.runs = 10;
+  db.record_trial(0, problem, db.upsert_kernel(config(128), "hash"), device, std::nullopt, t);
+  db.update_best(problem, device);
+  db.record_cublas_time(0, problem, device, 9.0, 2e-6);
+  db.record_cublas_time(0, problem, device, 8.0);
+  const BestEntry e = db.best_entries(p.key()).front();
+  EXPECT_EQ(e.cublas_median_us, 8.0);
+  EXPECT_EQ(e.cublas_rel_error, 2e-6);
+  db.record_cublas_time(0, problem, device, 8.0, 3e-6);
+  EXPECT_EQ(db.best_entries(p.key()).front().cublas_rel_error, 3e-6);
 }
 
 }  // namespace

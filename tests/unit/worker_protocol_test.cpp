@@ -187,7 +187,7 @@ TEST(WorkerProtocol, round_trips_probe_responses_with_and_without_device) {
 }
 
 TEST(WorkerProtocol, round_trips_prepare_response_with_exact_doubles) {
-  const CublasTiming t{false, kNastyText, kTenth, kTiny, kDenormal, 77};
+  const CublasTiming t{false, kNastyText, kTenth, kTiny, kDenormal, 77, kTiny};
   const auto out = round_trip(WorkerResponse{PrepareResponse{t}, true});
   EXPECT_TRUE(out.worker_exits);
   const auto& c = std::get<PrepareResponse>(out.body).cublas;
@@ -197,6 +197,16 @@ TEST(WorkerProtocol, round_trips_prepare_response_with_exact_doubles) {
   EXPECT_EQ(c.median_us, kTiny);
   EXPECT_EQ(c.max_us, kDenormal);
   EXPECT_EQ(c.runs, 77);
+  EXPECT_EQ(c.sgemm_rel_error, kTiny);
+}
+
+TEST(WorkerProtocol, prepare_response_without_an_sgemm_error_carries_null) {
+  CublasTiming t;
+  t.ok = true;
+  const std::string wire = encode_response(WorkerResponse{PrepareResponse{t}, false});
+  EXPECT_NE(wire.find("\"sgemm_rel_error\":null"), std::string::npos) << wire;
+  const auto out = decode_response(wire);
+  EXPECT_FALSE(std::get<PrepareResponse>(out.body).cublas.sgemm_rel_error);
 }
 
 TEST(WorkerProtocol, round_trips_evaluate_response_of_every_status) {

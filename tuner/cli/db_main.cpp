@@ -146,6 +146,11 @@ int run_best(tgemm::TuningDb& db, const ShapeArgs& args) {
     else
       fmt::print("cuBLAS:        not measured\n");
     fmt::print("max rel error: {:.3g}\n", t.max_rel_error);
+    // f32x3: both against the FP64 reference on the same inputs (FP32-accurate means "no
+    // worse than SGEMM").
+    if (e.cublas_rel_error)
+      fmt::print("error vs FP64: tgemm {:.3g}, cuBLAS SGEMM {:.3g}\n", t.max_rel_error,
+                 *e.cublas_rel_error);
     fmt::print("trials:        {}\n", e.trial_count);
   }
   if (shown == 0) {

@@ -2,6 +2,7 @@
 // the cuBLAS timings. Kept apart from WorkerClient so the protocol need not include its client.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace tgemm {
@@ -20,6 +21,9 @@ struct CublasTiming {
   std::string error;
   double min_us = 0, median_us = 0, max_us = 0;
   int runs = 0;
+  // f32x3 problems: cuBLAS SGEMM's ||C - C64||_F / ||C64||_F against the FP64 reference on
+  // the prepared inputs (what an f32x3 kernel must match); nullopt for other types.
+  std::optional<double> sgemm_rel_error;
 };
 
 // The tuned kernel and cuBLAS timed interleaved in one loop (same clock, same inputs).

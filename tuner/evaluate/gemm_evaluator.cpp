@@ -122,6 +122,17 @@ struct Operand {
   }
 };
 
+// The operand's host image (as host_image makes it) from its first element on, widened to
+// double, in a new device buffer: the FP64 reference reads exactly the values the kernel reads.
+DeviceBuffer widened(const Operand& op, const std::vector<float>& image, cudaStream_t stream) {
+  const std::vector<double> wide(image.begin() + op.offset, image.end());
+  DeviceBuffer buffer(wide.size() * sizeof(double));
+  TGEMM_CUDA_CHECK(
+      cudaMemcpyAsync(buffer.get(), wide.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream));
+  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `wide` goes out of scope
+  return buffer;
+}
+
 std::string cuda_error_text(cudaError_t err) {
   return fmt::format("{}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
 }
@@ -137,7 +148,8 @@ struct GemmEvaluator::Impl {
     Operand c_ref;                       // f32, C's shape: where the reference is computed
     DeviceBuffer c_init;                 // C before each run when beta != 0 (poison outside)
     std::vector<float> ref;              // cuBLAS FP32 result, the whole C buffer
-    std::vector<double> ref64;           // FP64 host result (m x ldc), small problems only
+    std::vector<double> ref64;           // FP64 result (m x ldc): small problems, and f32x3
+    std::optional<double> sgemm_error;   // f32x3: cuBLAS SGEMM's error against ref64
     std::vector<float> out;              // a kernel's result, copied back (as f32)
     std::vector<unsigned char> staging;  // typed host copies on their way to or from the GPU
     bool flush_l2 = false;
@@ -201,9 +213,9 @@ struct GemmEvaluator::Impl {
     const Prepared& p = *prep;
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
     const Problem& q = p.problem;
-    const GemmCall call{q.op_a,          q.op_b,          int(q.m),   int(q.n),    int(q.k),
-                        p.scalars.alpha, p.scalars.beta,  p.a.data(), int(p.a.ld), p.b.data(),
-                        int(p.b.ld),     c.data(),        int(c.ld),  q.types};
+    const GemmCall call{q.op_a,          q.op_b,         int(q.m),   int(q.n),    int(q.k),
+                        p.scalars.alpha, p.scalars.beta, p.a.data(), int(p.a.ld), p.b.data(),
+                        int(p.b.ld),     c.data(),       int(c.ld),  q.types};
     const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
       return fmt::format("cublasGemmEx ({}): {}", q.types.name(), cublasGetStatusString(status));
@@ -271,6 +283,24 @@ struct GemmEvaluator::Impl {
     p.c.download(s(), &p.staging, &p.out);
 
     const float* c = p.out.data() + p.c.offset;
+    if (p.sgemm_error) {
+      if (!check_f32x3(c, r)) return false;
+    } else if (!check_f32(c, r)) {
+      return false;
+    }
+    if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.problem.m,
+                                        p.problem.n, p.c.ld)) {
+      r->status = TrialStatus::wrong_result;
+      r->error = *stray;
+      return false;
+    }
+    return true;
+  }
+
+  // Every type but f32x3: within the type's bound of the pedantic FP32 reference (and of the
+  // FP64 one for small problems).
+  bool check_f32(const float* c, TrialResult* r) const {
+    const Prepared& p = *prep;
     const ResultCheck check =
         check_result(c, p.ref.data() + p.c.offset, p.problem.m, p.problem.n, p.c.ld, p.bound);
     r->max_rel_error = check.rel_error;
@@ -288,13 +318,59 @@ struct GemmEvaluator::Impl {
         return false;
       }
     }
-    if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.problem.m,
-                                        p.problem.n, p.c.ld)) {
-      r->status = TrialStatus::wrong_result;
-      r->error = *stray;
-      return false;
-    }
     return true;
+  }
+
+  // f32x3: against the FP64 reference, within the f32 bound element by element and no
+  // worse than f32x3_error_bound of SGEMM's own error in norm.
+  bool check_f32x3(const float* c, TrialResult* r) const {
+    const Prepared& p = *prep;
+    const ResultCheck check =
+        check_result(c, p.ref64.data(), p.problem.m, p.problem.n, p.c.ld, p.bound);
+    r->max_rel_error = check.rel_error;
+    const auto why = f32x3_rejection(check, *p.sgemm_error);
+    if (!why) return true;
+    r->status = TrialStatus::wrong_result;
+    r->error = *why;
+    return false;
+  }
+
+  // f32x3: the FP64 reference on the GPU for every size (cublasDgemm on the inputs widened to
+  // double, beta and C included) into ref64, then cuBLAS SGEMM's error against it, which sets
+  // the bound every kernel of the problem is held to.
+  void prepare_f32x3_reference(const std::vector<float>& host_a, const std::vector<float>& host_b,
+                               const std::vector<float>& host_c0) {
+    Prepared& p = *prep;
+    const Problem& q = p.problem;
+    const DeviceBuffer a = widened(p.a, host_a, s());
+    const DeviceBuffer b = widened(p.b, host_b, s());
+    // The C image (poison outside the matrix) or zeros; DGEMM reads it only when beta != 0.
+    const DeviceBuffer c = p.scalars.beta != 0.0f
+                               ? widened(p.c, host_c0, s())
+                               : widened(p.c, std::vector<float>(size_t(p.c.elements), 0.0f), s());
+    const GemmCall call{q.op_a,          q.op_b,         int(q.m),    int(q.n),    int(q.k),
+                        p.scalars.alpha, p.scalars.beta, a.get(),     int(p.a.ld), b.get(),
+                        int(p.b.ld),     c.get(),        int(p.c.ld), q.types};
+    const cublasStatus_t status = row_major_dgemm(cublas->get(), call);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      fail("cublasDgemm (the FP64 reference): {}", cublasGetStatusString(status));
+    p.ref64.assign(size_t(q.m * p.c.ld), 0.0);
+    TGEMM_CUDA_CHECK(cudaMemcpyAsync(p.ref64.data(), c.get(), p.ref64.size() * sizeof(double),
+                                     cudaMemcpyDeviceToHost, s()));
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
+    // The pedantic FP32 reference must agree with it within the f32 bound, as on the host.
+    const ResultCheck fp32 = check_result(p.ref.data() + p.c.offset, p.ref64.data(), q.m, q.n,
+                                          p.c.ld, relative_error_bound({}, q.k));
+    if (!fp32.ok)
+      fail("the cuBLAS FP32 reference disagrees with the FP64 GPU reference: {}", fp32.error);
+    // SGEMM's own error, on C as a kernel finds it.
+    reset_c();
+    if (std::string error = run_cublas(CublasMath::matching); !error.empty()) fail("{}", error);
+    p.c.download(s(), &p.staging, &p.out);
+    const ResultCheck sgemm =
+        check_result(p.out.data() + p.c.offset, p.ref64.data(), q.m, q.n, p.c.ld, HUGE_VAL);
+    if (!sgemm.ok) fail("cuBLAS SGEMM against the FP64 reference: {}", sgemm.error);
+    p.sgemm_error = sgemm.rel_error;
   }
 
   // Loads and verifies; on success `kernel` and `plan` are ready for timing.
@@ -407,8 +483,12 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
     fail("the cuBLAS reference {}", *stray);
 
   // Small problems: an FP64 reference on the host, which also checks the cuBLAS call.
+  // f32x3 problems of every size get theirs on the GPU instead.
   const double m = double(problem.m), n = double(problem.n), k = double(problem.k);
-  if (m * n * k <= kFp64MaxFmas && m * k + k * n + m * n <= kFp64MaxElements) {
+  if (t.compute == ComputeType::f32x3) {
+    prepare_f32x3_reference(host_a, host_b, host_c0);
+    out->sgemm_rel_error = q.sgemm_error;
+  } else if (m * n * k <= kFp64MaxFmas && m * k + k * n + m * n <= kFp64MaxElements) {
     const int64_t M = problem.m, N = problem.n, K = problem.k;
     std::vector<double> op_a(size_t(M * K)), op_b(size_t(K * N));
     for (int64_t i = 0; i < M; ++i)

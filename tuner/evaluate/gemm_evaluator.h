@@ -51,6 +51,25 @@ inline double relative_error_bound(const GemmTypes& types, int64_t k) {
   return f32_sum;
 }
 
+// f32x3 (3xTF32) claims FP32 accuracy, so it is judged by cuBLAS SGEMM on the same inputs:
+// both are measured against an FP64 reference, and the kernel may exceed SGEMM's error by at
+// most this factor. Three f32 roundings per product (one per term) where FFMA has one cost
+// about 2x (1.9x measured on the host emulation in tests/unit/f32x3_accuracy_test.cpp), and
+// summation order (tiles, split-K, the tensor core's adds) a little more; a missing TF32
+// term (about 2^-11 relative) costs a thousand times more.
+inline constexpr double kF32x3ErrorFactor = 3.0;
+// What the big/small split loses whatever k: the dropped small*small term and the small
+// part's own TF32 rounding, each under 2^-22 of a product. For small k SGEMM's error is
+// below this (a few roundings of 2^-24), and no split kernel can match it, so the bound
+// never goes lower.
+inline constexpr double kF32x3SplitError = 0x1p-22;
+
+// Largest accepted error against FP64 of an f32x3 kernel, given cuBLAS SGEMM's error
+// against the same FP64 reference on the same inputs (check_result's measure).
+inline double f32x3_error_bound(double sgemm_error) {
+  return std::max(kF32x3ErrorFactor * sgemm_error, kF32x3SplitError);
+}
+
 // An element may differ from the reference by at most this many times bound * rms(Cref):
 // one wrong element moves the norm of a 4096 x 4096 result by too little to see.
 inline constexpr double kElementSlack = 4.0;
@@ -150,6 +169,18 @@ inline std::optional<std::string> find_write_outside(const float* buffer, int64_
   return std::nullopt;
 }
 
+// The f32x3 verdict on a result checked against the FP64 reference with the f32 bound
+// (check_result: unwritten or NaN elements, single bad elements), given SGEMM's error against
+// the same reference: nullopt when FP32-accurate, else why not (both errors named).
+inline std::optional<std::string> f32x3_rejection(const ResultCheck& check, double sgemm_error) {
+  if (check.ok && check.rel_error <= f32x3_error_bound(sgemm_error)) return std::nullopt;
+  return fmt::format(
+      "error vs FP64 {:.3g}, cuBLAS SGEMM's {:.3g}: an f32x3 kernel may exceed SGEMM's by at "
+      "most {}x (floor {:.3g}){}",
+      check.rel_error, sgemm_error, kF32x3ErrorFactor, kF32x3SplitError,
+      check.ok ? "" : "; " + check.error);
+}
+
 // ---- GemmEvaluator -------------------------------------------------------------------------
 
 // Scalars of a prepared problem; beta must be 0 when the problem says beta_zero.
@@ -175,13 +206,16 @@ class GemmEvaluator {
   // C_ref by cuBLAS in pedantic FP32 on the same inputs (and FP64 on the host for small
   // problems, to check cuBLAS itself), and the matching cuBLAS call timed (SGEMM for f32 and
   // f32x3, TF32 for tf32, cublasGemmEx for 16-bit types) unless !time_cublas. ok == false
-  // when it cannot.
+  // when it cannot. f32x3 problems of every size also get an FP64 reference on the GPU
+  // (cublasDgemm on the inputs widened to double) and SGEMM's error against it
+  // (CublasTiming::sgemm_rel_error), the yardstick of f32x3_error_bound.
   CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
                        GemmScalars scalars = {}, bool time_cublas = true);
   bool prepared() const;
 
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify
-  // (wrong_result), then time. Load errors are launch_failed, faults crashed.
+  // (wrong_result; f32x3: against FP64 within f32x3_error_bound, and max_rel_error is the
+  // error against FP64), then time. Load errors are launch_failed, faults crashed.
   // cutoff_us > 0: after verification one warm run is timed; slower than the cutoff, the
   // kernel is reported with that run alone (runs == 1), since it cannot be the best.
   // The config's family (the registry, by template name) says how to load and launch it.

@@ -210,6 +210,7 @@ void describe(auto& io, Is<CublasTiming> auto& t) {
   io("median_us", t.median_us);
   io("max_us", t.max_us);
   io("runs", t.runs);
+  io("sgemm_rel_error", t.sgemm_rel_error);
 }
 
 void describe(auto& io, Is<Comparison> auto& c) {

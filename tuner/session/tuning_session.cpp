@@ -407,7 +407,8 @@ class Session {
             spdlog::error("{}: {}", st->named->name, st->note);
             return results;
           }
-          db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us);
+          db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us,
+                                cublas.sgemm_rel_error);
           st->cublas_us = cublas.median_us;
           prepared = true;
         }
@@ -449,12 +450,14 @@ class Session {
     if (!st.ran_any) return report;
     for (const CompileOutcome& outcome : st.ok_outcomes) {
       if (outcome.config != report.best->config) continue;
-      if (auto prepared = client_->prepare_problem(problem); !prepared.ok) break;
+      const CublasTiming prepared = client_->prepare_problem(problem);
+      if (!prepared.ok) break;
       Comparison cmp = client_->compare(outcome.config, outcome.compiled);
       if (cmp.ok) {
         report.cublas_us = cmp.cublas_median_us;
         report.best->trial.time_median_us = cmp.tgemm_median_us;
-        db.record_cublas_time(run_id_, st.problem_id, device_id_, cmp.cublas_median_us);
+        db.record_cublas_time(run_id_, st.problem_id, device_id_, cmp.cublas_median_us,
+                              prepared.sgemm_rel_error);
       } else {
         spdlog::warn("{}: interleaved comparison failed: {}", st.named->name, cmp.error);
       }

@@ -1,0 +1,101 @@
+// The f32x3 accuracy rule on the host: a 3xTF32 product (big*big + big*small + small*big of
+// TF32 parts) stays within f32x3_error_bound of an FP32 SGEMM's error against FP64 at every
+// k, while one TF32 pass (big*big only) or two (no small*big) are far outside it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tuner/evaluate/gemm_evaluator.h"
+
+namespace tgemm {
+namespace {
+
+// Round to TF32 (10 stored mantissa bits), to nearest even, as cvt.rna.tf32.f32 nearly does.
+float to_tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0xFFFu + ((bits >> 13) & 1u);
+  bits &= ~0x1FFFu;
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+// m x n results of one random m x k by k x n product: FP64, SGEMM-like FP32, and the
+// split-TF32 sums with 1, 2 or 3 terms, each summed in f32 like an mma accumulator.
+struct Products {
+  int64_t m, n, k;
+  std::vector<double> exact;
+  std::vector<float> sgemm, terms1, terms2, terms3;
+
+  Products(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
+    std::mt19937 rng(uint32_t(k_) * 7 + 1);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double e = 0;
+        float s = 0, t1 = 0, t2 = 0, t3 = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          const float x = a[size_t(i * k + l)], y = b[size_t(l * n + j)];
+          const float xb = to_tf32(x), xs = to_tf32(x - xb);
+          const float yb = to_tf32(y), ys = to_tf32(y - yb);
+          e += double(x) * double(y);
+          s = std::fma(x, y, s);
+          t1 += xb * yb;  // exact products: 11 x 11 significant bits fit in f32
+          t2 += xb * ys;
+          t2 += xb * yb;
+          t3 += xs * yb;  // the small terms first, so the big one does not swamp them
+          t3 += xb * ys;
+          t3 += xb * yb;
+        }
+        exact.push_back(e);
+        sgemm.push_back(s);
+        terms1.push_back(t1);
+        terms2.push_back(t2);
+        terms3.push_back(t3);
+      }
+  }
+  double error(const std::vector<float>& c) const {
+    return check_result(c.data(), exact.data(), m, n, n, HUGE_VAL).rel_error;
+  }
+};
+
+TEST(F32x3Bound, is_the_factor_times_sgemms_error_with_the_split_floor) {
+  EXPECT_EQ(f32x3_error_bound(1e-5), kF32x3ErrorFactor * 1e-5);
+  EXPECT_EQ(f32x3_error_bound(0), kF32x3SplitError);
+  EXPECT_EQ(f32x3_error_bound(0x1p-26), kF32x3SplitError);  // small k: SGEMM is nearly exact
+  EXPECT_GT(kF32x3ErrorFactor, 1.0);
+  EXPECT_LE(kF32x3ErrorFactor, 3.0);  // "small": FP32 accuracy, not a licence
+  EXPECT_LT(kF32x3SplitError, 0x1p-20);
+}
+
+TEST(F32x3Bound, passes_three_tf32_terms_and_fails_one_or_two_at_every_k) {
+  for (int64_t k : {1, 7, 64, 513, 4096}) {
+    const Products p(24, 20, k);
+    const double sgemm = p.error(p.sgemm), bound = f32x3_error_bound(sgemm);
+    SCOPED_TRACE(::testing::Message() << "k = " << k << ", SGEMM's error " << sgemm);
+    EXPECT_LE(p.error(p.terms3), bound);
+    EXPECT_GT(p.error(p.terms2), 10 * bound);
+    EXPECT_GT(p.error(p.terms1), 10 * bound);
+    // The evaluator's verdict: the f32 check against FP64 (elements too), then the bound.
+    const double f32 = relative_error_bound(GemmTypes{}, k);
+    const auto verdict = [&](const std::vector<float>& c) {
+      return f32x3_rejection(check_result(c.data(), p.exact.data(), p.m, p.n, p.n, f32), sgemm);
+    };
+    EXPECT_EQ(verdict(p.terms3), std::nullopt);
+    const auto one_pass = verdict(p.terms1);
+    ASSERT_TRUE(one_pass);
+    EXPECT_NE(one_pass->find("cuBLAS SGEMM's"), std::string::npos) << *one_pass;
+    EXPECT_TRUE(verdict(p.terms2));
+  }
+}
+
+}  // namespace
+}  // namespace tgemm
