@@ -21,6 +21,7 @@
 #include "src/core/device_info.h"
 #include "src/core/gemm_call.h"
 #include "src/core/tuning_records.h"
+#include "src/dispatch/device_workspace.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
@@ -68,10 +69,16 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Throws Error for bad arguments (message names the argument), no device, or a failed launch.
+  // Plans that need a workspace share one per device, grown on demand: like a cuBLAS handle's,
+  // calls that use it must be serialised (one stream, or the caller's ordering).
   void gemm(const GemmCall& call, cudaStream_t stream);
+  // Bytes of the device workspace held for the current device (0 before a plan needed one).
+  size_t workspace_bytes();
   // The path gemm takes for this call (resolved and cached like gemm does).
   Selection selection(const GemmCall& call);
   void set_cublas_fallback(bool enabled) { cublas_fallback_ = enabled; }
+  // Where workspaces come from (cudaMalloc unless a test injects failures); drops the ones held.
+  void set_workspace_allocator(WorkspaceAllocator allocator);
   void set_math_mode(MathMode mode) { math_mode_ = mode; }
   MathMode math_mode() const { return math_mode_; }
   // Whether the database opened; why not otherwise.
@@ -117,6 +124,7 @@ class Dispatcher {
   std::unordered_map<CallKey, Resolved, CallKeyHash> cache_;
   std::mutex devices_mutex_;
   std::map<int, std::unique_ptr<DeviceState>> devices_;
+  WorkspaceAllocator workspace_allocator_;  // guarded by devices_mutex_
 };
 
 }  // namespace tgemm
