@@ -7,6 +7,7 @@
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/split_k.cuh"
 #include "common/tile_swizzle.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -42,6 +43,10 @@
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1  // K is cut into SPLIT_K slices, one per gridDim.z, summed atomically into C
+#endif
+#ifndef SPLIT_MODE
+#define SPLIT_MODE \
+  0  // split-K sums: 0 atomics into C; 1 workspace + sgemm_simt_reduce (repeatable)
 #endif
 #ifndef SWIZZLE
 #define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
@@ -81,6 +86,7 @@ static_assert((BM * BK) % (THREADS * VEC) == 0, "the A tile must split evenly ov
 static_assert((BN * BK) % (THREADS * VEC) == 0, "the B tile must split evenly over the threads");
 static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(SPLIT_MODE == 0 || SPLIT_MODE == 1, "SPLIT_MODE must be 0 or 1");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
@@ -166,6 +172,13 @@ __device__ __forceinline__ void read_fragment(const float* p, float* out) {
 extern "C" __global__ void sgemm_simt_prepare_c(const tgemm::GemmParams p) {
   tgemm::scale_c_by_beta<float>(p);
 }
+
+#if SPLIT_MODE == 1
+// C = alpha * (the SPLIT_K partials in slice order) + beta * C, after the main launch.
+extern "C" __global__ void sgemm_simt_reduce(const tgemm::GemmParams p) {
+  tgemm::split_k_reduce<float>(p, SPLIT_K);
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     sgemm_simt(const tgemm::GemmParams p) {
@@ -279,7 +292,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
       for (int cn = 0; cn < TN / SUB_N; ++cn) {
         const int col = n0 + cn * THREADS_N * SUB_N + tx * SUB_N;
         const float* r = &acc[cm * SUB_M + i][cn * SUB_N];
-        if (SPLIT_K > 1) {
+        if (SPLIT_K > 1 && SPLIT_MODE == 1) {
+#pragma unroll
+          for (int j = 0; j < SUB_N; ++j)
+            if (col + j < p.n) tgemm::split_k_store_partial(p, blockIdx.z, row, col + j, r[j]);
+        } else if (SPLIT_K > 1) {
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)
             if (col + j < p.n) atomicAdd(c_row + col + j, p.alpha * r[j]);

@@ -1,7 +1,9 @@
 // The kernel parameter block of every GEMM template: one definition, included by the host
 // (src/launch/launch_plan.h) and, through NVRTC's named headers, by the device code.
 // Row-major storage: C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C.
-// The layout (72 bytes) is fixed: cubins stored in existing databases were built against it.
+// The layout is append-only: cubins stored in existing databases declare the first 72 bytes
+// (up to c_aligned16) and the driver copies only the parameter size a kernel declares, so they
+// keep working when fields are added at the end. Never reorder or resize a field.
 #pragma once
 
 namespace tgemm {
@@ -14,6 +16,7 @@ struct GemmParams {
   int m, n, k;
   float alpha, beta;  // in the compute type's accumulator type: f32 for every compute type
   int c_aligned16;    // 1 when C's pointer and ldc allow 16-byte stores
+  void* workspace;    // offset 72: scratch of LaunchPlan::workspace_bytes (split-K partials)
 };
 
 }  // namespace tgemm

@@ -27,6 +27,7 @@ struct Dispatcher::DeviceState {
   std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by template hash, layout, params
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
+  std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
   ~DeviceState() {
     if (cublas) cublasDestroy(cublas);
   }
@@ -138,6 +139,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
   if (!slot) {
     auto state = std::make_unique<DeviceState>();
     state->info = query_device(device);
+    state->workspace = std::make_unique<DeviceWorkspace>(workspace_allocator_);
     std::vector<BestEntry> tuned;
     std::vector<TrialRecord> measured;
     if (db_) {
@@ -308,12 +310,35 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
     run_cublas(device_state(device), call, stream);
     return;
   }
+  void* workspace = nullptr;
+  if (r.plan.workspace_bytes > 0) {
+    const cudaError_t err =
+        device_state(device).workspace->reserve(r.plan.workspace_bytes, &workspace);
+    if (err != cudaSuccess) {
+      const std::string why = fmt::format(
+          "{} needs {} bytes of workspace for {}: {}", r.kernel->config().canonical_name(),
+          r.plan.workspace_bytes, problem.key(), cudaGetErrorString(err));
+      if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
+      spdlog::warn("tgemm: {}; this call runs cuBLAS", why);
+      run_cublas(device_state(device), call, stream);
+      return;
+    }
+  }
   const GemmParams params = make_params(problem, call.a, call.b, call.c, call.alpha, call.beta);
-  cudaError_t err = r.kernel->launch(r.plan, params, stream);
+  cudaError_t err = r.kernel->launch(r.plan, params, workspace, stream);
   if (err != cudaSuccess)
     throw ExecutionError(fmt::format("launching {} failed: {}", r.kernel->config().canonical_name(),
                                      cudaGetErrorString(err)));
 }
+
+void Dispatcher::set_workspace_allocator(WorkspaceAllocator allocator) {
+  std::lock_guard lock(devices_mutex_);
+  workspace_allocator_ = std::move(allocator);
+  for (auto& [device, state] : devices_)
+    state->workspace = std::make_unique<DeviceWorkspace>(workspace_allocator_);
+}
+
+size_t Dispatcher::workspace_bytes() { return device_state(current_device()).workspace->bytes(); }
 
 const char* to_string(Selection selection) {
   switch (selection) {

@@ -21,6 +21,7 @@
 #include "src/core/device_info.h"
 #include "src/core/gemm_call.h"
 #include "src/core/tuning_records.h"
+#include "src/dispatch/device_workspace.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
@@ -76,12 +77,18 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Throws Error for bad arguments (message names the argument), no device, or a failed launch.
+  // Plans that need a workspace share one per device, grown on demand: like a cuBLAS handle's,
+  // calls that use it must be serialised (one stream, or the caller's ordering).
   void gemm(const GemmCall& call, cudaStream_t stream);
+  // Bytes of the device workspace held for the current device (0 before a plan needed one).
+  size_t workspace_bytes();
   // The path gemm takes for this call (resolved and cached like gemm does).
   Selection selection(const GemmCall& call);
   // The path and kernel gemm launches for this call, under the current math mode.
   ServedBy served_by(const GemmCall& call);
   void set_cublas_fallback(bool enabled) { cublas_fallback_ = enabled; }
+  // Where workspaces come from (cudaMalloc unless a test injects failures); drops the ones held.
+  void set_workspace_allocator(WorkspaceAllocator allocator);
   // f32_via_3xtf32: plain f32 calls use the tuned f32x3 kernel of their shape where it was
   // measured faster than the tuned f32 one (KernelSelector::faster_3xtf32); the choice is
   // cached per call shape and mode, so switching modes costs no lookup after the first call.
@@ -134,6 +141,7 @@ class Dispatcher {
   std::unordered_map<CallKey, Resolved, CallKeyHash> cache_;
   std::mutex devices_mutex_;
   std::map<int, std::unique_ptr<DeviceState>> devices_;
+  WorkspaceAllocator workspace_allocator_;  // guarded by devices_mutex_
 };
 
 }  // namespace tgemm

@@ -16,8 +16,16 @@ GemmKernel::GemmKernel(const KernelConfig& config, const std::vector<char>& cubi
                                         int(main_smem_bytes)));
 }
 
+cudaError_t GemmKernel::launch(const LaunchPlan& plan, GemmParams params, void* workspace,
+                               cudaStream_t stream) const {
+  params.workspace = workspace;
+  return launch(plan, params, stream);
+}
+
 cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
                                cudaStream_t stream) const {
+  if (plan.workspace_bytes > 0 && !params.workspace) return cudaErrorInvalidValue;
+  // Old cubins declare a shorter block (see gemm_params.h): the driver reads only their part.
   void* args[] = {const_cast<GemmParams*>(&params)};
   for (const KernelLaunch& l : plan) {
     if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;

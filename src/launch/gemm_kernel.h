@@ -22,7 +22,12 @@ class GemmKernel {
              const std::vector<std::string>& entries, size_t main_smem_bytes);
 
   const KernelConfig& config() const { return config_; }
-  // Enqueues the plan's launches on `stream`; returns the first failure, never throws.
+  // Enqueues the plan's launches on `stream` with `workspace` (the caller's device scratch of
+  // at least plan.workspace_bytes) in the parameter block; returns the first failure
+  // (cudaErrorInvalidValue for a plan that needs a workspace and got none), never throws.
+  cudaError_t launch(const LaunchPlan& plan, GemmParams params, void* workspace,
+                     cudaStream_t stream) const;
+  // The same with params.workspace as given (null for plans that need none).
   cudaError_t launch(const LaunchPlan& plan, const GemmParams& params, cudaStream_t stream) const;
 
  private:

@@ -11,7 +11,10 @@
 
 namespace tgemm {
 
-static_assert(sizeof(GemmParams) == 72, "the parameter block's layout is fixed (see the header)");
+// Append-only (see the header): 72 bytes up to c_aligned16 for old cubins, then the workspace.
+static_assert(offsetof(GemmParams, c_aligned16) == 68 && offsetof(GemmParams, workspace) == 72 &&
+                  sizeof(GemmParams) == 80,
+              "the parameter block's layout is append-only (see the header)");
 
 struct KernelLaunch {
   int entry = 0;  // index into the template's entries() for the config
@@ -25,13 +28,14 @@ struct LaunchPlan {
   static constexpr int kMaxLaunches = 4;
   std::array<KernelLaunch, kMaxLaunches> launches{};
   int count = 0;
+  size_t workspace_bytes = 0;  // device scratch the launches need (GemmParams::workspace)
 
   void add(const KernelLaunch& launch);  // throws Error past kMaxLaunches
   const KernelLaunch* begin() const { return launches.data(); }
   const KernelLaunch* end() const { return launches.data() + count; }
 };
 
-// The parameter block for `problem` on these buffers.
+// The parameter block for `problem` on these buffers (no workspace: GemmKernel::launch sets it).
 GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c, float alpha,
                        float beta);
 

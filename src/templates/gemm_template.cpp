@@ -51,4 +51,23 @@ KernelLaunch scale_c_launch(const Problem& problem, int entry) {
   return launch;
 }
 
+size_t split_k_workspace_bytes(const Problem& problem, int64_t slices) {
+  return size_t(slices) * size_t(problem.m) * size_t(problem.n) * sizeof(float);
+}
+
+std::optional<std::string> split_k_workspace_unsupported(const Problem& problem, int64_t slices) {
+  const size_t bytes = split_k_workspace_bytes(problem, slices);
+  if (bytes <= kMaxSplitKWorkspaceBytes) return std::nullopt;
+  return fmt::format(
+      "deterministic split-K of {} slices needs {} MiB of workspace for a {}x{} C (at most {} "
+      "MiB)",
+      slices, bytes >> 20, problem.m, problem.n, kMaxSplitKWorkspaceBytes >> 20);
+}
+
+void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry) {
+  // The same grid-stride shape as the beta pre-pass: one thread per C element, capped.
+  plan->add(scale_c_launch(problem, entry));
+  plan->workspace_bytes = std::max(plan->workspace_bytes, split_k_workspace_bytes(problem, slices));
+}
+
 }  // namespace tgemm

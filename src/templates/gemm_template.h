@@ -74,4 +74,15 @@ std::vector<std::string> problem_defines(const Problem& problem);
 // entry `entry`: split-K slices that add into C need it first.
 KernelLaunch scale_c_launch(const Problem& problem, int entry);
 
+// Deterministic split-K (common/split_k.cuh): the workspace `slices` f32 partial C's need.
+size_t split_k_workspace_bytes(const Problem& problem, int64_t slices);
+// The most workspace a family should ask for: past it, unsupported_reason refuses the config
+// (deterministic split-K of a large C costs more memory than a split can win back).
+constexpr size_t kMaxSplitKWorkspaceBytes = size_t(256) << 20;
+// Why `slices` partials of this problem's C do not fit kMaxSplitKWorkspaceBytes, or nullopt.
+std::optional<std::string> split_k_workspace_unsupported(const Problem& problem, int64_t slices);
+// Appends the reduction (entry `entry`, a kernel calling split_k_reduce with `slices`) after
+// the launches that write the partials, and raises the plan's workspace to what they need.
+void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry);
+
 }  // namespace tgemm

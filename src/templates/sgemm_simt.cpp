@@ -1,5 +1,6 @@
 // Host side of sgemm_simt (kernel_templates/sgemm_simt.cuh, configs/spaces/sgemm_simt.yaml):
-// FP32 GEMM on the CUDA cores, one BM x BN tile per block, split-K through atomics.
+// FP32 GEMM on the CUDA cores, one BM x BN tile per block, split-K through atomics
+// (SPLIT_MODE=0) or the deterministic workspace reduction (SPLIT_MODE=1, common/split_k.cuh).
 #include <fmt/format.h>
 
 #include "src/core/arch_limits.h"
@@ -31,18 +32,28 @@ class SgemmSimt final : public GemmTemplate {
     if (problem.align_a % vec_bytes != 0 || problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs A and B aligned to {} bytes (have {} and {})",
                          config.get("VEC"), vec_bytes, problem.align_a, problem.align_b);
+    if (deterministic_split(config))
+      return split_k_workspace_unsupported(problem, tile(config).split_k);
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override {
-    return {name(), name() + "_prepare_c"};
+  // Configs stored before SPLIT_MODE existed have none: they are atomics (0).
+  static bool deterministic_split(const KernelConfig& config) {
+    return config.get_or("SPLIT_MODE", 0) == 1 && config.get_or("SPLIT_K", 1) > 1;
   }
 
-  // Split-K slices add into C, so C = beta * C runs first.
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    std::vector<std::string> out{name(), name() + "_prepare_c"};
+    if (config.get_or("SPLIT_MODE", 0) == 1) out.push_back(name() + "_reduce");
+    return out;
+  }
+
+  // Atomic split-K slices add into C, so C = beta * C runs first; deterministic ones write
+  // the workspace, which the reduce launch then sums into C.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
-    if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
+    if (t.split_k > 1 && !deterministic_split(config)) plan.add(scale_c_launch(problem, 1));
     KernelLaunch main;
     main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
     main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
@@ -51,6 +62,7 @@ class SgemmSimt final : public GemmTemplate {
     main.block[0] = unsigned(r.threads);
     main.smem_bytes = r.dynamic_smem_bytes;
     plan.add(main);
+    if (deterministic_split(config)) add_split_k_reduce(&plan, problem, t.split_k, 2);
     return plan;
   }
 
@@ -68,7 +80,6 @@ class SgemmSimt final : public GemmTemplate {
     return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
             config.get_or("MIN_BLOCKS", 1)};
   }
-
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ inline KernelConfig sgemm_config(
                   {"PAD_B", 4},
                   {"STAGES", 2},
                   {"SPLIT_K", 1},
+                  {"SPLIT_MODE", 0},
                   {"SWIZZLE", 1},
                   {"MIN_BLOCKS", 1}}};
   for (const auto& [name, value] : overrides) c.set(name, value);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 
@@ -61,24 +62,79 @@ TEST_P(CompilesForArch, sample_of_legal_space_compiles) {
   }
 }
 
-// The dispatcher's shipped defaults: each is a point of the space and compiles without
-// spills or an exceeded limit, or the library would fall back to cuBLAS for its shapes.
+// The dispatcher's shipped defaults: each is a point of its family's space and compiles
+// without spills or an exceeded limit, or the library would fall back to cuBLAS for its shapes.
 TEST_P(CompilesForArch, every_shipped_default_kernel_is_legal_and_compiles) {
   const std::string arch = GetParam();
-  auto space = SearchSpace::load(kSpace);
-  std::set<std::string> legal;
-  for (const KernelConfig& c : space.enumerate(arch_limits(arch)).legal)
-    legal.insert(c.canonical_name());
-  auto source = kernel_source("sgemm_simt");
+  std::map<std::string, std::set<std::string>> legal;  // by family
   for (const DefaultKernel& d : shipped_default_kernels()) {
     if (d.arch != "*" && d.arch != arch) continue;
+    const std::string family = d.config.template_name;
+    const std::string space_path = TGEMM_SOURCE_DIR "/configs/spaces/" + family + ".yaml";
+    if (!legal.count(family))
+      for (const KernelConfig& c : SearchSpace::load(space_path).enumerate(arch_limits(arch)).legal)
+        legal[family].insert(c.canonical_name());
     const std::string name = d.config.canonical_name();
-    EXPECT_TRUE(legal.count(name)) << name << " is not in " << kSpace;
+    EXPECT_TRUE(legal[family].count(name)) << name << " is not in " << space_path;
     auto k = testing::compile_f32(d.config, Op::N, Op::N, arch);
     ASSERT_TRUE(k.ok) << name << "\n" << k.error;
     EXPECT_EQ(resource_violation(k, testing::block_of(d.config), arch_limits(arch)), std::nullopt)
         << name;
   }
+}
+
+// No spills, no exceeded limit, and every entry the family names is in the cubin.
+void expect_clean_compile(const KernelConfig& config, Op a, Op b, const std::string& arch) {
+  const std::string what = config.canonical_name() + " " + to_string(a) + to_string(b) + " " + arch;
+  auto k = testing::compile_f32(config, a, b, arch);
+  ASSERT_TRUE(k.ok) << what << "\n" << k.error;
+  ASSERT_TRUE(k.resources.found) << what << "\n" << k.log;
+  EXPECT_EQ(k.resources.spill_store_bytes, 0) << what << "\n" << k.log;
+  EXPECT_EQ(resource_violation(k, testing::block_of(config), arch_limits(arch)), std::nullopt)
+      << what;
+  for (const std::string& entry : template_named(config.template_name).entries(config))
+    EXPECT_TRUE(read_cubin_resources(k.cubin, entry, arch).found) << what << ": no " << entry;
+}
+
+TEST_P(CompilesForArch, deterministic_split_k_compiles_with_its_reduce_entry) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      expect_clean_compile(testing::sgemm_config({{"SPLIT_K", 16}, {"SPLIT_MODE", 1}}), a, b,
+                           GetParam());
+}
+
+KernelConfig gemv_config(int64_t side, int64_t rows, int64_t vec, int64_t lw, int64_t split_mode) {
+  return {"gemv_simt",
+          {{"SIDE", side},
+           {"ROWS", rows},
+           {"VEC", vec},
+           {"WARPS", 8},
+           {"KB", 512},
+           {"LW", lw},
+           {"SPLIT_MODE", split_mode}}};
+}
+
+// Both small sides in every layout cover both strips (X contiguous along L and along K),
+// alternately with the most accumulators the space allows and with the fewest.
+TEST_P(CompilesForArch, gemv_simt_compiles_every_layout_and_side_without_spills) {
+  int i = 0;
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (int64_t side : {0, 1})
+        expect_clean_compile(
+            i++ % 3 ? gemv_config(side, 16, 4, 1, 1) : gemv_config(side, 1, 2, 2, 0), a, b,
+            GetParam());
+}
+
+TEST_P(CompilesForArch, sample_of_gemv_simt_space_compiles) {
+  const std::string arch = GetParam();
+  auto space = SearchSpace::load(TGEMM_SOURCE_DIR "/configs/spaces/gemv_simt.yaml");
+  auto legal = space.enumerate(arch_limits(arch)).legal;
+  ASSERT_GT(legal.size(), 10u);
+  std::mt19937_64 rng(arch_number(arch));
+  std::shuffle(legal.begin(), legal.end(), rng);
+  for (size_t i = 0; i < 4; ++i)
+    expect_clean_compile(legal[i], i % 2 ? Op::T : Op::N, i / 2 % 2 ? Op::T : Op::N, arch);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));

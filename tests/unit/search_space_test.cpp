@@ -154,11 +154,11 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
   EXPECT_EQ(space.path(), kSgemmSpace);
   std::vector<std::string> names;
   for (const auto& p : space.parameters()) names.push_back(p.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
-                                      "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE", "MIN_BLOCKS"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
+                                             "PAD_B", "STAGES", "SPLIT_K", "SPLIT_MODE", "SWIZZLE",
+                                             "MIN_BLOCKS"}));
   EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{16, 32, 64, 128, 256}));
-  EXPECT_EQ(space.cartesian_size(), 230400u);
+  EXPECT_EQ(space.cartesian_size(), 460800u);
   ASSERT_EQ(space.derived().size(), 2u);
   EXPECT_EQ(space.derived()[0].first, "THREADS");
   EXPECT_FALSE(space.constraints().empty());
@@ -179,15 +179,17 @@ TEST(SearchSpace, rejects_unknown_template_naming_line_and_the_known_ones) {
   const std::string msg =
       embedded_load_error("template: no_such_template\nparameters:\n  A: [1]\n", &path);
   EXPECT_HAS(msg, path + ":1:");
-  EXPECT_HAS(msg, "unknown kernel template 'no_such_template' (known: gemm_naive, sgemm_simt)");
+  EXPECT_HAS(
+      msg, "unknown kernel template 'no_such_template' (known: gemm_naive, gemv_simt, sgemm_simt)");
 }
 
 // ---- Parameters the template declares --------------------------------------------------
 
 TEST(SearchSpace, declared_tunables_are_the_ifndef_define_pairs_without_tgemm_names) {
-  EXPECT_EQ(declared_tunables(kernel_source("sgemm_simt").text),
-            (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A",
-                                      "PAD_B", "STAGES", "SPLIT_K", "SWIZZLE", "MIN_BLOCKS"}));
+  EXPECT_EQ(
+      declared_tunables(kernel_source("sgemm_simt").text),
+      (std::vector<std::string>{"BM", "BN", "BK", "TM", "TN", "WARP_N", "VEC", "PAD_A", "PAD_B",
+                                "STAGES", "SPLIT_K", "SPLIT_MODE", "SWIZZLE", "MIN_BLOCKS"}));
   const std::string text =
       "#pragma once\n#ifndef GUARD_H\n#define GUARD_H\n"  // an include guard has no default
       "#ifndef X\n#define X 3  // x\n#endif\n"
@@ -209,7 +211,7 @@ TEST(SearchSpace, rejects_parameter_the_template_does_not_declare) {
     EXPECT_HAS(e.what(), "parameter 'SWIZZEL' is not a tunable of template sgemm_simt");
     EXPECT_HAS(e.what(),
                "(its tunables: BM, BN, BK, TM, TN, WARP_N, VEC, PAD_A, PAD_B, STAGES, SPLIT_K, "
-               "SWIZZLE, MIN_BLOCKS)");
+               "SPLIT_MODE, SWIZZLE, MIN_BLOCKS)");
   }
 }
 
@@ -260,14 +262,15 @@ TEST(SearchSpace, config_at_covers_sgemm_space_in_declared_order) {
   const KernelConfig first = space.config_at(0);
   EXPECT_EQ(first.canonical_name(),
             "sgemm_simt_bm16_bn16_bk8_tm4_tn4_warp_n4_vec1_pad_a0_pad_b0_stages1_split_k1_"
-            "swizzle1_min_blocks1");
+            "split_mode0_swizzle1_min_blocks1");
   const KernelConfig last = space.config_at(space.cartesian_size() - 1);
   EXPECT_EQ(last.get("BM"), 256);
   EXPECT_EQ(last.get("SWIZZLE"), 8);
   EXPECT_EQ(last.get("MIN_BLOCKS"), 2);
   EXPECT_EQ(space.config_at(1).get("MIN_BLOCKS"), 2);
   EXPECT_EQ(space.config_at(2).get("SWIZZLE"), 8);
-  EXPECT_EQ(space.config_at(4).get("SPLIT_K"), 4);
+  EXPECT_EQ(space.config_at(4).get("SPLIT_MODE"), 1);
+  EXPECT_EQ(space.config_at(8).get("SPLIT_K"), 4);
 }
 
 // ---- Integer semantics -------------------------------------------------------------------
@@ -787,7 +790,7 @@ TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {
       rejected += count;
       EXPECT_EQ(reason.find('='), std::string::npos) << "counted without values: " << reason;
     }
-    EXPECT_EQ(e.legal.size() + rejected, 230400u) << arch;
+    EXPECT_EQ(e.legal.size() + rejected, 460800u) << arch;
   }
 }
 
@@ -804,7 +807,7 @@ TEST(SearchSpace, every_legal_config_satisfies_the_template) {
       ASSERT_LE(smem_bytes(c), limits.smem_per_block_optin) << arch << " " << c.canonical_name();
       ASSERT_LE(c.get("TM") * c.get("TN"), 128) << c.canonical_name();
       ASSERT_EQ(c.template_name, "sgemm_simt");
-      ASSERT_EQ(c.params.size(), 13u);
+      ASSERT_EQ(c.params.size(), 14u);
       names.insert(c.canonical_name());
     }
     EXPECT_EQ(names.size(), e.legal.size()) << "no config twice";

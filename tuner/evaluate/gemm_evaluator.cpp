@@ -164,6 +164,7 @@ struct GemmEvaluator::Impl {
   std::unique_ptr<L2Flusher> flusher;
   std::unique_ptr<InterleavedTimer> timer;  // resets C and flushes L2 before each run
   std::vector<CudaEvent> events;
+  DeviceBuffer workspace;  // the trial plan's scratch (LaunchPlan::workspace_bytes), grown
   bool broken = false;
   std::string broken_reason;
 
@@ -235,8 +236,10 @@ struct GemmEvaluator::Impl {
   // The kernel arguments for the prepared problem and buffers.
   GemmParams params() const {
     const Prepared& p = *prep;
-    return make_params(p.problem, p.a.data(), p.b.data(), p.c.data(), p.scalars.alpha,
-                       p.scalars.beta);
+    GemmParams params =
+        make_params(p.problem, p.a.data(), p.b.data(), p.c.data(), p.scalars.alpha, p.scalars.beta);
+    params.workspace = workspace.get();
+    return params;
   }
 
   // One timed run of `kernel` on the prepared problem, for the InterleavedTimer.
@@ -406,6 +409,17 @@ struct GemmEvaluator::Impl {
       return false;
     }
     *plan = family->plan_launch(config, prep->problem);
+    if (plan->workspace_bytes > workspace.bytes()) {
+      workspace = DeviceBuffer();  // the old one first: the new may need its memory
+      try {
+        workspace = DeviceBuffer(plan->workspace_bytes);
+      } catch (const Error& e) {
+        r->status = classify(TrialStatus::resource_exceeded);
+        r->error = fmt::format("cannot allocate the plan's {} bytes of workspace: {}",
+                               plan->workspace_bytes, e.what());
+        return false;
+      }
+    }
     return verify(**kernel, *plan, r, launch_ms);
   }
 

@@ -1,0 +1,37 @@
+// Deterministic split-K shared by the templates: each K slice writes its raw f32 partial sums
+// to workspace[slice][m][n] (no atomics), and a second launch sums the slices in slice order
+// and applies alpha and beta * C, so every run rounds alike (bitwise repeatable results).
+// The host side (workspace size, the reduce launch) is src/templates/gemm_template.h's
+// split_k_workspace_bytes and add_split_k_reduce.
+#pragma once
+
+#include "common/elements.cuh"
+#include "common/gemm_params.h"
+
+namespace tgemm {
+
+// Slice `slice`'s partial sum (alpha not applied) of C[row][col].
+__device__ __forceinline__ void split_k_store_partial(const GemmParams& p, int slice, int row,
+                                                      int col, float partial) {
+  float* const ws = static_cast<float*>(p.workspace);
+  ws[((long long)slice * p.m + row) * p.n + col] = partial;
+}
+
+// C = alpha * (sum of the `slices` partials, in slice order) + beta * C, in C's type T;
+// grid-stride over C, consecutive threads on consecutive columns (coalesced).
+template <typename T>
+__device__ __forceinline__ void split_k_reduce(const GemmParams& p, int slices) {
+  const float* const ws = static_cast<const float*>(p.workspace);
+  T* const c = static_cast<T*>(p.c);
+  const long long total = (long long)p.m * p.n;
+  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+       idx += (long long)gridDim.x * blockDim.x) {
+    float sum = 0.0f;
+    for (int z = 0; z < slices; ++z) sum += ws[z * total + idx];
+    T* const e = c + (idx / p.n) * p.ldc + idx % p.n;
+    const float old = p.beta != 0.0f ? p.beta * to_f32(*e) : 0.0f;
+    *e = from_f32<T>(p.alpha * sum + old);
+  }
+}
+
+}  // namespace tgemm

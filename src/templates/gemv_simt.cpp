@@ -1,0 +1,126 @@
+// Host side of gemv_simt (kernel_templates/gemv_simt.cuh, configs/spaces/gemv_simt.yaml):
+// FP32 GEMM with one side of at most ROWS (GEMV-like shapes), the large operand streamed once;
+// K slices meet in C through atomics (SPLIT_MODE=0) or the deterministic workspace reduction.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/core/arch_limits.h"
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+class GemvSimt final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    (void)arch;  // FFMA only: every arch tgemm targets
+    if (types != GemmTypes{})
+      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
+                         types.name());
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (config.template_name != name())
+      return fmt::format("config of '{}', not {}", config.template_name, name());
+    if (auto why = types_unsupported(problem.types, arch)) return why;
+    const bool small_m = config.get("SIDE") == 0;
+    const int64_t rows = config.get("ROWS");
+    const int64_t small = small_m ? problem.m : problem.n;
+    if (small > rows)
+      return fmt::format(
+          "{} SIDE={} computes {} <= ROWS={} (have {} = {}): larger problems belong to the GEMM "
+          "families",
+          name(), config.get("SIDE"), small_m ? "M" : "N", rows, small_m ? "M" : "N", small);
+    // The large operand is the one read with VEC-wide loads.
+    const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));
+    const int align = small_m ? problem.align_b : problem.align_a;
+    if (align % vec_bytes != 0)
+      return fmt::format("VEC={} needs {} (the large operand) aligned to {} bytes (have {})",
+                         config.get("VEC"), small_m ? "B" : "A", vec_bytes, align);
+    const int64_t slices = slices_of(config, problem);
+    if (slices > kMaxGridY)
+      return fmt::format("K = {} needs {} slices of KB={}; a grid holds at most {}", problem.k,
+                         slices, config.get("KB"), kMaxGridY);
+    if (strips_of(config, problem) > kMaxGridX)
+      return fmt::format("{} = {} needs more than {} blocks", small_m ? "N" : "M",
+                         small_m ? problem.n : problem.m, kMaxGridX);
+    if (config.get("SPLIT_MODE") == 1 && slices > 1)
+      return split_k_workspace_unsupported(problem, slices);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    std::vector<std::string> out{name(), name() + "_prepare_c"};
+    if (config.get("SPLIT_MODE") == 1) out.push_back(name() + "_reduce");
+    return out;
+  }
+
+  // One K slice per grid row; atomic slices need C = beta * C first, deterministic ones a
+  // reduction after.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    const int64_t slices = slices_of(config, problem);
+    const bool atomics = config.get("SPLIT_MODE") == 0;
+    LaunchPlan plan;
+    if (slices > 1 && atomics) plan.add(scale_c_launch(problem, 1));
+    KernelLaunch main;
+    main.grid[0] = unsigned(strips_of(config, problem));
+    main.grid[1] = unsigned(slices);
+    const BlockResources r = block_resources(config);
+    main.block[0] = unsigned(r.threads);
+    main.smem_bytes = r.dynamic_smem_bytes;
+    plan.add(main);
+    if (slices > 1 && !atomics) add_split_k_reduce(&plan, problem, slices, 2);
+    return plan;
+  }
+
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    r.threads = int(32 * config.get("WARPS"));
+    r.dynamic_smem_bytes = size_t(config.get("ROWS") * config.get("KB")) * sizeof(float);
+    return r;
+  }
+
+  // For the selector: ROWS along the small side, the strip along the large (as when X is
+  // contiguous along it), KB deep.
+  TileShape tile(const KernelConfig& config) const override {
+    const int64_t strip = 32 * config.get("VEC") * config.get("LW");
+    const bool small_m = config.get("SIDE") == 0;
+    return {small_m ? config.get("ROWS") : strip, small_m ? strip : config.get("ROWS"),
+            config.get("KB"), 1, 1};
+  }
+
+ private:
+  static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+  static constexpr int64_t kMaxGridY = 65535;
+
+  // The kernel's slices_of: K in KB-deep slices, one for K <= KB (K = 0 included).
+  static int64_t slices_of(const KernelConfig& config, const Problem& problem) {
+    const int64_t kb = config.get("KB");
+    return problem.k > kb ? (problem.k + kb - 1) / kb : 1;
+  }
+
+  // Blocks along the large side: the kernel's TILE_L depends on which way X is stored.
+  static int64_t strips_of(const KernelConfig& config, const Problem& problem) {
+    const bool small_m = config.get("SIDE") == 0;
+    const bool x_k_contig = small_m ? problem.op_b == Op::T : problem.op_a == Op::N;
+    const int64_t tile_l = x_k_contig ? config.get("WARPS") * config.get("LW")
+                                      : 32 * config.get("VEC") * config.get("LW");
+    const int64_t l = small_m ? problem.n : problem.m;
+    return std::max<int64_t>(1, (l + tile_l - 1) / tile_l);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_gemv_simt_template(KernelSource source) {
+  return std::make_unique<GemvSimt>(std::move(source));
+}
+
+}  // namespace tgemm

@@ -1,0 +1,182 @@
+// The workspace plumbing without a GPU: the parameter block's append-only layout, the plans'
+// workspace sizes (deterministic split-K in sgemm_simt, gemv_simt's K slices), gemv_simt's
+// limits, and the dispatcher's growable workspace over an injected allocator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "src/dispatch/device_workspace.h"
+#include "src/launch/launch_plan.h"
+#include "src/templates/template_registry.h"
+#include "tests/common/sgemm_configs.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig gemv(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
+  KernelConfig c{"gemv_simt",
+                 {{"SIDE", 0},
+                  {"ROWS", 8},
+                  {"VEC", 4},
+                  {"WARPS", 8},
+                  {"KB", 256},
+                  {"LW", 1},
+                  {"SPLIT_MODE", 1}}};
+  for (const auto& [name, value] : overrides) c.set(name, value);
+  return c;
+}
+
+TEST(GemmParams, workspace_is_appended_after_the_72_bytes_old_cubins_declare) {
+  EXPECT_EQ(offsetof(GemmParams, c_aligned16) + sizeof(int), 72u);
+  EXPECT_EQ(offsetof(GemmParams, workspace), 72u);
+  EXPECT_EQ(sizeof(GemmParams), 80u);
+  const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 4, 4, 4);
+  EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).workspace, nullptr);
+}
+
+TEST(SplitKPlan, deterministic_split_needs_a_workspace_and_a_reduce_and_no_beta_pass) {
+  const GemmTemplate& family = template_named("sgemm_simt");
+  const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 100, 70, 4096);
+  const KernelConfig det = testing::sgemm_config({{"SPLIT_K", 16}, {"SPLIT_MODE", 1}});
+  const LaunchPlan plan = family.plan_launch(det, p);
+  EXPECT_EQ(plan.workspace_bytes, size_t(16) * 100 * 70 * 4);
+  ASSERT_EQ(plan.count, 2);
+  EXPECT_EQ(plan.launches[0].entry, 0);
+  EXPECT_EQ(plan.launches[0].grid[2], 16u);
+  const std::vector<std::string> entries = family.entries(det);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[size_t(plan.launches[1].entry)], "sgemm_simt_reduce");
+}
+
+TEST(SplitKPlan, atomic_split_and_old_configs_need_no_workspace) {
+  const GemmTemplate& family = template_named("sgemm_simt");
+  const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 100, 70, 4096);
+  const LaunchPlan atomic = family.plan_launch(testing::sgemm_config({{"SPLIT_K", 16}}), p);
+  EXPECT_EQ(atomic.workspace_bytes, 0u);
+  ASSERT_EQ(atomic.count, 2);
+  EXPECT_EQ(atomic.launches[0].entry, 1);  // C = beta * C first
+  // A config stored before SPLIT_MODE existed: atomics, two entries as before.
+  KernelConfig old = testing::sgemm_config({{"SPLIT_K", 4}});
+  old.params.erase(std::remove_if(old.params.begin(), old.params.end(),
+                                  [](const auto& kv) { return kv.first == "SPLIT_MODE"; }),
+                   old.params.end());
+  EXPECT_EQ(family.entries(old).size(), 2u);
+  EXPECT_EQ(family.plan_launch(old, p).workspace_bytes, 0u);
+}
+
+TEST(SplitKPlan, refuses_a_workspace_past_the_limit_with_its_size) {
+  const GemmTemplate& family = template_named("sgemm_simt");
+  const auto big = Problem::packed(GemmTypes{}, Op::N, Op::N, 8192, 8192, 8192);
+  auto why = family.unsupported_reason(testing::sgemm_config({{"SPLIT_K", 16}, {"SPLIT_MODE", 1}}),
+                                       big, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("workspace"), std::string::npos) << *why;
+  EXPECT_FALSE(family.unsupported_reason(testing::sgemm_config({{"SPLIT_K", 16}}), big, "sm_90"));
+}
+
+TEST(GemvSimt, refuses_a_small_side_past_rows_with_the_reason) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const auto m9 = Problem::packed(GemmTypes{}, Op::N, Op::N, 9, 4096, 4096);
+  auto why = family.unsupported_reason(gemv(), m9, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("M <= ROWS=8"), std::string::npos) << *why;
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"ROWS", 16}}), m9, "sm_90"));
+  const auto n9 = Problem::packed(GemmTypes{}, Op::T, Op::N, 4096, 9, 4096);
+  why = family.unsupported_reason(gemv({{"SIDE", 1}}), n9, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("N <= ROWS=8"), std::string::npos) << *why;
+  // SIDE=0 reads N as the long side: an N of 9 with M = 1 is fine (VEC=1: ldb = 9).
+  EXPECT_FALSE(family.unsupported_reason(
+      gemv({{"VEC", 1}}), Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 9, 5), "sm_90"));
+}
+
+TEST(GemvSimt, vector_loads_need_the_large_operand_aligned) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 4097, 300);
+  p.align_b = 4;
+  auto why = family.unsupported_reason(gemv(), p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("VEC=4 needs B"), std::string::npos) << *why;
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"VEC", 1}}), p, "sm_90"));
+  p.align_a = 4;  // A is the small operand for SIDE=0: read through shared memory
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"VEC", 1}}), p, "sm_90"));
+}
+
+TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 3, 4096, 1000);
+  const LaunchPlan det = family.plan_launch(gemv(), p);
+  ASSERT_EQ(det.count, 2);
+  EXPECT_EQ(det.launches[0].grid[0], 4096u / 128);  // 32 lanes x VEC=4 per strip
+  EXPECT_EQ(det.launches[0].grid[1], 4u);           // ceil(1000 / 256)
+  EXPECT_EQ(det.launches[1].entry, 2);
+  EXPECT_EQ(det.workspace_bytes, size_t(4) * 3 * 4096 * 4);
+  const LaunchPlan atomic = family.plan_launch(gemv({{"SPLIT_MODE", 0}}), p);
+  EXPECT_EQ(atomic.workspace_bytes, 0u);
+  ASSERT_EQ(atomic.count, 2);
+  EXPECT_EQ(atomic.launches[0].entry, 1);
+  // K within one slice: a single launch writes C directly.
+  const LaunchPlan one =
+      family.plan_launch(gemv(), Problem::packed(GemmTypes{}, Op::N, Op::T, 3, 4096, 256));
+  EXPECT_EQ(one.count, 1);
+  EXPECT_EQ(one.workspace_bytes, 0u);
+  EXPECT_EQ(one.launches[0].grid[0], 4096u / 8);  // B^T: a row of L per warp
+}
+
+// A fake device: allocations are counted, the ones over `limit` fail.
+struct FakeAllocator {
+  size_t limit = size_t(1) << 20;
+  int allocations = 0, releases = 0;
+  std::vector<char> arena = std::vector<char>(16);
+  WorkspaceAllocator make() {
+    return {[this](void** p, size_t bytes) {
+              if (bytes > limit) return cudaErrorMemoryAllocation;
+              ++allocations;
+              *p = arena.data();
+              return cudaSuccess;
+            },
+            [this](void*) { ++releases; }};
+  }
+};
+
+TEST(DeviceWorkspace, allocates_lazily_grows_and_never_shrinks) {
+  FakeAllocator fake;
+  {
+    DeviceWorkspace ws(fake.make());
+    EXPECT_EQ(ws.bytes(), 0u);
+    EXPECT_EQ(fake.allocations, 0);
+    void* p = &fake;
+    ASSERT_EQ(ws.reserve(0, &p), cudaSuccess);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(fake.allocations, 0);
+    ASSERT_EQ(ws.reserve(1000, &p), cudaSuccess);
+    EXPECT_NE(p, nullptr);
+    EXPECT_EQ(ws.bytes(), 1000u);
+    ASSERT_EQ(ws.reserve(500, &p), cudaSuccess);
+    EXPECT_EQ(ws.bytes(), 1000u);
+    EXPECT_EQ(fake.allocations, 1);
+    ASSERT_EQ(ws.reserve(4000, &p), cudaSuccess);
+    EXPECT_EQ(ws.bytes(), 4000u);
+    EXPECT_EQ(fake.allocations, 2);
+    EXPECT_EQ(fake.releases, 1);
+  }
+  EXPECT_EQ(fake.releases, 2);  // freed with its owner
+}
+
+TEST(DeviceWorkspace, failed_allocation_is_a_status_and_leaves_none) {
+  FakeAllocator fake;
+  DeviceWorkspace ws(fake.make());
+  void* p = nullptr;
+  ASSERT_EQ(ws.reserve(100, &p), cudaSuccess);
+  p = &fake;
+  EXPECT_EQ(ws.reserve(fake.limit + 1, &p), cudaErrorMemoryAllocation);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(ws.bytes(), 0u);
+  ASSERT_EQ(ws.reserve(100, &p), cudaSuccess);  // a later, smaller plan still gets one
+  EXPECT_NE(p, nullptr);
+}
+
+}  // namespace
+}  // namespace tgemm
