@@ -67,7 +67,7 @@
 
 static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
 static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
-              "f32 inputs are computed as tf32 or f32x3 (FFMA-accurate f32 is sgemm_simt's)");
+              "f32 inputs are computed as tf32 or f32x3 (FFMA-accurate f32 is another family's)");
 static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
               "16-bit inputs accumulate in f32 (compute type f32)");
 static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");

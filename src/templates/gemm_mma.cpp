@@ -31,7 +31,7 @@ class GemmMma final : public GemmTemplate {
     if (!ok)
       return fmt::format(
           "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on tensor "
-          "cores, not {} (FFMA-accurate f32 is sgemm_simt's)",
+          "cores, not {} (FFMA-accurate f32 is a CUDA-core family's)",
           name(), types.name());
     if (arch_number(arch) < 80 && types.a != DType::f16)
       return fmt::format(
