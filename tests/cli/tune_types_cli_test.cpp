@@ -21,7 +21,7 @@ TEST(TuneTypesCli, compile_only_builds_every_16_bit_type_for_sm_75) {
   TempDir dir("tune_types");
   const std::string db = dir.file("t.db");
   auto r = run_tool("tgemm-tune", "--compile-only --arch sm_75 --shapes " + kData +
-                                      "/shapes/typed.yaml --jobs 2 --db " + db);
+                                      "/shapes/typed.yaml --budget 2 --jobs 2 --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* types : {"f16", "bf16", "f16_out_f32", "bf16_out_f32"})
     EXPECT_GT(query_int(db, std::string("select count(*) from binaries where status = 'ok' and "
@@ -30,10 +30,15 @@ TEST(TuneTypesCli, compile_only_builds_every_16_bit_type_for_sm_75) {
               0)
         << types << "\n"
         << r.output;
-  // Only the families that declare these types compiled anything.
+  // Only the families that declare these types on sm_75 compiled anything: gemm_naive, and
+  // gemm_mma for f16 alone (its bf16 needs sm_80).
   EXPECT_EQ(query_int(db,
                       "select count(*) from binaries b join kernels k on k.id = b.kernel_id "
-                      "where k.template != 'gemm_naive'"),
+                      "where k.template not in ('gemm_naive', 'gemm_mma')"),
+            0);
+  EXPECT_EQ(query_int(db,
+                      "select count(*) from binaries b join kernels k on k.id = b.kernel_id "
+                      "where k.template = 'gemm_mma' and b.types like 'bf16%'"),
             0);
   EXPECT_EQ(query_int(db, "select count(*) from problems"), 4);
 }

@@ -179,8 +179,9 @@ TEST(SearchSpace, rejects_unknown_template_naming_line_and_the_known_ones) {
   const std::string msg =
       embedded_load_error("template: no_such_template\nparameters:\n  A: [1]\n", &path);
   EXPECT_HAS(msg, path + ":1:");
-  EXPECT_HAS(
-      msg, "unknown kernel template 'no_such_template' (known: gemm_naive, gemv_simt, sgemm_simt)");
+  EXPECT_HAS(msg, "unknown kernel template 'no_such_template' (known: ");
+  EXPECT_HAS(msg, "gemm_naive, ");  // every family, sorted
+  EXPECT_HAS(msg, "sgemm_simt");
 }
 
 // ---- Parameters the template declares --------------------------------------------------

@@ -1,0 +1,559 @@
+// gemm_mma: GEMM on the tensor cores through mma.sync, f32 accumulation, row-major storage.
+//   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
+// Inputs f16 / bf16 (m16n8k16; m16n8k8 on sm_75), or f32 computed as tf32 (one m16n8k8
+// pass) or f32x3 (3xTF32: each input split into a tf32 big part and a tf32 small part, three
+// passes). A block computes a BM x BN tile of C; each warp a WM x WN part of it. K is walked
+// in BK_BYTES-deep slices staged in shared memory: cp.async multi-stage pipelines on sm_80+,
+// register-staged double buffering on sm_75 (and for 2-byte copies, which cp.async lacks).
+// Copies are VEC_BYTES wide and zero-fill past the matrix edges, so any M, N, K, leading
+// dimension and pointer alignment runs the same tensor-core path. Fragments come from
+// shared memory through ldmatrix (16-bit types) or 32-bit loads (f32), from an XOR-swizzled
+// or padded layout. The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
+
+#include "common/elements.cuh"
+#include "common/gemm_params.h"
+#include "common/tile_swizzle.cuh"
+
+// ---- Tunables ---------------------------------------------------------------------
+#ifndef BM
+#define BM 128  // rows of C per block
+#endif
+#ifndef BN
+#define BN 128  // columns of C per block
+#endif
+#ifndef BK_BYTES
+#define BK_BYTES 64  // depth of a K slice in bytes of one element row: 32 f16 or 16 f32
+#endif
+#ifndef WM
+#define WM 64  // rows of C per warp
+#endif
+#ifndef WN
+#define WN 64  // columns of C per warp
+#endif
+#ifndef STAGES
+#define STAGES 3  // K slices in flight (cp.async); 2 = double buffer, the only one on sm_75
+#endif
+#ifndef VEC_BYTES
+#define VEC_BYTES 16  // bytes per global copy (16, 8, 4; 2 for 16-bit types): the alignment
+#endif
+#ifndef SMEM_XOR
+#define SMEM_XOR 1  // 1: XOR-swizzled shared layout; 0: rows padded by 16 bytes
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1  // K cut into SPLIT_K slices, one per gridDim.z, added into an f32 C
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
+#endif
+// Not tuned: 1 keeps only big*big of 3xTF32, so a test can build a kernel that is too
+// inaccurate for f32x3 and watch the evaluator reject it.
+#ifndef F32X3_TERMS
+#define F32X3_TERMS 3
+#endif
+
+// ---- Derived constants --------------------------------------------------------------
+#define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
+#define BK (BK_BYTES / ELEM_BYTES)              // K depth of a slice in elements
+#define WARPS_N (BN / WN)
+#define THREADS ((BM / WM) * WARPS_N * 32)
+#define MMA_K (ELEM_BYTES == 2 ? 16 : 8)  // K of one k-step: m16n8k16, or m16n8k8 for tf32
+#define MI (WM / 16)                      // mma tiles of a warp along M
+#define NI (WN / 8)                       // mma tiles of a warp along N
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && VEC_BYTES >= 4
+#define TGEMM_MMA_ASYNC 1  // cp.async pipeline
+#else
+#define TGEMM_MMA_ASYNC 0  // register-staged double buffer
+#endif
+
+static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
+static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
+              "f32 inputs are computed as tf32 or f32x3 (FFMA-accurate f32 is another family's)");
+static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
+              "16-bit inputs accumulate in f32 (compute type f32)");
+static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+static_assert(TGEMM_TYPE_A == 1, "sm_75 tensor cores take f16 only (m16n8k8)");
+static_assert(STAGES == 2, "sm_75 has no cp.async: only the register-staged double buffer");
+#endif
+static_assert(STAGES >= 2 && STAGES <= 5, "STAGES must be 2..5");
+static_assert(TGEMM_MMA_ASYNC || STAGES == 2,
+              "the register-staged pipeline (sm_75, 2-byte copies) is a double buffer");
+static_assert(VEC_BYTES == 2 || VEC_BYTES == 4 || VEC_BYTES == 8 || VEC_BYTES == 16,
+              "VEC_BYTES must be 2, 4, 8 or 16");
+static_assert(VEC_BYTES >= ELEM_BYTES, "a copy must hold whole elements");
+static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+static_assert(WM % 16 == 0 && WN % 16 == 0, "WM and WN must be multiples of 16");
+static_assert(BK % MMA_K == 0, "BK_BYTES must hold whole mma k-steps (32 bytes)");
+static_assert(THREADS <= 1024, "at most 1024 threads per block");
+static_assert((BM * BK_BYTES / VEC_BYTES) % THREADS == 0, "A's slice must split over the threads");
+static_assert((BN * BK_BYTES / VEC_BYTES) % THREADS == 0, "B's slice must split over the threads");
+static_assert(SPLIT_K >= 1 && (SPLIT_K == 1 || TGEMM_TYPE_C == 0),
+              "split-K adds into C with f32 atomics: C must be f32");
+static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(F32X3_TERMS == 1 || F32X3_TERMS == 3, "F32X3_TERMS must be 1 or 3");
+
+namespace tgemm_mma {
+
+// The bits of one element as stored in shared memory.
+template <int Bytes>
+struct BitsOf {
+  using type = unsigned short;
+};
+template <>
+struct BitsOf<4> {
+  using type = unsigned;
+};
+using Bits = typename BitsOf<ELEM_BYTES>::type;
+
+// The register word of one VEC_BYTES copy.
+template <int Bytes>
+struct WordOf;
+template <>
+struct WordOf<2> {
+  using type = unsigned short;
+};
+template <>
+struct WordOf<4> {
+  using type = unsigned;
+};
+template <>
+struct WordOf<8> {
+  using type = uint2;
+};
+template <>
+struct WordOf<16> {
+  using type = uint4;
+};
+constexpr int kElemsPerCopy = VEC_BYTES / ELEM_BYTES;
+union CopyWord {
+  typename WordOf<VEC_BYTES>::type word;
+  Bits elems[kElemsPerCopy];
+};
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  unsigned addr;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(addr) : "l"(p));
+  return addr;
+}
+
+// A ROWS x COLS tile of elements in shared memory, COLS contiguous. SMEM_XOR: 16-byte chunk
+// c of row r sits at chunk c ^ f(r), so 8 consecutive rows' chunk c fall in 8 different
+// bank groups (conflict-free ldmatrix without padding); otherwise rows are 16 bytes apart
+// from dense, which shifts each row by four banks.
+template <int ROWS, int COLS>
+struct SmemTile {
+  static constexpr int kChunkElems = 16 / ELEM_BYTES;
+  static constexpr int kChunks = COLS / kChunkElems;  // 16-byte chunks per row
+  static constexpr int kXorSpan = kChunks < 8 ? kChunks : 8;
+  static constexpr int kRowsPerXor = 8 / kXorSpan;  // rows sharing one XOR pattern
+  static constexpr int kStride = SMEM_XOR ? COLS : COLS + kChunkElems;
+  static constexpr int kElems = ROWS * kStride;
+  static_assert(COLS % kChunkElems == 0, "tile rows must be whole 16-byte chunks");
+  static_assert(!SMEM_XOR || (COLS & (COLS - 1)) == 0, "XOR swizzle needs power-of-two rows");
+
+  __device__ __forceinline__ static int offset(int r, int c) {
+    if (SMEM_XOR) {
+      const int chunk = (c / kChunkElems) ^ ((r / kRowsPerXor) % kXorSpan);
+      return r * COLS + chunk * kChunkElems + c % kChunkElems;
+    }
+    return r * kStride + c;
+  }
+};
+
+// Moves one operand's slice, ROWS x COLS of global memory (COLS contiguous) from (row0,
+// col0), into a SmemTile. Elements at rows >= row_end or columns >= col_end read as zero,
+// so edge tiles add nothing. Copy v of the slice is row v / kCopiesPerRow.
+template <int ROWS, int COLS>
+struct SliceCopy {
+  using Tile = SmemTile<ROWS, COLS>;
+  static constexpr int kCopiesPerRow = COLS / kElemsPerCopy;
+  static constexpr int kCopies = ROWS * kCopiesPerRow / THREADS;  // per thread
+  CopyWord reg[TGEMM_MMA_ASYNC ? 1 : kCopies];
+
+  // Bytes of copy l that lie inside the matrix (0..VEC_BYTES), and its source.
+  __device__ __forceinline__ static int source(const Bits* g, long long ld, int row0, int col0,
+                                               int row_end, int col_end, int l, int* r, int* c,
+                                               const Bits** src) {
+    const int v = threadIdx.x + l * THREADS;
+    *r = v / kCopiesPerRow;
+    *c = (v % kCopiesPerRow) * kElemsPerCopy;
+    const int gr = row0 + *r, gc = col0 + *c;
+    int bytes = (col_end - gc) * ELEM_BYTES;
+    bytes = gr < row_end ? (bytes < 0 ? 0 : bytes > VEC_BYTES ? VEC_BYTES : bytes) : 0;
+    *src = bytes > 0 ? g + (long long)gr * ld + gc : g;  // nothing is read at 0 bytes
+    return bytes;
+  }
+
+  // cp.async with zero fill of the bytes past the edge (sm_80+).
+  __device__ __forceinline__ static void async_copy(Bits* s, const Bits* g, long long ld, int row0,
+                                                    int col0, int row_end, int col_end) {
+#if TGEMM_MMA_ASYNC
+#pragma unroll
+    for (int l = 0; l < kCopies; ++l) {
+      int r, c;
+      const Bits* src;
+      const int bytes = source(g, ld, row0, col0, row_end, col_end, l, &r, &c, &src);
+      const unsigned dst = smem_address(s + Tile::offset(r, c));
+      if (VEC_BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                     "r"(bytes));
+      else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                     "n"(VEC_BYTES), "r"(bytes));
+    }
+#endif
+  }
+
+  __device__ __forceinline__ void load(const Bits* g, long long ld, int row0, int col0, int row_end,
+                                       int col_end) {
+#pragma unroll
+    for (int l = 0; l < (TGEMM_MMA_ASYNC ? 0 : kCopies); ++l) {
+      int r, c;
+      const Bits* src;
+      const int bytes = source(g, ld, row0, col0, row_end, col_end, l, &r, &c, &src);
+      if (bytes == VEC_BYTES) {
+        reg[l].word = *reinterpret_cast<const typename WordOf<VEC_BYTES>::type*>(src);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kElemsPerCopy; ++e)
+          reg[l].elems[e] = e * ELEM_BYTES < bytes ? src[e] : 0;
+      }
+    }
+  }
+
+  __device__ __forceinline__ void store(Bits* s) const {
+#pragma unroll
+    for (int l = 0; l < (TGEMM_MMA_ASYNC ? 0 : kCopies); ++l) {
+      const int v = threadIdx.x + l * THREADS;
+      const int r = v / kCopiesPerRow, c = (v % kCopiesPerRow) * kElemsPerCopy;
+      *reinterpret_cast<typename WordOf<VEC_BYTES>::type*>(s + Tile::offset(r, c)) = reg[l].word;
+    }
+  }
+};
+
+__device__ __forceinline__ void async_commit() {
+#if TGEMM_MMA_ASYNC
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void async_wait() {
+#if TGEMM_MMA_ASYNC
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// Four 8x8 matrices of 16-bit elements; lane l gives the row address of matrix l / 8.
+template <bool Trans>
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const Bits* p) {
+  const unsigned a = smem_address(p);
+  if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+// d += a * b on one 16x8 tile, 16-bit inputs, K = 16 (two K = 8 mma on sm_75).
+__device__ __forceinline__ void mma_16bit(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                          unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+#if TGEMM_TYPE_A == 2
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+#else
+  // The K = 16 fragment is two K = 8 ones: a0/a1 with b0 cover k 0..7, a2/a3 with b1 k 8..15.
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b0));
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[2]), "r"(a[3]), "r"(b1));
+#endif
+}
+
+// d += a * b on one 16x8 tile of tf32 operands, K = 8 (sm_80+).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// x rounded to tf32 (nearest, ties away), as the bits mma reads.
+__device__ __forceinline__ unsigned to_tf32(float x) {
+  unsigned t = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(x));
+#endif
+  return t;
+}
+
+// An f32 operand as tf32: big = tf32(x) and, for f32x3, small = tf32(x - big).
+struct Split {
+  unsigned big, small;
+};
+__device__ __forceinline__ Split split_tf32(unsigned bits) {
+  const float x = __uint_as_float(bits);
+  Split s;
+  s.big = to_tf32(x);
+  s.small = TGEMM_COMPUTE == 2 ? to_tf32(x - __uint_as_float(s.big)) : 0u;
+  return s;
+}
+
+// Two neighbouring elements of C in one store: out = r + beta * out.
+__device__ __forceinline__ void store_two(float* out, float r0, float r1, float beta) {
+  float2* const dst = reinterpret_cast<float2*>(out);
+  if (beta != 0.0f) {
+    const float2 old = *dst;
+    r0 += beta * old.x;
+    r1 += beta * old.y;
+  }
+  *dst = make_float2(r0, r1);
+}
+template <typename T>  // Half or BFloat16: two elements in one 32-bit word, low one first
+__device__ __forceinline__ void store_two(T* out, float r0, float r1, float beta) {
+  unsigned* const dst = reinterpret_cast<unsigned*>(out);
+  if (beta != 0.0f) {
+    const unsigned old = *dst;
+    r0 += beta * tgemm::to_f32(T{(unsigned short)(old & 0xffffu)});
+    r1 += beta * tgemm::to_f32(T{(unsigned short)(old >> 16)});
+  }
+  *dst = unsigned(tgemm::from_f32<T>(r0).bits) | (unsigned(tgemm::from_f32<T>(r1).bits) << 16);
+}
+
+// The C elements (row, col) and (row, col + 1) of this thread: alpha * acc + beta * C.
+__device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
+                                           float v1) {
+  using tgemm::ElementC;
+  if (row >= p.m || col >= p.n) return;
+  ElementC* const out = static_cast<ElementC*>(p.c) + (long long)row * p.ldc + col;
+  const bool both = col + 1 < p.n;
+  if (SPLIT_K > 1) {  // C is f32 (static_assert); the pre-pass applied beta
+    atomicAdd(reinterpret_cast<float*>(out), p.alpha * v0);
+    if (both) atomicAdd(reinterpret_cast<float*>(out) + 1, p.alpha * v1);
+    return;
+  }
+  float r0 = p.alpha * v0, r1 = p.alpha * v1;
+  if (both && p.c_aligned16) {  // col is even: the pair is aligned to two elements
+    store_two(out, r0, r1, p.beta);
+    return;
+  }
+  if (p.beta != 0.0f) r0 += p.beta * tgemm::to_f32(out[0]);
+  out[0] = tgemm::from_f32<ElementC>(r0);
+  if (both) {
+    if (p.beta != 0.0f) r1 += p.beta * tgemm::to_f32(out[1]);
+    out[1] = tgemm::from_f32<ElementC>(r1);
+  }
+}
+
+}  // namespace tgemm_mma
+
+// C = beta * C (zero when beta == 0): run before a split-K launch, whose slices add into C.
+extern "C" __global__ void gemm_mma_prepare_c(const tgemm::GemmParams p) {
+  tgemm::scale_c_by_beta<tgemm::ElementC>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams p) {
+  using namespace tgemm_mma;
+  // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
+  using CopyA = SliceCopy<TGEMM_OP_A ? BK : BM, TGEMM_OP_A ? BM : BK>;
+  using CopyB = SliceCopy<TGEMM_OP_B ? BN : BK, TGEMM_OP_B ? BK : BN>;
+  using TileA = typename CopyA::Tile;
+  using TileB = typename CopyB::Tile;
+  constexpr int kStageElems = TileA::kElems + TileB::kElems;
+  extern __shared__ uint4 smem_raw[];  // uint4: 16-byte alignment for copies and ldmatrix
+  Bits* const smem = reinterpret_cast<Bits*>(smem_raw);
+
+  const Bits* const a_ptr = static_cast<const Bits*>(p.a);
+  const Bits* const b_ptr = static_cast<const Bits*>(p.b);
+  int tile_m, tile_n;
+  tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
+  const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+  // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
+  const int k_tiles_total = (p.k + BK - 1) / BK;
+  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
+  const int k_begin = blockIdx.z * k_tiles_per_split * BK;
+  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+  // Warp (warp / WARPS_N, warp % WARPS_N) owns C rows wm0.. and columns wn0.. of the tile;
+  // in an mma fragment, lane holds row g (and g + 8) and columns 2t, 2t + 1 (tf32: t, t + 4).
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+  const int g = lane / 4, t = lane % 4;
+
+  CopyA copy_a;
+  CopyB copy_b;
+  // Slice k0 of both operands, straight into shared memory (async) or into registers.
+  auto copy_slice = [&](Bits* stage, int k0) {
+    Bits* const as = stage;
+    Bits* const bs = stage + TileA::kElems;
+    if (TGEMM_MMA_ASYNC) {
+      if (TGEMM_OP_A)
+        CopyA::async_copy(as, a_ptr, p.lda, k0, m0, k_end, p.m);
+      else
+        CopyA::async_copy(as, a_ptr, p.lda, m0, k0, p.m, k_end);
+      if (TGEMM_OP_B)
+        CopyB::async_copy(bs, b_ptr, p.ldb, n0, k0, p.n, k_end);
+      else
+        CopyB::async_copy(bs, b_ptr, p.ldb, k0, n0, k_end, p.n);
+    } else {
+      if (TGEMM_OP_A)
+        copy_a.load(a_ptr, p.lda, k0, m0, k_end, p.m);
+      else
+        copy_a.load(a_ptr, p.lda, m0, k0, p.m, k_end);
+      if (TGEMM_OP_B)
+        copy_b.load(b_ptr, p.ldb, n0, k0, p.n, k_end);
+      else
+        copy_b.load(b_ptr, p.ldb, k0, n0, k_end, p.n);
+    }
+  };
+
+  float acc[MI][NI][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  // op(A)(m, k) and op(B)(k, n) of a stage's tiles, as stored.
+  auto a_at = [&](const Bits* as, int m, int k) {
+    return as[TGEMM_OP_A ? TileA::offset(k, m) : TileA::offset(m, k)];
+  };
+  auto b_at = [&](const Bits* bs, int k, int n) {
+    return bs[TGEMM_OP_B ? TileB::offset(n, k) : TileB::offset(k, n)];
+  };
+
+  auto compute_slice = [&](const Bits* stage) {
+    const Bits* const as = stage;
+    const Bits* const bs = stage + TileA::kElems;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += MMA_K) {
+#if TGEMM_TYPE_A != 0
+      // Lane l addresses row l % 8 of 8x8 matrix j = l / 8. A: a0..a3 are (m 0-7 | 8-15) x
+      // (k 0-7 | 8-15), m fastest; B: two n8 tiles' b0, b1, k fastest. .trans when the
+      // stored rows run along K instead of the fragment's rows.
+      const int j = lane / 8, r8 = lane % 8;
+      unsigned af[MI][4];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const int m = wm0 + mi * 16;
+        if (TGEMM_OP_A)
+          ldmatrix_x4<true>(af[mi], as + TileA::offset(kk + (j / 2) * 8 + r8, m + (j % 2) * 8));
+        else
+          ldmatrix_x4<false>(af[mi], as + TileA::offset(m + lane % 16, kk + (lane / 16) * 8));
+      }
+#pragma unroll
+      for (int nj = 0; nj < NI / 2; ++nj) {
+        const int n = wn0 + nj * 16;
+        unsigned bf[4];
+        if (TGEMM_OP_B)
+          ldmatrix_x4<false>(bf, bs + TileB::offset(n + (j / 2) * 8 + r8, kk + (j % 2) * 8));
+        else
+          ldmatrix_x4<true>(bf, bs + TileB::offset(kk + (j % 2) * 8 + r8, n + (j / 2) * 8));
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          mma_16bit(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
+          mma_16bit(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
+        }
+      }
+#else
+      // tf32 fragments: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4);
+      // b0 (k t, n g), b1 (k t + 4, n g).
+      unsigned a_big[MI][4], a_small[MI][4];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const Split s =
+              split_tf32(a_at(as, wm0 + mi * 16 + g + (e % 2) * 8, kk + t + (e / 2) * 4));
+          a_big[mi][e] = s.big;
+          a_small[mi][e] = s.small;
+        }
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = wn0 + ni * 8 + g;
+        const Split b0 = split_tf32(b_at(bs, kk + t, n)), b1 = split_tf32(b_at(bs, kk + t + 4, n));
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          if (TGEMM_COMPUTE == 2 && F32X3_TERMS == 3) {  // small terms first: they are tiny
+            mma_tf32(acc[mi][ni], a_small[mi], b0.big, b1.big);
+            mma_tf32(acc[mi][ni], a_big[mi], b0.small, b1.small);
+          }
+          mma_tf32(acc[mi][ni], a_big[mi], b0.big, b1.big);
+        }
+      }
+      (void)a_small;
+#endif
+    }
+  };
+
+#if TGEMM_MMA_ASYNC
+  // Prologue: STAGES - 1 slices in flight; one commit group per slice, empty past the end.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) copy_slice(smem + s * kStageElems, k_begin + s * BK);
+    async_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies)
+    __syncthreads();           // ... everyone's; and slice kt - 1's stage is no longer read
+    const int next = kt + STAGES - 1;
+    if (next < k_tiles) copy_slice(smem + (next % STAGES) * kStageElems, k_begin + next * BK);
+    async_commit();
+    compute_slice(smem + (kt % STAGES) * kStageElems);
+  }
+#else
+  if (k_tiles > 0) {
+    copy_slice(smem, k_begin);
+    copy_a.store(smem);
+    copy_b.store(smem + TileA::kElems);
+    __syncthreads();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const bool has_next = kt + 1 < k_tiles;
+    if (has_next) copy_slice(nullptr, k_begin + (kt + 1) * BK);  // in flight during the mma
+    compute_slice(smem + (kt % 2) * kStageElems);
+    if (has_next) {
+      // The other stage was last read in iteration kt - 1, which the barrier below closed.
+      Bits* const other = smem + ((kt + 1) % 2) * kStageElems;
+      copy_a.store(other);
+      copy_b.store(other + TileA::kElems);
+    }
+    __syncthreads();
+  }
+#endif
+  (void)a_at;
+  (void)b_at;
+
+  // Epilogue: accumulator e of tile (mi, ni) is C row wm0 + mi*16 + g + 8*(e/2), column
+  // wn0 + ni*8 + 2t + e%2.
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const int row = m0 + wm0 + mi * 16 + g, col = n0 + wn0 + ni * 8 + 2 * t;
+      store_pair(p, row, col, acc[mi][ni][0], acc[mi][ni][1]);
+      store_pair(p, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+    }
+}

@@ -1,0 +1,123 @@
+// Host side of gemm_mma (kernel_templates/gemm_mma.cuh, configs/spaces/gemm_mma.yaml):
+// tensor cores through mma.sync for f16 / bf16 (C in the input type or f32), tf32 and
+// f32x3; one BM x BN tile per block, split-K through f32 atomics.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/core/arch_limits.h"
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+// Shared-memory bytes of one operand's tile of `rows` x `cols` elements (cols contiguous).
+int64_t tile_bytes(int64_t rows, int64_t cols, int64_t element, bool xor_layout) {
+  return rows * (cols * element + (xor_layout ? 0 : 16));
+}
+
+class GemmMma final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    if (std::string why = types.invalid_reason(); !why.empty()) return why;
+    const bool f32_in = types.a == DType::f32;
+    const bool ok =
+        f32_in ? (types.compute == ComputeType::tf32 || types.compute == ComputeType::f32x3)
+               : types.compute == ComputeType::f32;
+    if (!ok)
+      return fmt::format(
+          "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on tensor "
+          "cores, not {} (FFMA-accurate f32 is a CUDA-core family's)",
+          name(), types.name());
+    if (arch_number(arch) < 80 && types.a != DType::f16)
+      return fmt::format(
+          "{} on {} has f16 tensor cores only (mma m16n8k8); {} needs sm_80 or later", name(), arch,
+          types.name());
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (config.template_name != name())
+      return fmt::format("config of '{}', not {}", config.template_name, name());
+    if (auto why = types_unsupported(problem.types, arch)) return why;
+    const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(problem.types.a);
+    if (vec < element)
+      return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
+                         to_string(problem.types.a), element);
+    if (problem.align_a % vec != 0 || problem.align_b % vec != 0)
+      return fmt::format("VEC_BYTES={} needs A and B aligned to {} bytes (have {} and {})", vec,
+                         vec, problem.align_a, problem.align_b);
+    if (config.get("SPLIT_K") > 1 && problem.types.c != DType::f32)
+      return fmt::format("SPLIT_K={} adds slices into C with f32 atomics; C is {} (use SPLIT_K=1)",
+                         config.get("SPLIT_K"), to_string(problem.types.c));
+    if (arch_number(arch) < 80 && config.get("STAGES") != 2)
+      return fmt::format("STAGES={} needs cp.async (sm_80); {} runs STAGES=2 only",
+                         config.get("STAGES"), arch);
+    if (config.get("VEC_BYTES") < 4 && config.get("STAGES") != 2)
+      return fmt::format("VEC_BYTES={} has no cp.async form: STAGES=2 only", vec);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> entries(const KernelConfig&) const override {
+    return {name(), name() + "_prepare_c"};
+  }
+
+  // Split-K slices add into C, so C = beta * C runs first.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    const TileShape t = tile(config);
+    LaunchPlan plan;
+    if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
+    KernelLaunch main;
+    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
+    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
+    main.grid[2] = unsigned(t.split_k);
+    main.block[0] = unsigned(block_resources(config).threads);
+    main.smem_bytes = smem_bytes(config, element_bytes(problem.types.a), problem.op_a == Op::T,
+                                 problem.op_b == Op::T);
+    plan.add(main);
+    return plan;
+  }
+
+  // The shared memory of the largest variant (2-byte elements, K-major tiles): the opt-in.
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    r.threads =
+        int((config.get("BM") / config.get("WM")) * (config.get("BN") / config.get("WN")) * 32);
+    for (int element : {2, 4})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          r.dynamic_smem_bytes =
+              std::max(r.dynamic_smem_bytes, smem_bytes(config, element, ta, tb));
+    return r;
+  }
+
+  // K depth in 16-bit elements (f32 slices are half as deep).
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BM"), config.get("BN"), config.get("BK_BYTES") / 2,
+            config.get_or("SPLIT_K", 1), 1};
+  }
+
+ private:
+  // The kernel's STAGES x (A tile + B tile), as SmemTile lays them out.
+  static size_t smem_bytes(const KernelConfig& config, int64_t element, bool t_a, bool t_b) {
+    const int64_t bm = config.get("BM"), bn = config.get("BN");
+    const int64_t bk = config.get("BK_BYTES") / element;
+    const bool x = config.get("SMEM_XOR") != 0;
+    const int64_t a = t_a ? tile_bytes(bk, bm, element, x) : tile_bytes(bm, bk, element, x);
+    const int64_t b = t_b ? tile_bytes(bn, bk, element, x) : tile_bytes(bk, bn, element, x);
+    return size_t(config.get("STAGES") * (a + b));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_gemm_mma_template(KernelSource source) {
+  return std::make_unique<GemmMma>(std::move(source));
+}
+
+}  // namespace tgemm

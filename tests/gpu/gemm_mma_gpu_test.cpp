@@ -1,0 +1,226 @@
+// gemm_mma on a GPU, through the evaluator (cuBLAS FP32 reference, FP64 for small problems,
+// poisoned C): f16, bf16 (C in the input type or f32), tf32 and f32x3; the four layouts;
+// odd and prime shapes; padded leading dimensions and pointers one element off; beta != 0;
+// split-K. A one-pass f32x3 kernel must fail f32x3's accuracy bound. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "src/core/device_info.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
+#include "tuner/evaluate/gemm_evaluator.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t wn, int64_t stages,
+                 int64_t vec_bytes, int64_t smem_xor, int64_t split_k, int64_t swizzle) {
+  return {"gemm_mma",
+          {{"BM", bm},
+           {"BN", bn},
+           {"BK_BYTES", bk_bytes},
+           {"WM", wm},
+           {"WN", wn},
+           {"STAGES", stages},
+           {"VEC_BYTES", vec_bytes},
+           {"SMEM_XOR", smem_xor},
+           {"SPLIT_K", split_k},
+           {"SWIZZLE", swizzle}}};
+}
+
+// Spans STAGES 2..5, VEC_BYTES 16/8/4/2 (cp.async and register staged), both shared
+// layouts, 64..256 threads, split-K and swizzle; all legal in the space on sm_80+.
+const std::vector<KernelConfig>& configs() {
+  static const std::vector<KernelConfig> c = {
+      mma(128, 128, 64, 64, 64, 3, 16, 1, 1, 8),  // 0: the f16 default
+      mma(64, 64, 32, 32, 32, 2, 2, 0, 1, 1),     // 1: 2-byte copies, padded (16-bit only)
+      mma(64, 128, 128, 32, 64, 5, 8, 0, 1, 1),   // 2: deep slices, 5 stages
+      mma(128, 64, 64, 64, 32, 4, 4, 1, 1, 8),    // 3: 4-byte copies
+      mma(64, 64, 64, 32, 32, 3, 16, 1, 4, 1),    // 4: split-K (f32 C only)
+      mma(128, 128, 64, 64, 32, 2, 16, 0, 1, 1),  // 5: double buffer
+  };
+  return c;
+}
+
+const std::vector<const char*> kTypes = {"f16",          "f16_out_f32", "bf16",
+                                         "bf16_out_f32", "tf32",        "f32x3"};
+
+// Every config for every type and layout, compiled once in parallel; a config the family
+// refuses for a type (a static_assert would stop it) is left unbuilt.
+class Kernels {
+ public:
+  static const Kernels& get(const std::string& arch) {
+    static const Kernels kernels(arch);
+    return kernels;
+  }
+  const CompiledKernel& at(size_t type, size_t config, Op a, Op b) const {
+    return compiled_[index(type, config, a, b)];
+  }
+
+ private:
+  static size_t index(size_t type, size_t config, Op a, Op b) {
+    return ((type * configs().size() + config) * 2 + (a == Op::T)) * 2 + (b == Op::T);
+  }
+  explicit Kernels(const std::string& arch) : compiled_(kTypes.size() * configs().size() * 4) {
+    const GemmTemplate& family = template_named("gemm_mma");
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < compiled_.size(); i = next++) {
+        const Op b = i % 2 ? Op::T : Op::N, a = (i / 2) % 2 ? Op::T : Op::N;
+        const size_t config = (i / 4) % configs().size(), type = i / 4 / configs().size();
+        const Problem v = Problem::packed(parse_gemm_types(kTypes[type]), a, b, 64, 64, 64);
+        if (!family.unsupported_reason(configs()[config], v, arch))
+          compiled_[i] = build_kernel(family, configs()[config], v, arch);
+      }
+    };
+    std::vector<std::thread> pool;
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  std::vector<CompiledKernel> compiled_;
+};
+
+GemmEvaluator& evaluator() {
+  static GemmEvaluator* e = new GemmEvaluator(0);  // never destroyed: see the evaluator test
+  return *e;
+}
+
+const TimingOptions kQuick{0, 1, 1, 1.0, 0.5};
+
+class GemmMmaGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    arch_ = query_device(0).arch;
+    if (arch_number(arch_) < 80) GTEST_SKIP() << "the cases need sm_80 (bf16, tf32, cp.async)";
+  }
+
+  // Evaluates every config on `problem` (of types kTypes[type]): a config the family
+  // supports must be ok, any other invalid. Surprises go to failures_.
+  void run_case(size_t type, const Problem& problem, float alpha, float beta) {
+    const std::string what = fmt::format("{} lda {} ldb {} ldc {} alpha {} beta {}", problem.key(),
+                                         problem.lda, problem.ldb, problem.ldc, alpha, beta);
+    const CublasTiming prepared =
+        evaluator().prepare(problem, kQuick, GemmScalars{alpha, beta}, false);
+    if (!prepared.ok) {
+      failures_.push_back(what + ": prepare failed: " + prepared.error);
+      return;
+    }
+    for (size_t i = 0; i < configs().size(); ++i) {
+      const KernelConfig& config = configs()[i];
+      const bool supported = !template_named("gemm_mma").unsupported_reason(config, problem, arch_);
+      const CompiledKernel& kernel = Kernels::get(arch_).at(type, i, problem.op_a, problem.op_b);
+      if (kernel.cubin.empty()) {  // refused for the type: nothing was built
+        if (kernel.ok || !kernel.error.empty())
+          failures_.push_back(config.canonical_name() + ": compile failed: " + kernel.error);
+        continue;
+      }
+      const TrialResult r = evaluator().evaluate(config, kernel.cubin);
+      const TrialStatus expected = supported ? TrialStatus::ok : TrialStatus::invalid;
+      if (r.status != expected)
+        failures_.push_back(fmt::format("{} on {}: {} ({}), expected {}", config.canonical_name(),
+                                        what, to_string(r.status), r.error, to_string(expected)));
+      if (r.status == TrialStatus::ok) ++ok_runs_[{type, i}];
+      ASSERT_FALSE(evaluator().context_broken()) << config.canonical_name() << " on " << what;
+    }
+  }
+
+  void expect_no_failures() {
+    std::string all;
+    for (size_t i = 0; i < failures_.size() && i < 40; ++i) all += failures_[i] + "\n";
+    EXPECT_TRUE(failures_.empty()) << failures_.size() << " failure(s):\n" << all;
+  }
+
+  std::string arch_;
+  std::vector<std::string> failures_;
+  std::map<std::pair<size_t, size_t>, int> ok_runs_;
+};
+
+Problem typed(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, float beta) {
+  Problem p = Problem::packed(parse_gemm_types(kTypes[type]), a, b, m, n, k);
+  p.beta_zero = beta == 0.0f;
+  return p;
+}
+
+TEST_F(GemmMmaGpu, every_type_and_layout_is_correct_on_odd_prime_and_tiled_shapes) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  const std::vector<Shape> shapes = {
+      {64, 64, 64}, {97, 61, 131}, {1, 7, 3}, {257, 300, 520}, {33, 513, 1000}};
+  for (size_t type = 0; type < kTypes.size(); ++type)
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes) {
+          run_case(type, typed(type, a, b, m, n, k, 0.0f), 1.0f, 0.0f);
+          run_case(type, typed(type, a, b, m, n, k, 0.75f), -1.5f, 0.75f);
+        }
+  expect_no_failures();
+  for (size_t type = 0; type < kTypes.size(); ++type)
+    for (size_t i : {0, 2, 3, 5})
+      EXPECT_GT((ok_runs_[{type, i}]), 0) << kTypes[type] << " " << configs()[i].canonical_name();
+  for (size_t type : {1, 3, 4, 5})
+    EXPECT_GT((ok_runs_[{type, 4}]), 0) << "split-K, " << kTypes[type];
+  for (size_t type : {0, 1, 2, 3})
+    EXPECT_GT((ok_runs_[{type, 1}]), 0) << "2-byte, " << kTypes[type];
+}
+
+// Leading dimensions of row length + 1 (4097 and 1023 in miniature) and pointers one
+// element past a 16-byte boundary: the narrow copies run, the wide ones are refused.
+TEST_F(GemmMmaGpu, odd_leading_dimensions_and_misaligned_pointers_run_narrow_copies) {
+  for (size_t type = 0; type < kTypes.size(); ++type) {
+    const int element = element_bytes(parse_gemm_types(kTypes[type]).a);
+    const int c_element = element_bytes(parse_gemm_types(kTypes[type]).c);
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (int variant = 0; variant < 2; ++variant) {
+          Problem p = variant == 0 ? typed(type, a, b, 255, 129, 67, 0.5f)
+                                   : typed(type, a, b, 256, 192, 320, 0.5f);
+          if (variant == 0) {
+            p.lda = p.a_cols() + 1;
+            p.ldb = p.b_cols() + 1;
+            p.ldc = p.n + 1;
+            p.align_a = alignment_bytes(p.lda, 0, element);
+            p.align_b = alignment_bytes(p.ldb, 0, element);
+            p.align_c = alignment_bytes(p.ldc, 0, c_element);
+          } else {  // packed, leading dimensions 16-byte multiples: only the pointers are off
+            p.align_a = element;  // A one element off
+            p.align_b = std::max(element, 8);
+            p.align_c = c_element;
+          }
+          run_case(type, p, 1.25f, 0.5f);
+        }
+  }
+  expect_no_failures();
+  for (size_t type : {0, 2}) EXPECT_GT((ok_runs_[{type, 1}]), 0) << kTypes[type] << " 2-byte";
+  for (size_t type : {4, 5}) EXPECT_GT((ok_runs_[{type, 3}]), 0) << kTypes[type] << " 4-byte";
+}
+
+// 3xTF32 with big*big only (F32X3_TERMS=1) is a tf32 kernel: f32x3's bound rejects it,
+// while the shipped three-pass build of the same config passes on the same inputs.
+TEST_F(GemmMmaGpu, one_pass_f32x3_kernel_fails_the_f32x3_accuracy_bound) {
+  const KernelConfig config = mma(128, 128, 64, 64, 32, 3, 16, 1, 1, 1);
+  const Problem p = Problem::packed(gemm_types("f32x3"), Op::N, Op::N, 256, 256, 1024);
+  ASSERT_TRUE(evaluator().prepare(p, kQuick, {}, false).ok);
+  // As tests/data/templates/gemm_mma_one_pass.cuh, inline: test data need not be on the device.
+  auto one_pass = make_template("gemm_mma", kernel_source_from_text("gemm_mma",
+                                                                    "#define F32X3_TERMS 1\n"
+                                                                    "#include \"gemm_mma.cuh\"\n"));
+  const CompiledKernel weak = build_kernel(*one_pass, config, p, arch_);
+  ASSERT_TRUE(weak.ok) << weak.error;
+  const TrialResult bad = evaluator().evaluate(config, weak.cubin);
+  EXPECT_EQ(bad.status, TrialStatus::wrong_result) << bad.error;
+  const CompiledKernel full = build_kernel(template_named("gemm_mma"), config, p, arch_);
+  ASSERT_TRUE(full.ok) << full.error;
+  const TrialResult good = evaluator().evaluate(config, full.cubin);
+  EXPECT_EQ(good.status, TrialStatus::ok) << good.error;
+  // Seen on the H200 (256x256x1024): 7.2e-6 for three passes, 2.6e-4 for one.
+  EXPECT_LT(good.max_rel_error * 10, bad.max_rel_error);
+}
+
+}  // namespace
+}  // namespace tgemm
