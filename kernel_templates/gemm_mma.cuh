@@ -496,11 +496,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
         const Split b0 = split_tf32(b_at(bs, kk + t, n)), b1 = split_tf32(b_at(bs, kk + t + 4, n));
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
-          if (TGEMM_COMPUTE == 2 && F32X3_TERMS == 3) {  // small terms first: they are tiny
-            mma_tf32(acc[mi][ni], a_small[mi], b0.big, b1.big);
-            mma_tf32(acc[mi][ni], a_big[mi], b0.small, b1.small);
+          if (TGEMM_COMPUTE == 2) {
+            // f32x3: the tensor core adds into its accumulator with truncation, an error that
+            // grows with K past SGEMM's; so each k-step's terms (small ones first: they are
+            // tiny) meet in a zeroed fragment, which joins the sum with a rounded FADD
+            // (Ootomo and Yokota, 2022).
+            float step[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (F32X3_TERMS == 3) {
+              mma_tf32(step, a_small[mi], b0.big, b1.big);
+              mma_tf32(step, a_big[mi], b0.small, b1.small);
+            }
+            mma_tf32(step, a_big[mi], b0.big, b1.big);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mi][ni][e] += step[e];
+          } else {
+            mma_tf32(acc[mi][ni], a_big[mi], b0.big, b1.big);
           }
-          mma_tf32(acc[mi][ni], a_big[mi], b0.big, b1.big);
         }
       }
       (void)a_small;

@@ -292,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
       for (int cn = 0; cn < TN / SUB_N; ++cn) {
         const int col = n0 + cn * THREADS_N * SUB_N + tx * SUB_N;
         const float* r = &acc[cm * SUB_M + i][cn * SUB_N];
-        if (SPLIT_K > 1 && SPLIT_MODE == 1) {
+        if constexpr (SPLIT_K > 1 && SPLIT_MODE == 1) {  // constexpr: see split_k.cuh
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)
             if (col + j < p.n) tgemm::split_k_store_partial(p, blockIdx.z, row, col + j, r[j]);

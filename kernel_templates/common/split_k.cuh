@@ -10,17 +10,21 @@
 
 namespace tgemm {
 
+// Both functions are templates on the parameter block so that a kernel which never uses
+// them still compiles against an older GemmParams without `workspace` (old cubins' builds).
+
 // Slice `slice`'s partial sum (alpha not applied) of C[row][col].
-__device__ __forceinline__ void split_k_store_partial(const GemmParams& p, int slice, int row,
-                                                      int col, float partial) {
+template <typename Params>
+__device__ __forceinline__ void split_k_store_partial(const Params& p, int slice, int row, int col,
+                                                      float partial) {
   float* const ws = static_cast<float*>(p.workspace);
   ws[((long long)slice * p.m + row) * p.n + col] = partial;
 }
 
 // C = alpha * (sum of the `slices` partials, in slice order) + beta * C, in C's type T;
 // grid-stride over C, consecutive threads on consecutive columns (coalesced).
-template <typename T>
-__device__ __forceinline__ void split_k_reduce(const GemmParams& p, int slices) {
+template <typename T, typename Params>
+__device__ __forceinline__ void split_k_reduce(const Params& p, int slices) {
   const float* const ws = static_cast<const float*>(p.workspace);
   T* const c = static_cast<T*>(p.c);
   const long long total = (long long)p.m * p.n;

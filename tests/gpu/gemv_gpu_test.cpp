@@ -28,10 +28,12 @@ class GemvGpu : public ::testing::Test {
     arch_ = query_device(0).arch;
   }
 
-  // Every case on `config` in every layout; a refused case is a failure.
+  // Every case on `config` in every layout. A case is refused only for the alignment its VEC
+  // needs (an odd leading dimension of the large operand), and each layout runs some cases.
   void expect_correct(const KernelConfig& config, const std::vector<testing::DirectGemm>& cases) {
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T}) {
+        int ran = 0;
         const CompiledKernel k = testing::compile_f32(config, a, b, arch_);
         ASSERT_TRUE(k.ok) << config.canonical_name() << "\n" << k.error;
         for (testing::DirectGemm g : cases) {
@@ -42,9 +44,15 @@ class GemvGpu : public ::testing::Test {
           const std::string what =
               fmt::format("{} {}{} {}x{}x{} ld pad {} offset {} beta {}", config.canonical_name(),
                           to_string(a), to_string(b), g.m, g.n, g.k, g.ldc - g.n, g.offset, g.beta);
-          ASSERT_TRUE(why.empty()) << what << ": " << why;
+          if (!why.empty()) {
+            EXPECT_NE(why.find("aligned to"), std::string::npos) << what << ": " << why;
+            EXPECT_GT(config.get("VEC"), 1) << what << ": " << why;
+            continue;
+          }
+          ++ran;
           EXPECT_LT(g.relative_error(c), 1e-5) << what;
         }
+        EXPECT_GT(ran, 0) << config.canonical_name() << " " << to_string(a) << to_string(b);
       }
   }
 
