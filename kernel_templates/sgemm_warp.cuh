@@ -3,9 +3,9 @@
 // One block computes a BM x BN tile of C; its warps each own a WM x WN part of it and each
 // lane a TM x TN register tile (up to 16 x 8). K is walked in BK-deep slices staged in shared
 // memory through a STAGES-deep cp.async pipeline (sm_80+) or register prefetch (sm_75); both
-// operands are kept k-major in shared memory (As[k][m], Bs[k][n]), so every fragment is read
-// as 128-bit words. Every tunable is a macro with a default; the search space
-// (configs/spaces/sgemm_warp.yaml) repeats each static_assert with a readable reason.
+// operands are kept k-major in shared memory (As[k][m], Bs[k][n], rows padded by 4 floats),
+// so every fragment is read as 128-bit words. Every tunable is a macro with a default; the search
+// space (configs/spaces/sgemm_warp.yaml) repeats each static_assert with a readable reason.
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
@@ -55,9 +55,13 @@
 #define THREADS (WARPS_M * WARPS_N * 32)
 #define LANES_M (WM / TM)  // lanes along M in a warp
 #define LANES_N (WN / TN)  // lanes along N in a warp
-// Floats of one pipeline stage: As[BK][BM] then Bs[BK][BN]. No padding is needed: copies
-// and fragment reads both run along the contiguous m / n dimension.
-#define STAGE_FLOATS (BK * (BM + BN))
+// Shared rows are padded by 4 floats: the transposing copies then store k-row kk at bank
+// offset 4*kk, so 8 k by 4 rows hit 32 banks, and float4 reads stay 16-byte aligned.
+#define SMEM_PAD 4
+#define A_STRIDE (BM + SMEM_PAD)  // floats between k-rows of As
+#define B_STRIDE (BN + SMEM_PAD)  // floats between k-rows of Bs
+// Floats of one pipeline stage: As[BK][A_STRIDE] then Bs[BK][B_STRIDE].
+#define STAGE_FLOATS (BK * (A_STRIDE + B_STRIDE))
 
 static_assert(TGEMM_TYPE_A == 0 && TGEMM_TYPE_B == 0 && TGEMM_TYPE_C == 0 && TGEMM_COMPUTE == 0,
               "sgemm_warp computes f32 inputs and outputs with FFMA");
@@ -69,7 +73,8 @@ static_assert(TM * TN <= 128, "at most 128 accumulators per thread");
 static_assert(THREADS >= 64 && THREADS <= 1024, "the block must have 2 to 32 warps");
 static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4");
 static_assert(BM % VEC == 0 && BN % VEC == 0, "BM and BN must be multiples of VEC");
-static_assert(BK >= 1, "BK must be at least 1");
+static_assert(BK >= 2 && BK % 2 == 0,
+              "BK must be even: the fragment buffers alternate across slices");
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2, 3 or 4");
 #if __CUDA_ARCH__ < 800
 static_assert(STAGES == 2, "sm_75 has no cp.async: STAGES must be 2 (register prefetch)");
@@ -80,22 +85,35 @@ static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
 namespace tgemm_warp {
 
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-// Copies BYTES from global to shared asynchronously; bytes past `valid` are zero-filled.
+// Copies BYTES from global to the shared byte address dst asynchronously; bytes past `valid`
+// are zero-filled.
 template <int BYTES>
-__device__ __forceinline__ void cp_async(float* dst, const float* src, int valid) {
+__device__ __forceinline__ void cp_async(unsigned dst, const float* src, int valid) {
 #if __CUDA_ARCH__ >= 800
   if (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)),
-                 "l"(src), "r"(valid));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid));
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared_address(dst)),
-                 "l"(src), "n"(BYTES), "r"(valid));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(BYTES),
+                 "r"(valid));
+#endif
+}
+
+// Copies BYTES (4, 8 or 16) to the shared byte address dst, or zeros when ok is false (src
+// is then not read): one predicated LDGSTS.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_or_zero(unsigned dst, const float* src, bool ok) {
+#if __CUDA_ARCH__ >= 800
+  if (BYTES == 16)
+    asm volatile(
+        "{ .reg .pred z; setp.eq.u32 z, %2, 0; cp.async.cg.shared.global [%0], [%1], 16, z; }\n" ::
+            "r"(dst),
+        "l"(src), "r"(int(ok)));
+  else
+    asm volatile(
+        "{ .reg .pred z; setp.eq.u32 z, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, z; }\n" ::
+            "r"(dst),
+        "l"(src), "n"(BYTES), "r"(int(ok)));
 #endif
 }
 
@@ -113,101 +131,198 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// Where copy l of a thread lies in a slice tile of OUTER x INNER elements (copies of one
+// element each, element e = tid + l * THREADS at inner e % INNER, outer e / INNER): the
+// thread's own base (outer_t, inner_t), set once, plus (outer, inner) of copy l. When the
+// block's threads tile whole rows or rows tile the threads, the second part is a
+// compile-time constant, so a copy costs an address add, a compare and the copy itself.
+template <int OUTER, int INNER>
+struct CopyMap {
+  static constexpr int TOTAL = OUTER * INNER;
+  static constexpr int LOADS = (TOTAL + THREADS - 1) / THREADS;
+  static constexpr bool FIXED =
+      TOTAL % THREADS == 0 && (THREADS % INNER == 0 || INNER % THREADS == 0);
+
+  __device__ __forceinline__ static void base(int* outer_t, int* inner_t) {
+    const int tid = threadIdx.x;
+    *outer_t = FIXED ? (THREADS % INNER == 0 ? tid / INNER : 0) : 0;
+    *inner_t = FIXED ? (THREADS % INNER == 0 ? tid % INNER : tid) : 0;
+  }
+  // False when this thread has no copy l (only where THREADS does not divide TOTAL).
+  __device__ __forceinline__ static bool copy(int l, int* outer, int* inner) {
+    if (FIXED) {
+      *outer = THREADS % INNER == 0 ? l * (THREADS / INNER) : l * THREADS / INNER;
+      *inner = THREADS % INNER == 0 ? 0 : l * THREADS % INNER;
+      return true;
+    }
+    const int e = threadIdx.x + l * THREADS;
+    *outer = e / INNER;
+    *inner = e % INNER;
+    return TOTAL % THREADS == 0 || e < TOTAL;
+  }
+};
+
 // An operand slice stored k-contiguous in global memory (A in N layout, B in T layout):
-// ROWS rows of BK, to be transposed into S[k][row]. Element e of the slice is row e % ROWS,
-// k e / ROWS, so a warp copies 32 consecutive rows at one k: conflict-free 4-byte stores,
-// and the BK floats of a row come from one sector through L1 (cp.async.ca).
+// ROWS rows of BK, transposed into S[k][row] (row stride ROWS + SMEM_PAD). Lanes run along
+// k first, KL floats of a row, then along rows, then along k groups: a warp reads 32 / KL
+// rows of KL contiguous floats (whole 32-byte sectors) and stores them to banks 4k + row,
+// all distinct.
 template <int ROWS>
 struct TransposingTile {
-  static constexpr int TOTAL = ROWS * BK;
-  static constexpr int LOADS = (TOTAL + THREADS - 1) / THREADS;
-  float reg[LOADS];  // the register-prefetch path (sm_75) only
+  static constexpr int KL = BK % 8 == 0 ? 8 : BK;  // k per lane group (one sector of a row)
+  static constexpr int STRIDE = ROWS + SMEM_PAD;
+  // Copies run over (k group, row, k in group); outer = k group * ROWS + row.
+  using Map = CopyMap<ROWS*(BK / KL), KL>;
+  static constexpr int LOADS = Map::LOADS;
+  static constexpr bool FIXED =
+      Map::FIXED && THREADS % KL == 0 && (ROWS % (THREADS / KL) == 0 || (THREADS / KL) % ROWS == 0);
+  const float* first;  // this thread's element of slice 0 (row_t, k_t)
+  int rows_left;       // rows of the operand from row_t on
+  int k_left;          // k of this split-K slice from k_t on, at slice 0
+  int at;              // this thread's element of a stage: k_t * STRIDE + row_t
+  float reg[LOADS];    // the register-prefetch path (sm_75) only
 
-  // Where copy l of this thread reads (nullptr when out of range) and writes.
-  __device__ __forceinline__ const float* source(const float* g, long long ld, int row0, int k0,
-                                                 int row_max, int k_end, int l, int* s) const {
-    const int e = threadIdx.x + l * THREADS;
-    const int r = e % ROWS, k = e / ROWS;
-    *s = e;  // = k * ROWS + r
-    if (TOTAL % THREADS != 0 && e >= TOTAL) {
-      *s = -1;
-      return nullptr;
+  // Row and k of copy l relative to the thread's own: compile-time constants when FIXED
+  // (the thread's rows then never wrap), else the whole place from a base of (0, 0).
+  __device__ __forceinline__ static bool place(int l, int* row, int* k) {
+    int outer, inner;
+    bool has = true;
+    if (FIXED) {
+      Map::copy(l, &outer, &inner);
+    } else {
+      const int e = threadIdx.x + l * THREADS;
+      outer = e / KL;
+      inner = e % KL;
+      has = Map::TOTAL % THREADS == 0 || e < Map::TOTAL;
     }
-    if (row0 + r >= row_max || k0 + k >= k_end) return nullptr;
-    return g + (long long)(row0 + r) * ld + (k0 + k);
+    *row = outer % ROWS;
+    *k = outer / ROWS * KL + inner;
+    return has;
   }
 
-  __device__ __forceinline__ void issue(float* s, const float* g, long long ld, int row0, int k0,
-                                        int row_max, int k_end) const {
+  __device__ __forceinline__ void init(const float* g, long long ld, int row0, int row_max,
+                                       int k_begin, int k_end) {
+    int outer = 0, inner = 0, row_t = 0, k_t = 0;
+    if (FIXED) {
+      Map::base(&outer, &inner);
+      row_t = outer % ROWS;
+      k_t = outer / ROWS * KL + inner;
+    }
+    first = g + (long long)(row0 + row_t) * ld + (k_begin + k_t);
+    rows_left = row_max - row0 - row_t;
+    k_left = k_end - k_begin - k_t;
+    at = k_t * STRIDE + row_t;
+  }
+
+  // Copy l of slice t: -1 when the thread has none, else whether it is in range; its source
+  // (g, never read, when it is not) and its shared offset.
+  __device__ __forceinline__ int source(const float* g, long long ld, int t, int l,
+                                        const float** src, int* s) const {
+    int r, k;
+    if (!place(l, &r, &k)) return -1;
+    *s = at + k * STRIDE + r;
+    const bool ok = r < rows_left && k < k_left - t * BK;
+    *src = ok ? first + (long long)t * BK + r * ld + k : g;
+    return ok;
+  }
+
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) const {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
-      int at;
-      const float* src = source(g, ld, row0, k0, row_max, k_end, l, &at);
-      if (at >= 0) cp_async<4>(s + at, src ? src : g, src ? 4 : 0);
+      const float* src;
+      int off;
+      const int ok = source(g, ld, t, l, &src, &off);
+      if (ok >= 0) cp_async_or_zero<4>(s + off * 4, src, ok);
     }
   }
 
-  __device__ __forceinline__ void load(const float* g, long long ld, int row0, int k0, int row_max,
-                                       int k_end) {
+  __device__ __forceinline__ void load(const float* g, long long ld, int t) {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
-      int at;
-      const float* src = source(g, ld, row0, k0, row_max, k_end, l, &at);
-      reg[l] = src ? *src : 0.0f;
+      const float* src;
+      int off;
+      reg[l] = source(g, ld, t, l, &src, &off) > 0 ? *src : 0.0f;
     }
   }
 
   __device__ __forceinline__ void store(float* s) const {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
-      const int e = threadIdx.x + l * THREADS;
-      if (TOTAL % THREADS == 0 || e < TOTAL) s[e] = reg[l];
+      int r, k;
+      if (place(l, &r, &k)) s[at + k * STRIDE + r] = reg[l];
     }
   }
 };
 
 // An operand slice stored m- or n-contiguous in global memory (A in T layout, B in N
-// layout): BK rows of COLS, copied as they are into S[k][col], VEC floats per copy.
+// layout): BK rows of COLS, copied as they are into S[k][col] (row stride COLS + SMEM_PAD),
+// VEC floats per copy.
 template <int COLS>
 struct DirectTile {
-  static constexpr int VECS_PER_ROW = COLS / VEC;
-  static constexpr int TOTAL = BK * VECS_PER_ROW;
-  static constexpr int LOADS = (TOTAL + THREADS - 1) / THREADS;
+  static constexpr int STRIDE = COLS + SMEM_PAD;
+  using Map = CopyMap<BK, COLS / VEC>;  // outer = k, inner = vector of the row
+  static constexpr int LOADS = Map::LOADS;
+  const float* first;     // this thread's vector of slice 0 (k_t, col_t)
+  int cols_left;          // columns of the operand from col_t on
+  int k_left;             // k of this split-K slice from k_t on, at slice 0
+  int at;                 // this thread's vector in a stage: k_t * STRIDE + col_t
+  bool cols_full;         // every copy of this thread has all VEC columns in range
   float reg[LOADS][VEC];  // the register-prefetch path (sm_75) only
 
-  // Where copy l of this thread reads and writes, and how many of its VEC floats are in
-  // range (-1: this thread has no copy l).
-  __device__ __forceinline__ int source(const float* g, long long ld, int k0, int col0, int k_end,
-                                        int col_max, int l, const float** src, int* s) const {
-    const int v = threadIdx.x + l * THREADS;
-    const int k = v / VECS_PER_ROW, c = (v % VECS_PER_ROW) * VEC;
-    *s = k * COLS + c;
-    *src = g;
-    if (TOTAL % THREADS != 0 && v >= TOTAL) return -1;
-    if (k0 + k >= k_end) return 0;
-    const int valid = min(VEC, max(0, col_max - (col0 + c)));
-    if (valid > 0) *src = g + (long long)(k0 + k) * ld + (col0 + c);
+  __device__ __forceinline__ void init(const float* g, long long ld, int col0, int col_max,
+                                       int k_begin, int k_end) {
+    int k_t, v_t;
+    Map::base(&k_t, &v_t);
+    const int col_t = v_t * VEC;
+    first = g + (long long)(k_begin + k_t) * ld + (col0 + col_t);
+    cols_left = col_max - col0 - col_t;
+    k_left = k_end - k_begin - k_t;
+    at = k_t * STRIDE + col_t;
+    int widest = 0;  // the largest column offset of this thread's copies
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      int k, v;
+      if (Map::copy(l, &k, &v)) widest = max(widest, v * VEC);
+    }
+    cols_full = cols_left >= widest + VEC;
+  }
+
+  // Copy l of slice t: how many of its VEC floats are in range (-1: no copy l), its source
+  // (g, never read, when none is) and its shared offset.
+  __device__ __forceinline__ int source(const float* g, long long ld, int t, int l,
+                                        const float** src, int* s) const {
+    int k, v;
+    if (!Map::copy(l, &k, &v)) return -1;
+    const int c = v * VEC;
+    *s = at + k * STRIDE + c;
+    const bool k_ok = k < k_left - t * BK;
+    const int valid = !k_ok ? 0 : cols_full ? VEC : min(VEC, max(0, cols_left - c));
+    // BK * ld and k * ld (k a constant when FIXED) are loop-invariant: one add per slice.
+    *src = valid > 0 ? first + (long long)t * (BK * ld) + k * ld + c : g;
     return valid;
   }
 
-  __device__ __forceinline__ void issue(float* s, const float* g, long long ld, int k0, int col0,
-                                        int k_end, int col_max) const {
+  // Whole vectors (every copy inside the operand's columns) take one predicated copy each.
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) const {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
       const float* src;
-      int at;
-      const int valid = source(g, ld, k0, col0, k_end, col_max, l, &src, &at);
-      if (valid >= 0) cp_async<VEC * 4>(s + at, src, valid * 4);
+      int off;
+      const int valid = source(g, ld, t, l, &src, &off);
+      if (valid < 0) continue;
+      if (VEC == 1 || cols_full)
+        cp_async_or_zero<VEC * 4>(s + off * 4, src, valid > 0);
+      else
+        cp_async<VEC * 4>(s + off * 4, src, valid * 4);
     }
   }
 
-  __device__ __forceinline__ void load(const float* g, long long ld, int k0, int col0, int k_end,
-                                       int col_max) {
+  __device__ __forceinline__ void load(const float* g, long long ld, int t) {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
       const float* src;
-      int at;
-      const int valid = source(g, ld, k0, col0, k_end, col_max, l, &src, &at);
+      int off;
+      const int valid = source(g, ld, t, l, &src, &off);
       if (valid == VEC && VEC == 4) {
         const float4 x = *reinterpret_cast<const float4*>(src);
         reg[l][0] = x.x;
@@ -228,9 +343,9 @@ struct DirectTile {
   __device__ __forceinline__ void store(float* s) const {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
-      const int v = threadIdx.x + l * THREADS;
-      if (TOTAL % THREADS != 0 && v >= TOTAL) continue;
-      float* dst = s + (v / VECS_PER_ROW) * COLS + (v % VECS_PER_ROW) * VEC;
+      int k, v;
+      if (!Map::copy(l, &k, &v)) continue;
+      float* dst = s + at + k * STRIDE + v * VEC;
       if (VEC == 4)
         *reinterpret_cast<float4*>(dst) = make_float4(
             reg[l][0], reg[l][VEC > 1 ? 1 : 0], reg[l][VEC > 2 ? 2 : 0], reg[l][VEC > 3 ? 3 : 0]);
@@ -294,7 +409,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     sgemm_warp(const tgemm::GemmParams p) {
   using namespace tgemm_warp;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for LDS.128 / cp.async
-  float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As[BK][BM], Bs[BK][BN])
+  float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As, Bs), padded rows
 
   const float* const a_ptr = static_cast<const float*>(p.a);
   const float* const b_ptr = static_cast<const float*>(p.b);
@@ -323,31 +438,38 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   DirectTile<BM> a_cols;
   TransposingTile<BN> b_rows;
   DirectTile<BN> b_cols;
+  if (TGEMM_OP_A)
+    a_cols.init(a_ptr, p.lda, m0, p.m, k_begin, k_end);
+  else
+    a_rows.init(a_ptr, p.lda, m0, p.m, k_begin, k_end);
+  if (TGEMM_OP_B)
+    b_rows.init(b_ptr, p.ldb, n0, p.n, k_begin, k_end);
+  else
+    b_cols.init(b_ptr, p.ldb, n0, p.n, k_begin, k_end);
 #if __CUDA_ARCH__ >= 800
+  const unsigned smem_bytes0 = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   auto issue_slice = [&](int t, int stage) {
-    const int k0 = k_begin + t * BK;
-    float* const as = smem + stage * STAGE_FLOATS;
-    float* const bs = as + BK * BM;
+    const unsigned as = smem_bytes0 + stage * (STAGE_FLOATS * 4);
+    const unsigned bs = as + BK * A_STRIDE * 4;
     if (TGEMM_OP_A)
-      a_cols.issue(as, a_ptr, p.lda, k0, m0, k_end, p.m);
+      a_cols.issue(as, a_ptr, p.lda, t);
     else
-      a_rows.issue(as, a_ptr, p.lda, m0, k0, p.m, k_end);
+      a_rows.issue(as, a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.issue(bs, b_ptr, p.ldb, n0, k0, p.n, k_end);
+      b_rows.issue(bs, b_ptr, p.ldb, t);
     else
-      b_cols.issue(bs, b_ptr, p.ldb, k0, n0, k_end, p.n);
+      b_cols.issue(bs, b_ptr, p.ldb, t);
   };
 #else
   auto load_slice = [&](int t) {
-    const int k0 = k_begin + t * BK;
     if (TGEMM_OP_A)
-      a_cols.load(a_ptr, p.lda, k0, m0, k_end, p.m);
+      a_cols.load(a_ptr, p.lda, t);
     else
-      a_rows.load(a_ptr, p.lda, m0, k0, p.m, k_end);
+      a_rows.load(a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.load(b_ptr, p.ldb, n0, k0, p.n, k_end);
+      b_rows.load(b_ptr, p.ldb, t);
     else
-      b_cols.load(b_ptr, p.ldb, k0, n0, k_end, p.n);
+      b_cols.load(b_ptr, p.ldb, t);
   };
   auto store_slice = [&](int stage) {
     float* const as = smem + stage * STAGE_FLOATS;
@@ -356,9 +478,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       a_rows.store(as);
     if (TGEMM_OP_B)
-      b_rows.store(as + BK * BM);
+      b_rows.store(as + BK * A_STRIDE);
     else
-      b_cols.store(as + BK * BM);
+      b_cols.store(as + BK * A_STRIDE);
   };
 #endif
 
@@ -368,62 +490,67 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  // The FFMAs of one staged slice; fragments are double-buffered in registers, so the
-  // shared-memory reads of row kk+1 are in flight during the FFMAs of row kk.
-  auto compute_slice = [&](const float* as) {
-    const float* const bs = as + BK * BM;
-    float a[2][TM], b[2][TN];
-    read_fragment<TM, LANES_M>(as + a_col, a[0]);
-    read_fragment<TN, LANES_N>(bs + b_col, b[0]);
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      if (kk + 1 < BK) {
-        read_fragment<TM, LANES_M>(as + (kk + 1) * BM + a_col, a[(kk + 1) % 2]);
-        read_fragment<TN, LANES_N>(bs + (kk + 1) * BN + b_col, b[(kk + 1) % 2]);
-      }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk % 2][i], b[kk % 2][j], acc[i][j]);
-    }
+  // Fragments of k-row kk of a stage; two register buffers, so the shared-memory reads of
+  // row kk+1 (the next slice's row 0 at the last kk) are in flight during row kk's FFMAs.
+  float a[2][TM], b[2][TN];
+  auto read_fragments = [&](int stage, int kk, int buf) {
+    const float* const as = smem + stage * STAGE_FLOATS;
+    read_fragment<TM, LANES_M>(as + kk * A_STRIDE + a_col, a[buf]);
+    read_fragment<TN, LANES_N>(as + BK * A_STRIDE + kk * B_STRIDE + b_col, b[buf]);
   };
 
-#if __CUDA_ARCH__ >= 800
-  // Slices 0..STAGES-2 in flight first; then each step waits for slice t, refills the stage
-  // that step t-1 read (the barrier proves everyone is done with it) and computes slice t.
+  // Slices 0..STAGES-2 are in flight first (sm_80+; sm_75 stages slice 0 through registers).
+  // Step t refills, at kk 0, the stage step t-1 read (the barrier closing step t-1 proves
+  // everyone is done with it): cp.async on sm_80+, a global read into registers on sm_75,
+  // stored at the last kk. At the last kk the barrier (after the wait for slice t+1) comes
+  // before the next slice's row 0 is read, so one barrier per slice and no exposed latency.
   // Every step commits a group, empty or not, so wait_group counts slices.
+#if __CUDA_ARCH__ >= 800
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) issue_slice(s, s);
     cp_async_commit();
   }
-  int read_stage = 0, write_stage = STAGES - 1;
-  for (int t = 0; t < k_tiles; ++t) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    if (t + STAGES - 1 < k_tiles) issue_slice(t + STAGES - 1, write_stage);
-    cp_async_commit();
-    compute_slice(smem + read_stage * STAGE_FLOATS);
-    read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
-    write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
-  }
-  cp_async_wait<0>();
+  cp_async_wait<STAGES - 2>();
 #else
-  // Register prefetch: slice t+1 is read into registers during slice t's FFMAs, then stored
-  // into the other stage, which step t-1 read before the barrier that closed it.
   if (k_tiles > 0) {
     load_slice(0);
     store_slice(0);
-    __syncthreads();
   }
+#endif
+  __syncthreads();
+  int read_stage = 0, write_stage = STAGES - 1;
+  read_fragments(read_stage, 0, 0);
   for (int t = 0; t < k_tiles; ++t) {
-    const int cur = t & 1;
-    const bool has_next = t + 1 < k_tiles;
-    if (has_next) load_slice(t + 1);
-    compute_slice(smem + cur * STAGE_FLOATS);
-    if (has_next) store_slice(cur ^ 1);
-    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk == 0) {
+#if __CUDA_ARCH__ >= 800
+        if (t + STAGES - 1 < k_tiles) issue_slice(t + STAGES - 1, write_stage);
+        cp_async_commit();
+#else
+        if (t + 1 < k_tiles) load_slice(t + 1);
+#endif
+      }
+      if (kk == BK - 1) {
+#if __CUDA_ARCH__ >= 800
+        cp_async_wait<STAGES - 2>();
+#else
+        if (t + 1 < k_tiles) store_slice(write_stage);
+#endif
+        __syncthreads();
+        read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+        write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+      }
+      read_fragments(read_stage, (kk + 1) % BK, (kk + 1) % 2);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk % 2][i], b[kk % 2][j], acc[i][j]);
+    }
   }
+#if __CUDA_ARCH__ >= 800
+  cp_async_wait<0>();
 #endif
 
   // Epilogue: accumulator row cm*4+i is C row m0 + a_col + cm*LANES_M*4 + i, and column

@@ -63,8 +63,9 @@ class SgemmWarp final : public GemmTemplate {
     const int64_t warps =
         (config.get("BM") / config.get("WM")) * (config.get("BN") / config.get("WN"));
     r.threads = int(warps * 32);
+    // Shared rows are padded by 4 floats (SMEM_PAD in the template) in both operands.
     const int64_t floats =
-        config.get("STAGES") * config.get("BK") * (config.get("BM") + config.get("BN"));
+        config.get("STAGES") * config.get("BK") * (config.get("BM") + config.get("BN") + 8);
     r.dynamic_smem_bytes = size_t(floats) * sizeof(float);
     return r;
   }

@@ -137,6 +137,17 @@ TEST(SgemmWarpSpace, stages_3_on_sm_75_fails_to_compile_with_the_same_reason) {
   EXPECT_NE(k.error.find("sm_75 has no cp.async"), std::string::npos) << k.error;
 }
 
+// The fragment double buffer alternates across slices, so an odd BK would read the wrong one.
+TEST(SgemmWarpSpace, refuses_odd_bk_in_the_space_and_the_template) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const auto why = space.rejection(warp_config({{"BK", 9}}), arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("BK must be even"), std::string::npos) << *why;
+  auto k = testing::compile_f32(warp_config({{"BK", 9}}), Op::N, Op::N, "sm_90");
+  EXPECT_FALSE(k.ok);
+  EXPECT_NE(k.error.find("BK must be even"), std::string::npos) << k.error;
+}
+
 TEST(SgemmWarpSpace, legal_set_is_tens_of_thousands_at_most) {
   const SearchSpace space = SearchSpace::load(kSpace);
   for (const char* arch : {"sm_75", "sm_90"}) {
@@ -180,7 +191,8 @@ TEST(SgemmWarpHost, split_k_launches_the_beta_pass_first_and_sizes_the_grid) {
   EXPECT_EQ(plain.launches[0].grid[0], 3u);  // ceil(300 / 128)
   EXPECT_EQ(plain.launches[0].grid[1], 4u);  // ceil(1000 / 256)
   EXPECT_EQ(plain.launches[0].block[0], 256u);
-  EXPECT_EQ(plain.launches[0].smem_bytes, 3u * 8 * (256 + 128) * 4);
+  // Both operands' shared rows are padded by 4 floats (conflict-free transposing stores).
+  EXPECT_EQ(plain.launches[0].smem_bytes, 3u * 8 * (256 + 4 + 128 + 4) * 4);
   const LaunchPlan split = family.plan_launch(warp_config({{"SPLIT_K", 4}}), p);
   ASSERT_EQ(split.count, 2);
   EXPECT_EQ(split.launches[0].entry, 1);  // sgemm_warp_prepare_c
