@@ -76,8 +76,13 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 
 namespace {
 
-// Blocks a config launches for a problem, split-K slices included.
+// Blocks a config's main kernel launches for a problem (split-K slices included), from the
+// family's own launch plan: a family may cut K by the problem's size (gemv_simt's slices).
+// Call only for a config that can run the problem.
 int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
+  const LaunchPlan plan = template_named(config.template_name).plan_launch(config, problem);
+  for (const KernelLaunch& l : plan)
+    if (l.entry == 0) return int64_t(l.grid[0]) * l.grid[1] * l.grid[2];
   const TileShape t = tile_of(config);
   return ((problem.m + t.m - 1) / t.m) * ((problem.n + t.n - 1) / t.n) * t.split_k;
 }

@@ -2,6 +2,7 @@
 // warp-tiled FP32 GEMM on the CUDA cores with a cp.async pipeline, split-K through atomics.
 #include <fmt/format.h>
 
+#include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
 
 namespace tgemm {
@@ -28,6 +29,10 @@ class SgemmWarp final : public GemmTemplate {
     if (config.template_name != name())
       return fmt::format("config of '{}', not {}", config.template_name, name());
     if (auto why = types_unsupported(problem.types, arch)) return why;
+    // The space refuses these too; the dispatcher's `*` default lines meet this check only.
+    if (config.get("STAGES") > 2 && arch_number(arch) < 80)
+      return fmt::format("STAGES={} needs cp.async (sm_80 or later), not {}", config.get("STAGES"),
+                         arch);
     const int64_t vec = config.get("VEC"), vec_bytes = vec * int64_t(sizeof(float));
     if (problem.op_a == Op::T && problem.align_a % vec_bytes != 0)
       return fmt::format("VEC={} needs A (T layout) aligned to {} bytes (have {})", vec, vec_bytes,

@@ -183,6 +183,18 @@ TEST(SgemmWarpHost, asks_vec_alignment_only_of_the_operands_it_copies_as_vectors
       std::nullopt);
 }
 
+// The dispatcher's `*` default lines reach sm_75 through this check alone (no space there).
+TEST(SgemmWarpHost, refuses_cp_async_stages_on_sm_75_for_the_dispatcher) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const auto why = family.unsupported_reason(warp_config({{"STAGES", 3}}),
+                                             aligned(Op::N, Op::N, 16, 16), "sm_75");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("STAGES=3 needs cp.async"), std::string::npos) << *why;
+  EXPECT_EQ(family.unsupported_reason(warp_config({{"STAGES", 3}}), aligned(Op::N, Op::N, 16, 16),
+                                      "sm_80"),
+            std::nullopt);
+}
+
 TEST(SgemmWarpHost, split_k_launches_the_beta_pass_first_and_sizes_the_grid) {
   const GemmTemplate& family = template_named("sgemm_warp");
   const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 1000, 300, 4096);

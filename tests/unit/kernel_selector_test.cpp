@@ -149,9 +149,10 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(mid.get("BM"), 64);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
   EXPECT_EQ(pick(512, 512, 512).get("SPLIT_K"), 4);  // 64 small tiles: 4 slices fill the GPU
-  auto gemv = pick(1, 4096, 4096);  // one row: the narrowest tiles, split K, vector loads
-  EXPECT_EQ(gemv.get("BM"), 16);
-  EXPECT_GT(gemv.get("SPLIT_K"), 1);
+  auto gemv = pick(1, 4096, 4096);  // one row: the GEMV family, one row per block strip
+  EXPECT_EQ(gemv.template_name, "gemv_simt");
+  EXPECT_EQ(gemv.get("SIDE"), 0);
+  EXPECT_EQ(gemv.get("ROWS"), 1);
   EXPECT_EQ(gemv.get("VEC"), 4);
   auto few_rows = pick(35, 8457, 2560);  // 35 rows fill 48 better than 64; ldb = 8457: VEC=1
   EXPECT_EQ(few_rows.get("BM"), 16);
@@ -160,17 +161,21 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(thin.get("BN"), 32);
   EXPECT_EQ(thin.get("SPLIT_K"), 16);  // 16 slices already fill the GPU
   EXPECT_GT(thin.get("VEC"), 1);
-  EXPECT_EQ(pick(4096, 1, 4096).get("VEC"), 1);  // ldb = 1
-  auto long_k = pick(512, 8, 500000);            // 16 slices do not: 64
-  EXPECT_EQ(long_k.get("BN"), 32);
-  EXPECT_EQ(long_k.get("SPLIT_K"), 64);
+  auto column = pick(4096, 1, 4096);  // one column: GEMV on A, whatever B's alignment
+  EXPECT_EQ(column.template_name, "gemv_simt");
+  EXPECT_EQ(column.get("SIDE"), 1);
+  EXPECT_EQ(column.get("ROWS"), 1);
+  auto long_k = pick(512, 8, 500000);  // eight columns: GEMV on A, vector loads
+  EXPECT_EQ(long_k.template_name, "gemv_simt");
+  EXPECT_EQ(long_k.get("ROWS"), 8);
+  EXPECT_EQ(long_k.get("VEC"), 4);
   EXPECT_EQ(pick(2048, 32, 2048).get("BN"), 32);  // filled exactly by 32-wide tiles
   // Without an SM count every line counts as filling the GPU: the first well-filled tile.
   KernelSelector unsized({}, shipped_default_kernels(), "sm_90");
   auto unsized_pick = [&](int64_t m, int64_t n, int64_t k) {
     return unsized.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k)).config;
   };
-  EXPECT_EQ(unsized_pick(1, 4096, 4096).get("BM"), 16);
+  EXPECT_EQ(unsized_pick(1, 4096, 4096).template_name, "gemv_simt");
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
