@@ -59,12 +59,14 @@ class GemvGpu : public ::testing::Test {
   std::string arch_;
 };
 
-// Shapes of one small side `s` (1..8) with a long side and an odd K.
+// Shapes of one small side `s` (1..8) with a long side and odd K, and one with K = 1024 so that
+// every layout (the large operand k-contiguous too) runs the vector loads.
 std::vector<testing::DirectGemm> cases(bool small_m, int pad, int offset) {
   std::vector<testing::DirectGemm> out;
   for (int s : {1, 2, 3, 5, 8})
     for (auto [l, k, beta] :
-         {std::tuple{1000, 777, 0.0f}, std::tuple{129, 2049, 0.5f}, std::tuple{37, 1, -1.0f}}) {
+         {std::tuple{1000, 777, 0.0f}, std::tuple{129, 2049, 0.5f}, std::tuple{37, 1, -1.0f},
+          std::tuple{1000, 1024, 0.5f}}) {  // the last: a K-contiguous operand VEC can load
       testing::DirectGemm g;
       g.m = small_m ? s : l;
       g.n = small_m ? l : s;
