@@ -77,8 +77,8 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 namespace {
 
 // Blocks a config's main kernel launches for a problem (split-K slices included), from the
-// family's own launch plan: a family may cut K by the problem's size (gemv_simt's slices).
-// Call only for a config that can run the problem.
+// family's own launch plan: a family may cut K by the problem's size (the GEMV family's
+// slices). Call only for a config that can run the problem.
 int64_t launched_blocks(const KernelConfig& config, const Problem& problem) {
   const LaunchPlan plan = template_named(config.template_name).plan_launch(config, problem);
   for (const KernelLaunch& l : plan)
