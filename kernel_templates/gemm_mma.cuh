@@ -36,6 +36,9 @@
 #ifndef VEC_BYTES
 #define VEC_BYTES 16  // bytes per global copy (16, 8, 4; 2 for 16-bit types): the alignment
 #endif
+#ifndef SHIFT_COPY
+#define SHIFT_COPY 0  // 1: 16-byte copies at any element alignment (two aligned loads, shifted)
+#endif
 #ifndef SMEM_XOR
 #define SMEM_XOR 1  // 1: XOR-swizzled shared layout; 0: rows padded by 16 bytes
 #endif
@@ -59,7 +62,7 @@
 #define MMA_K (ELEM_BYTES == 2 ? 16 : 8)  // K of one k-step: m16n8k16, or m16n8k8 for tf32
 #define MI (WM / 16)                      // mma tiles of a warp along M
 #define NI (WN / 8)                       // mma tiles of a warp along N
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && VEC_BYTES >= 4
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && VEC_BYTES >= 4 && !SHIFT_COPY
 #define TGEMM_MMA_ASYNC 1  // cp.async pipeline
 #else
 #define TGEMM_MMA_ASYNC 0  // register-staged double buffer
@@ -90,6 +93,8 @@ static_assert((BN * BK_BYTES / VEC_BYTES) % THREADS == 0, "B's slice must split 
 static_assert(SPLIT_K >= 1 && (SPLIT_K == 1 || TGEMM_TYPE_C == 0),
               "split-K adds into C with f32 atomics: C must be f32");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(SHIFT_COPY == 0 || (VEC_BYTES == 16 && STAGES == 2),
+              "SHIFT_COPY loads 16-byte words into registers: VEC_BYTES=16, STAGES=2");
 static_assert(F32X3_TERMS == 1 || F32X3_TERMS == 3, "F32X3_TERMS must be 1 or 3");
 
 namespace tgemm_mma {
@@ -139,35 +144,81 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 // A ROWS x COLS tile of elements in shared memory, COLS contiguous. SMEM_XOR: 16-byte chunk
 // c of row r sits at chunk c ^ f(r), so 8 consecutive rows' chunk c fall in 8 different
 // bank groups (conflict-free ldmatrix without padding); otherwise rows are 16 bytes apart
-// from dense, which shifts each row by four banks.
-template <int ROWS, int COLS>
+// from dense, which shifts each row by four banks. SCALAR tiles (f32 stored K-major, read
+// with 32-bit loads of 4 rows x 8 columns) use f(r) = 2 * (r % 4), conflict-free for those.
+// f repeats every kPeriod rows, so moving kPeriod rows down is a plain add.
+template <int ROWS, int COLS, bool SCALAR = false>
 struct SmemTile {
   static constexpr int kChunkElems = 16 / ELEM_BYTES;
   static constexpr int kChunks = COLS / kChunkElems;  // 16-byte chunks per row
   static constexpr int kXorSpan = kChunks < 8 ? kChunks : 8;
   static constexpr int kRowsPerXor = 8 / kXorSpan;  // rows sharing one XOR pattern
+  static constexpr int kPeriod = SMEM_XOR ? (SCALAR ? 4 : 8) : 1;
   static constexpr int kStride = SMEM_XOR ? COLS : COLS + kChunkElems;
   static constexpr int kElems = ROWS * kStride;
   static_assert(COLS % kChunkElems == 0, "tile rows must be whole 16-byte chunks");
   static_assert(!SMEM_XOR || (COLS & (COLS - 1)) == 0, "XOR swizzle needs power-of-two rows");
+  static_assert(!SCALAR || kChunks >= 8, "a scalar-read tile needs rows of 128 bytes or more");
 
   __device__ __forceinline__ static int offset(int r, int c) {
     if (SMEM_XOR) {
-      const int chunk = (c / kChunkElems) ^ ((r / kRowsPerXor) % kXorSpan);
-      return r * COLS + chunk * kChunkElems + c % kChunkElems;
+      const unsigned f =
+          SCALAR ? (unsigned(r) % 4u) * 2u : (unsigned(r) / kRowsPerXor) % unsigned(kXorSpan);
+      const unsigned chunk = (unsigned(c) / kChunkElems) ^ f;
+      return r * COLS + int(chunk) * kChunkElems + c % kChunkElems;
     }
     return r * kStride + c;
   }
 };
 
+// 16 bytes of 16-byte aligned global memory through the read-only path.
+__device__ __forceinline__ uint4 load_global16(const void* p) {
+  uint4 w;
+  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+               : "l"(p));
+  return w;
+}
+
+// The 16 bytes at src (any 2-byte alignment), of which the first `bytes` (1..16) are read
+// and the rest zero: the two aligned words around them (L1 serves the overlap between
+// neighbours), shifted down by src's offset. Only words holding a wanted byte are read.
+__device__ __forceinline__ uint4 load_shifted16(const void* src, int bytes) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
+  const unsigned off = unsigned(addr) & 15u;
+  const char* const base = reinterpret_cast<const char*>(addr - off);
+  const uint4 w0 = load_global16(base);
+  const uint4 w1 = int(off) + bytes > 16 ? load_global16(base + 16) : make_uint4(0, 0, 0, 0);
+  unsigned x[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+#pragma unroll
+  for (int i = 0; i < 6; ++i) x[i] = (off & 8u) ? x[i + 2] : x[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) x[i] = (off & 4u) ? x[i + 1] : x[i];
+  const unsigned shift = (off & 3u) * 8u;
+  unsigned o[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    asm("shf.r.wrap.b32 %0, %1, %2, %3;\n" : "=r"(o[i]) : "r"(x[i]), "r"(x[i + 1]), "r"(shift));
+    if (bytes < 16) {  // zero what lies past the matrix edge
+      const int keep = bytes - 4 * i;
+      o[i] = keep >= 4 ? o[i] : keep <= 0 ? 0u : o[i] & ((1u << (8 * keep)) - 1u);
+    }
+  }
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 // Moves one operand's slice, ROWS x COLS of global memory (COLS contiguous) from (row0,
 // col0), into a SmemTile. Elements at rows >= row_end or columns >= col_end read as zero,
 // so edge tiles add nothing. Copy v of the slice is row v / kCopiesPerRow.
-template <int ROWS, int COLS>
+template <int ROWS, int COLS, bool SCALAR>
 struct SliceCopy {
-  using Tile = SmemTile<ROWS, COLS>;
+  using Tile = SmemTile<ROWS, COLS, SCALAR>;
   static constexpr int kCopiesPerRow = COLS / kElemsPerCopy;
   static constexpr int kCopies = ROWS * kCopiesPerRow / THREADS;  // per thread
+  // Copy l + 1 is kRowStep rows below copy l, in the same columns (when kStepped).
+  static constexpr bool kStepped = THREADS % kCopiesPerRow == 0;
+  static constexpr int kRowStep = kStepped ? THREADS / kCopiesPerRow : 1;
+  static constexpr bool kPlainStep = kStepped && kRowStep % Tile::kPeriod == 0;
   CopyWord reg[TGEMM_MMA_ASYNC ? 1 : kCopies];
 
   // Bytes of copy l that lie inside the matrix (0..VEC_BYTES), and its source.
@@ -184,22 +235,38 @@ struct SliceCopy {
     return bytes;
   }
 
-  // cp.async with zero fill of the bytes past the edge (sm_80+).
+  __device__ __forceinline__ static void cp_async(unsigned dst, const Bits* src, int bytes) {
+#if TGEMM_MMA_ASYNC
+    if (VEC_BYTES == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                   "r"(bytes));
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                   "n"(VEC_BYTES), "r"(bytes));
+#endif
+  }
+
+  // cp.async with zero fill of the bytes past the edge (sm_80+). A slice wholly inside the
+  // matrix (the common case) skips the per-copy bounds: copy l is copy 0 plus l row steps.
   __device__ __forceinline__ static void async_copy(Bits* s, const Bits* g, long long ld, int row0,
                                                     int col0, int row_end, int col_end) {
 #if TGEMM_MMA_ASYNC
+    if (kPlainStep && row0 + ROWS <= row_end && col0 + COLS <= col_end) {
+      const int r = threadIdx.x / kCopiesPerRow, c = (threadIdx.x % kCopiesPerRow) * kElemsPerCopy;
+      const Bits* const src = g + (long long)(row0 + r) * ld + (col0 + c);
+      const unsigned dst = smem_address(s + Tile::offset(r, c));
+      const long long step = kRowStep * ld;
+#pragma unroll
+      for (int l = 0; l < kCopies; ++l)
+        cp_async(dst + l * kRowStep * Tile::kStride * ELEM_BYTES, src + l * step, VEC_BYTES);
+      return;
+    }
 #pragma unroll
     for (int l = 0; l < kCopies; ++l) {
       int r, c;
       const Bits* src;
       const int bytes = source(g, ld, row0, col0, row_end, col_end, l, &r, &c, &src);
-      const unsigned dst = smem_address(s + Tile::offset(r, c));
-      if (VEC_BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                     "r"(bytes));
-      else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
-                     "n"(VEC_BYTES), "r"(bytes));
+      cp_async(smem_address(s + Tile::offset(r, c)), src, bytes);
     }
 #endif
   }
@@ -211,7 +278,12 @@ struct SliceCopy {
       int r, c;
       const Bits* src;
       const int bytes = source(g, ld, row0, col0, row_end, col_end, l, &r, &c, &src);
-      if (bytes == VEC_BYTES) {
+      if (SHIFT_COPY) {
+        if (bytes > 0)
+          *reinterpret_cast<uint4*>(&reg[l].word) = load_shifted16(src, bytes);
+        else
+          *reinterpret_cast<uint4*>(&reg[l].word) = make_uint4(0, 0, 0, 0);
+      } else if (bytes == VEC_BYTES) {
         reg[l].word = *reinterpret_cast<const typename WordOf<VEC_BYTES>::type*>(src);
       } else {
 #pragma unroll
@@ -244,10 +316,10 @@ __device__ __forceinline__ void async_wait() {
 #endif
 }
 
-// Four 8x8 matrices of 16-bit elements; lane l gives the row address of matrix l / 8.
+// Four 8x8 matrices of 16-bit elements (or 8x4 of 32-bit ones: lane l gets element (l / 4,
+// l % 4) of each); lane l gives the shared address of row l % 8 of matrix l / 8.
 template <bool Trans>
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const Bits* p) {
-  const unsigned a = smem_address(p);
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned a) {
   if (Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -256,6 +328,12 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const Bits* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(a));
+}
+
+__device__ __forceinline__ unsigned ld_shared_u32(unsigned a) {
+  unsigned v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
+  return v;
 }
 
 // d += a * b on one 16x8 tile, 16-bit inputs, K = 16 (two K = 8 mma on sm_75).
@@ -374,8 +452,11 @@ extern "C" __global__ void gemm_mma_prepare_c(const tgemm::GemmParams p) {
 extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams p) {
   using namespace tgemm_mma;
   // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
-  using CopyA = SliceCopy<TGEMM_OP_A ? BK : BM, TGEMM_OP_A ? BM : BK>;
-  using CopyB = SliceCopy<TGEMM_OP_B ? BN : BK, TGEMM_OP_B ? BK : BN>;
+  // f32 stored K-major (A T, B N) is read with 32-bit loads, the rest with ldmatrix.
+  constexpr bool kScalarA = ELEM_BYTES == 4 && TGEMM_OP_A == 1;
+  constexpr bool kScalarB = ELEM_BYTES == 4 && TGEMM_OP_B == 0;
+  using CopyA = SliceCopy<TGEMM_OP_A ? BK : BM, TGEMM_OP_A ? BM : BK, kScalarA>;
+  using CopyB = SliceCopy<TGEMM_OP_B ? BN : BK, TGEMM_OP_B ? BK : BN, kScalarB>;
   using TileA = typename CopyA::Tile;
   using TileB = typename CopyB::Tile;
   constexpr int kStageElems = TileA::kElems + TileB::kElems;
@@ -436,41 +517,78 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-  // op(A)(m, k) and op(B)(k, n) of a stage's tiles, as stored.
-  auto a_at = [&](const Bits* as, int m, int k) {
-    return as[TGEMM_OP_A ? TileA::offset(k, m) : TileA::offset(m, k)];
+  // Fragment addresses, computed once. Each operand's reads vary along two indices: one
+  // moves whole rows of its tile, a multiple of the swizzle's period (a compile-time add),
+  // the other moves columns through the XOR (one offset per value, kept in registers).
+  // Lane l addresses row l % 8 of 8x8 matrix j = l / 8 (ldmatrix). A: a0..a3 are (m 0-7 |
+  // 8-15) x (k lo | hi), m fastest; B: two n8 tiles' b0, b1, k fastest. .trans when the
+  // stored rows run along K instead of the fragment's rows.
+  constexpr int KSTEPS = BK / MMA_K, CE = 16 / ELEM_BYTES;  // CE: elements per 16 bytes
+  constexpr int A_XN = kScalarA ? 2 * MI : TGEMM_OP_A ? MI : KSTEPS;
+  constexpr int B_XN = kScalarB ? NI : TGEMM_OP_B ? KSTEPS : NI / 2;
+  const int j = lane / 8, r8 = lane % 8;
+  unsigned a_off[A_XN], b_off[B_XN];  // byte offsets within a stage
+#pragma unroll
+  for (int x = 0; x < A_XN; ++x) {
+    int e;
+    if (kScalarA)  // element (m g (+8), k t) at row k, column m
+      e = TileA::offset(t, wm0 + (x / 2) * 16 + (x % 2) * 8 + g);
+    else if (TGEMM_OP_A)  // x = mi; rows k, columns m
+      e = TileA::offset((j / 2) * 8 + r8, wm0 + x * 16 + (j % 2) * 8);
+    else  // x = k-step; rows m, columns k
+      e = TileA::offset(wm0 + lane % 16, x * MMA_K + (lane / 16) * CE);
+    a_off[x] = unsigned(e) * ELEM_BYTES;
+  }
+#pragma unroll
+  for (int x = 0; x < B_XN; ++x) {
+    int e;
+    if (kScalarB)  // x = ni; element (k t, n g) at row k, column n
+      e = TileB::offset(t, wn0 + x * 8 + g);
+    else if (TGEMM_OP_B)  // x = k-step; rows n, columns k
+      e = TileB::offset(wn0 + (j / 2) * 8 + r8, x * MMA_K + (j % 2) * CE);
+    else  // x = nj; rows k, columns n
+      e = TileB::offset((j % 2) * 8 + r8, wn0 + x * 16 + (j / 2) * 8);
+    b_off[x] = unsigned(e) * ELEM_BYTES + TileA::kElems * ELEM_BYTES;
+  }
+  constexpr unsigned kRowA = TileA::kStride * ELEM_BYTES, kRowB = TileB::kStride * ELEM_BYTES;
+  static_assert(16 % TileA::kPeriod == 0 && 16 % TileB::kPeriod == 0 && MMA_K % 4 == 0,
+                "row moves must be whole swizzle periods");
+
+  // The A fragment of (mi, k-step s) and the B fragments of n16 block nj, from one stage.
+  auto load_a = [&](unsigned stage, int mi, int s, unsigned(&af)[4]) {
+    if (kScalarA) {  // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        af[e] = ld_shared_u32(stage + a_off[2 * mi + e % 2] + (s * MMA_K + (e / 2) * 4) * kRowA);
+    } else if (TGEMM_OP_A) {
+      ldmatrix_x4<true>(af, stage + a_off[mi] + s * MMA_K * kRowA);
+    } else {
+      ldmatrix_x4<false>(af, stage + a_off[s] + mi * 16 * kRowA);
+    }
   };
-  auto b_at = [&](const Bits* bs, int k, int n) {
-    return bs[TGEMM_OP_B ? TileB::offset(n, k) : TileB::offset(k, n)];
+  auto load_b = [&](unsigned stage, int nj, int s, unsigned(&bf)[4]) {
+    if (kScalarB) {  // b0 (k t, n g), b1 (k t + 4, n g) of n-tiles 2nj, 2nj + 1
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        bf[e] = ld_shared_u32(stage + b_off[2 * nj + e / 2] + (s * MMA_K + (e % 2) * 4) * kRowB);
+    } else if (TGEMM_OP_B) {
+      ldmatrix_x4<false>(bf, stage + b_off[s] + nj * 16 * kRowB);
+    } else {
+      ldmatrix_x4<true>(bf, stage + b_off[nj] + s * MMA_K * kRowB);
+    }
   };
 
-  auto compute_slice = [&](const Bits* stage) {
-    const Bits* const as = stage;
-    const Bits* const bs = stage + TileA::kElems;
+  auto compute_slice = [&](unsigned stage) {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += MMA_K) {
-#if TGEMM_TYPE_A != 0
-      // Lane l addresses row l % 8 of 8x8 matrix j = l / 8. A: a0..a3 are (m 0-7 | 8-15) x
-      // (k 0-7 | 8-15), m fastest; B: two n8 tiles' b0, b1, k fastest. .trans when the
-      // stored rows run along K instead of the fragment's rows.
-      const int j = lane / 8, r8 = lane % 8;
+    for (int s = 0; s < KSTEPS; ++s) {
       unsigned af[MI][4];
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        const int m = wm0 + mi * 16;
-        if (TGEMM_OP_A)
-          ldmatrix_x4<true>(af[mi], as + TileA::offset(kk + (j / 2) * 8 + r8, m + (j % 2) * 8));
-        else
-          ldmatrix_x4<false>(af[mi], as + TileA::offset(m + lane % 16, kk + (lane / 16) * 8));
-      }
+      for (int mi = 0; mi < MI; ++mi) load_a(stage, mi, s, af[mi]);
+#if TGEMM_TYPE_A != 0
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {
-        const int n = wn0 + nj * 16;
         unsigned bf[4];
-        if (TGEMM_OP_B)
-          ldmatrix_x4<false>(bf, bs + TileB::offset(n + (j / 2) * 8 + r8, kk + (j % 2) * 8));
-        else
-          ldmatrix_x4<true>(bf, bs + TileB::offset(kk + (j % 2) * 8 + r8, n + (j / 2) * 8));
+        load_b(stage, nj, s, bf);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
           mma_16bit(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
@@ -478,47 +596,51 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
         }
       }
 #else
-      // tf32 fragments: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4);
-      // b0 (k t, n g), b1 (k t + 4, n g).
+      // tf32: each f32 as its tf32 big part (and, for f32x3, the tf32 small part).
       unsigned a_big[MI][4], a_small[MI][4];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const Split s =
-              split_tf32(a_at(as, wm0 + mi * 16 + g + (e % 2) * 8, kk + t + (e / 2) * 4));
-          a_big[mi][e] = s.big;
-          a_small[mi][e] = s.small;
+          const Split x = split_tf32(af[mi][e]);
+          a_big[mi][e] = x.big;
+          a_small[mi][e] = x.small;
         }
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const int n = wn0 + ni * 8 + g;
-        const Split b0 = split_tf32(b_at(bs, kk + t, n)), b1 = split_tf32(b_at(bs, kk + t + 4, n));
+      for (int nj = 0; nj < NI / 2; ++nj) {
+        unsigned bf[4];
+        load_b(stage, nj, s, bf);
+        Split b[4];
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-          if (TGEMM_COMPUTE == 2) {
-            // f32x3: the tensor core adds into its accumulator with truncation, an error that
-            // grows with K past SGEMM's; so each k-step's terms (small ones first: they are
-            // tiny) meet in a zeroed fragment, which joins the sum with a rounded FADD
-            // (Ootomo and Yokota, 2022).
-            float step[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (F32X3_TERMS == 3) {
-              mma_tf32(step, a_small[mi], b0.big, b1.big);
-              mma_tf32(step, a_big[mi], b0.small, b1.small);
+        for (int e = 0; e < 4; ++e) b[e] = split_tf32(bf[e]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) {
+            float(&d)[4] = acc[mi][2 * nj + h];
+            if (TGEMM_COMPUTE == 2) {
+              // The tensor cores' f32 sums round toward zero, a bias that grows with K past
+              // SGEMM's error: each k-step sums in a fresh accumulator, added in (nearest).
+              float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              if (F32X3_TERMS == 3) {  // small terms first: they are tiny
+                mma_tf32(part, a_small[mi], b[2 * h].big, b[2 * h + 1].big);
+                mma_tf32(part, a_big[mi], b[2 * h].small, b[2 * h + 1].small);
+              }
+              mma_tf32(part, a_big[mi], b[2 * h].big, b[2 * h + 1].big);
+#pragma unroll
+              for (int e = 0; e < 4; ++e) d[e] += part[e];
+            } else {
+              mma_tf32(d, a_big[mi], b[2 * h].big, b[2 * h + 1].big);
             }
-            mma_tf32(step, a_big[mi], b0.big, b1.big);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[mi][ni][e] += step[e];
-          } else {
-            mma_tf32(acc[mi][ni], a_big[mi], b0.big, b1.big);
           }
-        }
       }
       (void)a_small;
 #endif
     }
   };
 
+  const unsigned smem0 = smem_address(smem);
+  constexpr unsigned kStageBytes = kStageElems * ELEM_BYTES;
 #if TGEMM_MMA_ASYNC
   // Prologue: STAGES - 1 slices in flight; one commit group per slice, empty past the end.
 #pragma unroll
@@ -526,13 +648,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
     if (s < k_tiles) copy_slice(smem + s * kStageElems, k_begin + s * BK);
     async_commit();
   }
+  int read_stage = 0, write_stage = STAGES - 1;  // kt % STAGES and (kt + STAGES - 1) % STAGES
   for (int kt = 0; kt < k_tiles; ++kt) {
     async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies)
     __syncthreads();           // ... everyone's; and slice kt - 1's stage is no longer read
     const int next = kt + STAGES - 1;
-    if (next < k_tiles) copy_slice(smem + (next % STAGES) * kStageElems, k_begin + next * BK);
+    if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK);
     async_commit();
-    compute_slice(smem + (kt % STAGES) * kStageElems);
+    compute_slice(smem0 + read_stage * kStageBytes);
+    read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+    write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
 #else
   if (k_tiles > 0) {
@@ -544,7 +669,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   for (int kt = 0; kt < k_tiles; ++kt) {
     const bool has_next = kt + 1 < k_tiles;
     if (has_next) copy_slice(nullptr, k_begin + (kt + 1) * BK);  // in flight during the mma
-    compute_slice(smem + (kt % 2) * kStageElems);
+    compute_slice(smem0 + (kt % 2) * kStageBytes);
     if (has_next) {
       // The other stage was last read in iteration kt - 1, which the barrier below closed.
       Bits* const other = smem + ((kt + 1) % 2) * kStageElems;
@@ -554,8 +679,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
     __syncthreads();
   }
 #endif
-  (void)a_at;
-  (void)b_at;
 
   // Epilogue: accumulator e of tile (mi, ni) is C row wm0 + mi*16 + g + 8*(e/2), column
   // wn0 + ni*8 + 2t + e%2.

@@ -49,9 +49,17 @@ class GemmMma final : public GemmTemplate {
     if (vec < element)
       return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
                          to_string(problem.types.a), element);
-    if (problem.align_a % vec != 0 || problem.align_b % vec != 0)
+    const bool shift = config.get_or("SHIFT_COPY", 0) != 0;
+    if (shift && (vec != 16 || config.get("STAGES") != 2))
+      return fmt::format(
+          "SHIFT_COPY=1 loads 16-byte words into registers: it needs VEC_BYTES=16 and STAGES=2 "
+          "(have {} and {})",
+          vec, config.get("STAGES"));
+    // Shifted copies read whole aligned words around any element-aligned run.
+    const int64_t need = shift ? element : vec;
+    if (problem.align_a % need != 0 || problem.align_b % need != 0)
       return fmt::format("VEC_BYTES={} needs A and B aligned to {} bytes (have {} and {})", vec,
-                         vec, problem.align_a, problem.align_b);
+                         need, problem.align_a, problem.align_b);
     if (config.get("SPLIT_K") > 1 && problem.types.c != DType::f32)
       return fmt::format("SPLIT_K={} adds slices into C with f32 atomics; C is {} (use SPLIT_K=1)",
                          config.get("SPLIT_K"), to_string(problem.types.c));

@@ -30,19 +30,27 @@ KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t w
            {"VEC_BYTES", vec_bytes},
            {"SMEM_XOR", smem_xor},
            {"SPLIT_K", split_k},
-           {"SWIZZLE", swizzle}}};
+           {"SWIZZLE", swizzle},
+           {"SHIFT_COPY", 0}}};
+}
+
+KernelConfig shifted(KernelConfig c) {
+  c.set("SHIFT_COPY", 1);
+  return c;
 }
 
 // Spans STAGES 2..5, VEC_BYTES 16/8/4/2 (cp.async and register staged), both shared
 // layouts, 64..256 threads, split-K and swizzle; all legal in the space on sm_80+.
 const std::vector<KernelConfig>& configs() {
   static const std::vector<KernelConfig> c = {
-      mma(128, 128, 64, 64, 64, 3, 16, 1, 1, 8),  // 0: the f16 default
-      mma(64, 64, 32, 32, 32, 2, 2, 0, 1, 1),     // 1: 2-byte copies, padded (16-bit only)
-      mma(64, 128, 128, 32, 64, 5, 8, 0, 1, 1),   // 2: deep slices, 5 stages
-      mma(128, 64, 64, 64, 32, 4, 4, 1, 1, 8),    // 3: 4-byte copies
-      mma(64, 64, 64, 32, 32, 3, 16, 1, 4, 1),    // 4: split-K (f32 C only)
-      mma(128, 128, 64, 64, 32, 2, 16, 0, 1, 1),  // 5: double buffer
+      mma(128, 128, 64, 64, 64, 3, 16, 1, 1, 8),          // 0: the f16 default
+      mma(64, 64, 32, 32, 32, 2, 2, 0, 1, 1),             // 1: 2-byte copies, padded (16-bit only)
+      mma(64, 128, 128, 32, 64, 5, 8, 0, 1, 1),           // 2: deep slices, 5 stages
+      mma(128, 64, 64, 64, 32, 4, 4, 1, 1, 8),            // 3: 4-byte copies
+      mma(64, 64, 64, 32, 32, 3, 16, 1, 4, 1),            // 4: split-K (f32 C only)
+      mma(128, 128, 64, 64, 32, 2, 16, 0, 1, 1),          // 5: double buffer
+      shifted(mma(128, 64, 64, 64, 32, 2, 16, 1, 1, 8)),  // 6: 16-byte copies at any alignment
+      shifted(mma(64, 64, 128, 32, 32, 2, 16, 0, 1, 1)),  // 7: the same, padded, deep slices
   };
   return c;
 }

@@ -35,7 +35,8 @@ KernelConfig mma_config(std::initializer_list<std::pair<const char*, int64_t>> o
                   {"VEC_BYTES", 16},
                   {"SMEM_XOR", 1},
                   {"SPLIT_K", 1},
-                  {"SWIZZLE", 1}}};
+                  {"SWIZZLE", 1},
+                  {"SHIFT_COPY", 0}}};
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }
@@ -149,6 +150,32 @@ TEST(GemmMmaSpace, refuses_cp_async_stages_on_sm_75_and_keeps_the_legal_set_smal
   }
 }
 
+// SHIFT_COPY keeps 16-byte copies for operands aligned to one element only (odd leading
+// dimensions), through the register-staged double buffer.
+TEST(GemmMmaHost, shift_copy_runs_element_aligned_operands_with_stages_2_only) {
+  Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4097, 4097, 4097);
+  p.align_a = p.align_b = 2;
+  EXPECT_FALSE(
+      mma().unsupported_reason(mma_config({{"STAGES", 2}, {"SHIFT_COPY", 1}}), p, "sm_90"));
+  auto why = mma().unsupported_reason(mma_config({{"SHIFT_COPY", 1}}), p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "SHIFT_COPY=1 loads 16-byte words into registers")) << *why;
+  why = mma().unsupported_reason(mma_config({{"STAGES", 2}, {"SHIFT_COPY", 1}, {"VEC_BYTES", 8}}),
+                                 p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "needs VEC_BYTES=16 and STAGES=2 (have 8 and 2)")) << *why;
+  Problem f32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 4097, 4097, 4097);
+  f32.align_a = f32.align_b = 4;
+  EXPECT_FALSE(
+      mma().unsupported_reason(mma_config({{"STAGES", 2}, {"SHIFT_COPY", 1}}), f32, "sm_90"));
+  const SearchSpace space = SearchSpace::load(kSpace);
+  EXPECT_FALSE(space.rejection(mma_config({{"STAGES", 2}, {"SHIFT_COPY", 1}, {"WN", 32}}),
+                               arch_limits("sm_90")));
+  why = space.rejection(mma_config({{"SHIFT_COPY", 1}}), arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "SHIFT_COPY=1")) << *why;
+}
+
 TEST(GemmMmaHost, refuses_misaligned_operands_narrow_f32_copies_and_split_k_into_16_bit_c) {
   Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4097, 4097, 4097);
   p.align_a = p.align_b = 2;
@@ -214,6 +241,10 @@ TEST(GemmMmaCompile, each_type_builds_in_every_layout) {
       {"f16", "sm_80",
        mma_config(
            {{"BM", 64}, {"BN", 64}, {"WM", 32}, {"WN", 32}, {"VEC_BYTES", 2}, {"STAGES", 2}})},
+      {"f16", "sm_75", mma_config({{"STAGES", 2}, {"WN", 32}, {"SHIFT_COPY", 1}})},
+      {"bf16", "sm_90", mma_config({{"STAGES", 2}, {"WN", 32}, {"SHIFT_COPY", 1}})},
+      {"tf32", "sm_80", mma_config({{"STAGES", 2}, {"WN", 32}, {"SHIFT_COPY", 1}})},
+      {"f32x3", "sm_90", mma_config({{"STAGES", 2}, {"WN", 32}, {"SHIFT_COPY", 1}})},
   };
   for (const Case& c : cases)
     for (Op a : {Op::N, Op::T})
