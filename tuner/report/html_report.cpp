@@ -459,7 +459,7 @@ constexpr const char* kStyle = R"css(
 body { margin: 0 auto; max-width: 1100px; padding: 0 12px 32px; color: #222; line-height: 1.4; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.25rem; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1.05rem; margin-top: 1.5em; }
-.dim, .note { color: #666; } .note { font-style: italic; }
+.dim, .note { color: #666; } .note { font-style: italic; } p.dim { overflow-wrap: anywhere; }
 svg.chart { width: 100%; height: auto; max-width: 760px; display: block; }
 svg .grid { stroke: #e4e4e4; stroke-width: 1; } svg .frame { fill: none; stroke: #888; }
 svg .tick { font-size: 11px; fill: #444; } svg .axis { font-size: 12px; fill: #222; }
