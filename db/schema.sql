@@ -12,6 +12,8 @@
 --   3: typed problems (dtype is GemmTypes::name(), alignments in bytes), binaries.types.
 --   4: cublas_times.sgemm_rel_error REAL, SGEMM's error against an FP64 reference for
 --      f32x3 problems (whose trials' max_rel_error is also against FP64); NULL otherwise.
+--   5: device_ceilings (device_id, kind, value, source, detail, run_id, measured_at): the
+--      measured copy bandwidth (bytes/s) and FFMA / tensor peaks (FLOP/s) per device.
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

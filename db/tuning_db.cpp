@@ -47,6 +47,21 @@ ALTER TABLE binaries ADD COLUMN types TEXT NOT NULL DEFAULT 'f32';
 // kernel's max_rel_error (also against FP64) is compared with.
 constexpr const char* kCublasErrors = "ALTER TABLE cublas_times ADD COLUMN sgemm_rel_error REAL;";
 
+// 4 -> 5: the measured roofs of each device (copy bandwidth, FFMA and tensor peaks), so a
+// roofline uses what the GPU reached rather than a datasheet. One row per (device, kind).
+constexpr const char* kDeviceCeilings = R"sql(
+CREATE TABLE device_ceilings (
+  device_id   INTEGER NOT NULL REFERENCES devices (id),
+  kind        TEXT NOT NULL,   -- copy_bandwidth, f32_ffma, f16, bf16, tf32
+  value       REAL NOT NULL CHECK (value > 0),  -- bytes/s for copy_bandwidth, else FLOP/s
+  source      TEXT NOT NULL,   -- cudaMemcpyAsync, nvrtc_ffma_kernel, cublasSgemm, cublasGemmEx
+  detail      TEXT NOT NULL,   -- what was measured: sizes, repetitions
+  run_id      INTEGER REFERENCES runs (id),
+  measured_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (device_id, kind)
+);
+)sql";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -59,6 +74,7 @@ const MigrationStep kMigrations[] = {
     {"add a checksum to every cubin", kAddCubinChecksums},                  // 1 -> 2
     {"type the problems (GemmTypes, alignment in bytes)", kTypedProblems},  // 2 -> 3
     {"store cuBLAS SGEMM's error against FP64", kCublasErrors},             // 3 -> 4
+    {"add the measured device ceilings", kDeviceCeilings},                  // 4 -> 5
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -807,6 +823,51 @@ void TuningDb::record_cublas_time(int64_t run_id, int64_t problem_id, int64_t de
   s.bind(5, sgemm_rel_error).run();
 }
 
+void TuningDb::store_ceilings(int64_t run_id, int64_t device_id,
+                              const std::vector<DeviceCeiling>& ceilings) {
+  for (const DeviceCeiling& c : ceilings) {
+    if (!(c.value > 0))
+      fail("cannot store device ceiling '{}' of {}: it must be positive", c.kind, c.value);
+    Statement s(db_, path_, "store a device ceiling",
+                "INSERT INTO device_ceilings (device_id, kind, value, source, detail, run_id) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (device_id, kind) DO UPDATE SET "
+                "value = excluded.value, source = excluded.source, detail = excluded.detail, "
+                "run_id = excluded.run_id, measured_at = excluded.measured_at");
+    s.bind(1, device_id).bind(2, c.kind).bind(3, c.value).bind(4, c.source).bind(5, c.detail);
+    s.bind_run(6, run_id).run();
+  }
+}
+
+bool TuningDb::has_ceilings(int64_t device_id) {
+  Statement s(db_, path_, "look up the device ceilings",
+              "SELECT 1 FROM device_ceilings WHERE device_id = ?1 LIMIT 1");
+  s.bind(1, device_id);
+  return s.step();
+}
+
+std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
+                                              const std::string& arch) {
+  Statement s(db_, path_, "read the device ceilings",
+              "SELECT d.name, d.arch, c.kind, c.value, c.source, c.detail, c.measured_at "
+              "FROM device_ceilings c JOIN devices d ON d.id = c.device_id "
+              "WHERE (?1 = '' OR d.name = ?1) AND (?2 = '' OR d.arch = ?2) "
+              "ORDER BY d.name, d.arch, c.kind");
+  s.bind(1, device_name).bind(2, arch);
+  std::vector<DeviceCeiling> out;
+  while (s.step()) {
+    DeviceCeiling c;
+    c.device_name = s.text_at(0);
+    c.arch = s.text_at(1);
+    c.kind = s.text_at(2);
+    c.value = s.double_at(3);
+    c.source = s.text_at(4);
+    c.detail = s.text_at(5);
+    c.measured_at = s.text_at(6);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 void TuningDb::update_best(int64_t problem_id, int64_t device_id) {
   // Two statements, each leaving a valid state, so a reader between them never sees a wrong
   // best. An ok trial without a time is not a measurement and cannot win.
@@ -1162,6 +1223,21 @@ int64_t merge_cublas_times(sqlite3* db, const std::string& path) {
   return sqlite3_changes64(db);
 }
 
+// Device ceilings: this file's are kept; the other file's fill the (device, kind)s missing here.
+int64_t merge_device_ceilings(sqlite3* db, const std::string& path) {
+  const MergedTable table{"device_ceilings",
+                          nullptr,
+                          {"device_id", "kind"},
+                          {{"run_id", "run"}, {"device_id", "device"}}};
+  const auto columns = merged_columns(db, path, table.name);
+  exec(db, path, "merge the device ceilings",
+       fmt::format("INSERT INTO main.device_ceilings ({}) SELECT {} FROM {}.device_ceilings s "
+                   "WHERE true ON CONFLICT (device_id, kind) DO NOTHING",
+                   joined(columns), mapped_select(table, columns), kMergeSchema)
+           .c_str());
+  return sqlite3_changes64(db);
+}
+
 // A copy of `source` (the whole "main" schema, as SQLite's backup reads it) attached to `db`
 // as kMergeSchema: a temporary file SQLite deletes on detach, so a migrated in-memory copy
 // and an immutable install are read alike.
@@ -1194,6 +1270,7 @@ void merge_attached(sqlite3* db, const std::string& path, MergeCounts* counts) {
       {"binaries", "binary", {"cache_key"}, {{"kernel_id", "kernel"}, {"run_id", "run"}}});
   merge_trials(db, path, counts);
   counts->cublas_times = merge_cublas_times(db, path);
+  counts->ceilings = merge_device_ceilings(db, path);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/device_ceiling.h"
 #include "src/core/device_info.h"
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
@@ -35,6 +36,7 @@ struct MergeCounts {
   int64_t duplicate_trials = 0;  // triples in both files: the faster ok one kept
   int64_t replaced_trials = 0;   // of those, the ones the other file's trial won
   int64_t cublas_times = 0;      // (problem, device) times added or replaced by a later one
+  int64_t ceilings = 0;          // (device, kind) ceilings this file lacked
 };
 
 class TuningDb {
@@ -83,6 +85,14 @@ class TuningDb {
   // for f32x3 problems, SGEMM's error against FP64 (nullopt keeps the one stored before).
   void record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id, double median_us,
                           std::optional<double> sgemm_rel_error = std::nullopt);
+
+  // The measured roofs of a device (one row per kind; storing a kind again replaces it).
+  void store_ceilings(int64_t run_id, int64_t device_id,
+                      const std::vector<DeviceCeiling>& ceilings);
+  bool has_ceilings(int64_t device_id);
+  // Every stored ceiling, filtered by device name and arch (empty: all), with both filled in.
+  std::vector<DeviceCeiling> ceilings(const std::string& device_name = "",
+                                      const std::string& arch = "");
 
   // Recomputes the best (fastest ok median) trial of a problem on a device.
   void update_best(int64_t problem_id, int64_t device_id);

@@ -958,11 +958,11 @@ TEST(TuningDbWriters, write_behind_a_held_lock_fails_as_locked_after_the_timeout
 
 // --- cubin checksums and the version-2 migration ----------------------------------------
 
-TEST(TuningDbChecksum, schema_version_is_4_with_a_checksum_per_cubin) {
+TEST(TuningDbChecksum, schema_version_is_5_with_a_checksum_per_cubin) {
   TempDir dir;
   const std::string path = dir.file("tgemm.db");
   TuningDb db(path, TuningDb::Mode::read_write);
-  EXPECT_EQ(TuningDb::schema_version(), 4);
+  EXPECT_EQ(TuningDb::schema_version(), 5);
   const int64_t kernel = db.upsert_kernel(config(128), "hash");
   db.store_binary(0, kernel, compiled("a"), BinaryStatus::ok, "");
   CompiledKernel failed = compiled("b");
@@ -1173,7 +1173,7 @@ TEST(TuningDbMigration, a_version_3_file_gets_a_null_sgemm_error_per_cublas_time
     EXPECT_EQ(writer.best_entries(e.problem.key()).front().cublas_rel_error, 1.5e-6);
   }
   RawDb raw(path);
-  EXPECT_EQ(raw.scalar("PRAGMA user_version"), "4");
+  EXPECT_EQ(raw.scalar("PRAGMA user_version"), std::to_string(TuningDb::schema_version()));
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM cublas_times"), cublas_rows);
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM cublas_times WHERE sgemm_rel_error IS NOT NULL"), "1");
   EXPECT_EQ(raw.scalar("PRAGMA integrity_check"), "ok");

@@ -320,7 +320,7 @@ TEST(WorkerProtocol, rejects_json_that_is_not_a_message) {
 TEST(WorkerProtocol, rejects_an_unknown_type_listing_the_known_ones) {
   EXPECT_EQ(request_error("{\"type\":\"launch_missiles\"}"),
             "worker protocol: unknown request type 'launch_missiles' "
-            "(known: probe, prepare, evaluate, compare, quit)");
+            "(known: probe, prepare, evaluate, compare, ceilings, quit)");
   EXPECT_NE(response_error("{\"type\":\"quit\",\"worker_exits\":false}")
                 .find("unknown response type 'quit'"),
             std::string::npos);

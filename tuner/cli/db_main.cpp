@@ -21,6 +21,7 @@
 #include "src/core/error.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/report/explain.h"
+#include "tuner/report/html_report.h"
 #include "tuner/report/selection_replay.h"
 #include "tuner/report/text_columns.h"
 
@@ -286,6 +287,46 @@ int run_replay(tgemm::TuningDb& db, const std::string& truth_path, bool leave_on
   return 0;
 }
 
+// The measured roofs of every device (tgemm-tune stores them once per device).
+int run_ceilings(tgemm::TuningDb& db, const std::string& device) {
+  const auto ceilings = db.ceilings(device);
+  if (ceilings.empty()) {
+    fmt::print("no device ceilings stored{} in '{}' (tgemm-tune measures them on a GPU run)\n",
+               on_device(device), db.path());
+    return 0;
+  }
+  TextColumns table({"device", "arch", "ceiling", "value", "unit", "source", "measured", "when"},
+                    {false, false, false, true, false, false, false, false});
+  for (const auto& c : ceilings) {
+    const bool copy = c.kind == tgemm::kCopyBandwidthCeiling;
+    table.add({c.device_name, c.arch, c.kind, fixed(c.value * (copy ? 1e-9 : 1e-12)),
+               copy ? "GB/s" : "TFLOP/s", c.source, c.detail, c.measured_at});
+  }
+  table.print();
+  return 0;
+}
+
+// The HTML report, written whole to a scratch name and renamed, so OUT is never half written.
+int run_report(tgemm::TuningDb& db, const std::string& out_path, int top) {
+  const std::string html = tgemm::html_report(db, {top});
+  const std::string scratch = fmt::format("{}.writing-{}", out_path, ::getpid());
+  {
+    std::ofstream file(scratch, std::ios::binary | std::ios::trunc);
+    if (!file) fail("cannot write report file '{}': {}", out_path, std::strerror(errno));
+    file << html;
+    file.close();
+    if (!file) fail("cannot write report file '{}': write failed", out_path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(scratch, out_path, ec);
+  if (ec) {
+    std::filesystem::remove(scratch, ec);
+    fail("cannot write report file '{}': {}", out_path, ec.message());
+  }
+  fmt::print("wrote '{}' ({} bytes)\n", out_path, html.size());
+  return 0;
+}
+
 // Every IN merged into a new OUT. The merge is built under a scratch name beside OUT and
 // linked to OUT only when complete, so OUT is never overwritten nor left half-merged.
 int run_merge(const std::string& out_path, const std::vector<std::string>& in_paths) {
@@ -371,6 +412,19 @@ int main(int argc, char** argv) {
   merge->add_option("OUT", merge_out, "the merged database to create (must not exist)")->required();
   merge->add_option("IN", merge_in, "the databases to merge, one or more")->required();
 
+  std::string report_out, ceilings_device;
+  int report_top = 5;
+  auto* report = app.add_subcommand(
+      "report",
+      "one self-contained HTML page per database: roofline, tgemm/cuBLAS ratios, tuning spread, "
+      "top configs and failures per device");
+  report->add_option("--out", report_out, "the HTML file to write")->required();
+  report->add_option("--top", report_top, "configs listed per problem (1 to 100)")
+      ->capture_default_str();
+  auto* ceilings = app.add_subcommand(
+      "ceilings", "the measured copy bandwidth and peak rates stored per device");
+  ceilings->add_option("--device", ceilings_device, "GPU name as stored (default: all)");
+
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   try {
@@ -381,6 +435,9 @@ int main(int argc, char** argv) {
     if (*exporter && format != "csv" && format != "json")
       fail("unknown export format '{}' (expected csv or json)", format);
 
+    if (*report && (report_top < 1 || report_top > 100))
+      fail("--top must be from 1 to 100, got {}", report_top);
+    if (*report && report_out.empty()) fail("--out needs a file name");
     if (*merge) return run_merge(merge_out, merge_in);
     tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_only);
     if (*list) return run_list(db);
@@ -388,6 +445,8 @@ int main(int argc, char** argv) {
     if (*show) return run_show(db, show_args);
     if (*explain) return run_explain(db, explain_args);
     if (*replay) return run_replay(db, truth_path, leave_one_out);
+    if (*report) return run_report(db, report_out, report_top);
+    if (*ceilings) return run_ceilings(db, ceilings_device);
     return run_export(db, format, output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());

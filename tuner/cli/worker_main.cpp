@@ -15,6 +15,7 @@
 
 #include "src/core/error.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/evaluate/ceiling_probe.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/worker_protocol.h"
 
@@ -36,6 +37,8 @@ class WorkerSession {
       response.body = EvaluateResponse{do_evaluate(*evaluate)};
     } else if (const auto* compare = std::get_if<CompareRequest>(&request)) {
       response.body = CompareResponse{do_compare(*compare)};
+    } else if (std::holds_alternative<CeilingsRequest>(request)) {
+      response.body = CeilingsResponse{do_ceilings()};
     } else {
       response.body = do_probe();
     }
@@ -129,6 +132,13 @@ class WorkerSession {
       c = evaluator_->compare(request.config, cubin);
     }
     return c;
+  }
+
+  CeilingMeasurements do_ceilings() {
+    CeilingMeasurements m;
+    m.error = ensure_evaluator();
+    if (!m.error.empty()) return m;
+    return measure_ceilings(device_);
   }
 
   int device_;

@@ -4,6 +4,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "src/core/device_ceiling.h"
 
 namespace tgemm {
 
@@ -33,5 +36,30 @@ struct Comparison {
   double tgemm_median_us = 0, cublas_median_us = 0;
   int runs = 0;
 };
+
+// The device's measured roofs (the worker's "ceilings" answer); a rate of 0 was not reached.
+struct CeilingMeasurements {
+  bool ok = false;
+  std::string error;            // why nothing (or not everything) was measured
+  double copy_bytes_per_s = 0;  // device-to-device cudaMemcpyAsync, bytes read + written
+  std::string copy_detail;
+  double ffma_flops = 0;
+  std::string ffma_source;  // "nvrtc_ffma_kernel", or "cublasSgemm" when NVRTC failed
+  std::string ffma_detail;
+  double f16_flops = 0, bf16_flops = 0, tf32_flops = 0;  // cublasGemmEx, the reached rate
+  std::string tensor_detail;
+};
+
+// The rows of device_ceilings these measurements give (rates of 0 left out).
+inline std::vector<DeviceCeiling> ceiling_rows(const CeilingMeasurements& m) {
+  std::vector<DeviceCeiling> rows;
+  if (m.copy_bytes_per_s > 0)
+    rows.push_back({kCopyBandwidthCeiling, m.copy_bytes_per_s, "cudaMemcpyAsync", m.copy_detail});
+  if (m.ffma_flops > 0) rows.push_back({kFfmaCeiling, m.ffma_flops, m.ffma_source, m.ffma_detail});
+  for (auto [kind, value] :
+       {std::pair{"f16", m.f16_flops}, {"bf16", m.bf16_flops}, {"tf32", m.tf32_flops}})
+    if (value > 0) rows.push_back({kind, value, "cublasGemmEx", m.tensor_detail});
+  return rows;
+}
 
 }  // namespace tgemm

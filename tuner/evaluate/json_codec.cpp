@@ -221,6 +221,20 @@ void describe(auto& io, Is<Comparison> auto& c) {
   io("runs", c.runs);
 }
 
+void describe(auto& io, Is<CeilingMeasurements> auto& m) {
+  io("ok", m.ok);
+  io("error", m.error);
+  io("copy_bytes_per_s", m.copy_bytes_per_s);
+  io("copy_detail", m.copy_detail);
+  io("ffma_flops", m.ffma_flops);
+  io("ffma_source", m.ffma_source);
+  io("ffma_detail", m.ffma_detail);
+  io("f16_flops", m.f16_flops);
+  io("bf16_flops", m.bf16_flops);
+  io("tf32_flops", m.tf32_flops);
+  io("tensor_detail", m.tensor_detail);
+}
+
 #define TGEMM_JSON_OBJECT(Type)                                        \
   void to_json(Json& j, const Type& value) { write_object(j, value); } \
   void from_json(const Json& j, Type& value) { read_object(j, value); }
@@ -233,6 +247,7 @@ TGEMM_JSON_OBJECT(DeviceInfo)
 TGEMM_JSON_OBJECT(TimingOptions)
 TGEMM_JSON_OBJECT(CublasTiming)
 TGEMM_JSON_OBJECT(Comparison)
+TGEMM_JSON_OBJECT(CeilingMeasurements)
 
 #undef TGEMM_JSON_OBJECT
 

@@ -63,6 +63,8 @@ void to_json(Json& j, const CublasTiming& value);
 void from_json(const Json& j, CublasTiming& value);
 void to_json(Json& j, const Comparison& value);
 void from_json(const Json& j, Comparison& value);
+void to_json(Json& j, const CeilingMeasurements& value);
+void from_json(const Json& j, CeilingMeasurements& value);
 
 // ---- Scalars ---------------------------------------------------------------------------------
 // Doubles travel with round-trip precision; inf and NaN (which JSON lacks) as "inf", "-inf",

@@ -425,4 +425,18 @@ Comparison WorkerClient::compare(const KernelConfig& config, const CompiledKerne
   return comparison;
 }
 
+CeilingMeasurements WorkerClient::measure_ceilings() {
+  const auto outcome = request("ceilings", encode_request(CeilingsRequest{}),
+                               std::max(timeout_, kSlowRequestTimeout));
+  CeilingMeasurements m;
+  if (!outcome.response) {
+    m.error = failure_text(outcome);
+  } else if (const auto* answer = std::get_if<CeilingsResponse>(&outcome.response->body)) {
+    m = answer->ceilings;
+  } else {
+    m.error = "tgemm-worker answered the ceilings request with another kind of message";
+  }
+  return m;
+}
+
 }  // namespace tgemm

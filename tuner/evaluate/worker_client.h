@@ -50,6 +50,9 @@ class WorkerClient {
 
   Comparison compare(const KernelConfig& config, const CompiledKernel& kernel);
 
+  // The device's copy bandwidth and peak rates (a few seconds of GPU time; no problem needed).
+  CeilingMeasurements measure_ceilings();
+
   int restarts() const { return restarts_; }
 
   static constexpr std::chrono::milliseconds kSlowRequestTimeout{120000};

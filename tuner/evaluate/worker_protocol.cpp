@@ -16,6 +16,7 @@ namespace tgemm {
 
 void describe(auto&, Is<ProbeRequest> auto&) {}
 void describe(auto&, Is<QuitRequest> auto&) {}
+void describe(auto&, Is<CeilingsRequest> auto&) {}
 
 void describe(auto& io, Is<PrepareRequest> auto& r) {
   io("problem", r.problem);
@@ -44,6 +45,7 @@ void describe(auto& io, Is<ProbeResponse> auto& r) {
 void describe(auto& io, Is<PrepareResponse> auto& r) { io("cublas", r.cublas); }
 void describe(auto& io, Is<EvaluateResponse> auto& r) { io("result", r.result); }
 void describe(auto& io, Is<CompareResponse> auto& r) { io("comparison", r.comparison); }
+void describe(auto& io, Is<CeilingsResponse> auto& r) { io("ceilings", r.ceilings); }
 void describe(auto& io, Is<ErrorResponse> auto& r) { io("error", r.error); }
 
 namespace {

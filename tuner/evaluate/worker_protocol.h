@@ -57,13 +57,18 @@ struct CompareRequest {
   std::string cubin_path;
 };
 
+// Measures the device's ceilings (copy bandwidth, FFMA and tensor peaks); no problem needed.
+struct CeilingsRequest {
+  static constexpr const char* kType = "ceilings";
+};
+
 // The worker exits without answering.
 struct QuitRequest {
   static constexpr const char* kType = "quit";
 };
 
-using WorkerRequest =
-    std::variant<ProbeRequest, PrepareRequest, EvaluateRequest, CompareRequest, QuitRequest>;
+using WorkerRequest = std::variant<ProbeRequest, PrepareRequest, EvaluateRequest, CompareRequest,
+                                   CeilingsRequest, QuitRequest>;
 
 // ---- Responses (worker -> tuner) -------------------------------------------------------
 
@@ -88,6 +93,11 @@ struct CompareResponse {
   Comparison comparison;
 };
 
+struct CeilingsResponse {
+  static constexpr const char* kType = "ceilings";
+  CeilingMeasurements ceilings;
+};
+
 // The worker could not understand the request (a version mismatch or a bug, never a kernel).
 struct ErrorResponse {
   static constexpr const char* kType = "error";
@@ -95,7 +105,8 @@ struct ErrorResponse {
 };
 
 struct WorkerResponse {
-  std::variant<ProbeResponse, PrepareResponse, EvaluateResponse, CompareResponse, ErrorResponse>
+  std::variant<ProbeResponse, PrepareResponse, EvaluateResponse, CompareResponse, CeilingsResponse,
+               ErrorResponse>
       body;
   // The worker's CUDA context is ruined (sticky error): it exits right after this answer.
   bool worker_exits = false;

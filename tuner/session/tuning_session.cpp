@@ -144,7 +144,10 @@ class Session {
 
     TuningDb db(opt_.db_path, TuningDb::Mode::read_write);
     run_id_ = db.begin_run(opt_.command_line, "tgemm " TGEMM_VERSION, limits_.arch);
-    if (device_) device_id_ = db.upsert_device(*device_);
+    if (device_) {
+      device_id_ = db.upsert_device(*device_);
+      store_ceilings_once(db);
+    }
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
     uint64_t configs_asked = 0;
@@ -331,6 +334,22 @@ class Session {
       }
       return results;
     });
+  }
+
+  // The device's roofs, measured by the worker the first time this database meets the GPU, so
+  // the report's roofline uses what this GPU reached.
+  void store_ceilings_once(TuningDb& db) {
+    if (db.has_ceilings(device_id_)) return;
+    const CeilingMeasurements m = client_->measure_ceilings();
+    if (!m.error.empty()) spdlog::warn("device ceilings: {}", m.error);
+    const std::vector<DeviceCeiling> rows = ceiling_rows(m);
+    if (rows.empty()) return;
+    db.store_ceilings(run_id_, device_id_, rows);
+    spdlog::info(
+        "device ceilings: copy {:.0f} GB/s, FFMA {:.1f} TFLOP/s ({}), f16 {:.0f}, "
+        "bf16 {:.0f}, tf32 {:.0f} TFLOP/s",
+        m.copy_bytes_per_s * 1e-9, m.ffma_flops * 1e-12, m.ffma_source, m.f16_flops * 1e-12,
+        m.bf16_flops * 1e-12, m.tf32_flops * 1e-12);
   }
 
   // The arch and its limits: the GPU's own when there is one (probed in the worker, so this
