@@ -42,9 +42,7 @@ class GemmMma final : public GemmTemplate {
 
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (config.template_name != name())
-      return fmt::format("config of '{}', not {}", config.template_name, name());
-    if (auto why = types_unsupported(problem.types, arch)) return why;
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(problem.types.a);
     if (vec < element)
       return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
@@ -80,14 +78,9 @@ class GemmMma final : public GemmTemplate {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
-    KernelLaunch main;
-    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
-    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
-    main.grid[2] = unsigned(t.split_k);
-    main.block[0] = unsigned(block_resources(config).threads);
-    main.smem_bytes = smem_bytes(config, element_bytes(problem.types.a), problem.op_a == Op::T,
-                                 problem.op_b == Op::T);
-    plan.add(main);
+    plan.add(tiled_launch(t, problem, block_resources(config).threads,
+                          smem_bytes(config, element_bytes(problem.types.a), problem.op_a == Op::T,
+                                     problem.op_b == Op::T)));
     return plan;
   }
 

@@ -22,9 +22,7 @@ class GemmNaive final : public GemmTemplate {
   // Scalar loads and stores: no alignment beyond one element.
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (config.template_name != name())
-      return fmt::format("config of '{}', not {}", config.template_name, name());
-    return types_unsupported(problem.types, arch);
+    return foreign_or_wrong_types(config, problem, arch);
   }
 
   std::vector<std::string> entries(const KernelConfig&) const override { return {name()}; }
@@ -48,7 +46,6 @@ class GemmNaive final : public GemmTemplate {
   TileShape tile(const KernelConfig& config) const override {
     return {config.get("BLOCK_Y"), config.get("BLOCK_X"), 1, 1, 1};
   }
-
 };
 
 }  // namespace

@@ -29,6 +29,21 @@ std::vector<std::string> GemmTemplate::defines(const KernelConfig& config,
   return out;
 }
 
+std::optional<std::string> GemmTemplate::foreign_or_wrong_types(const KernelConfig& config,
+                                                                const Problem& problem,
+                                                                const std::string& arch) const {
+  if (config.template_name != name())
+    return fmt::format("config of '{}', not {}", config.template_name, name());
+  return types_unsupported(problem.types, arch);
+}
+
+std::optional<std::string> GemmTemplate::unless_ffma_f32(const GemmTypes& types) const {
+  if (types != GemmTypes{})
+    return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
+                       types.name());
+  return std::nullopt;
+}
+
 Problem build_variant(const Problem& problem) {
   Problem v = Problem::packed(problem.types, problem.op_a, problem.op_b, 1, 1, 1);
   return v;
@@ -41,6 +56,17 @@ std::vector<std::string> problem_defines(const Problem& problem) {
           fmt::format("-DTGEMM_TYPE_B={}", element_code(problem.types.b)),
           fmt::format("-DTGEMM_TYPE_C={}", element_code(problem.types.c)),
           fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
+}
+
+KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int threads,
+                          size_t smem_bytes) {
+  KernelLaunch main;
+  main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
+  main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
+  main.grid[2] = unsigned(t.split_k);
+  main.block[0] = unsigned(threads);
+  main.smem_bytes = smem_bytes;
+  return main;
 }
 
 KernelLaunch scale_c_launch(const Problem& problem, int entry) {

@@ -60,6 +60,15 @@ class GemmTemplate {
   virtual std::vector<std::string> defines(const KernelConfig& config,
                                            const Problem& problem) const;
 
+ protected:
+  // What every family's unsupported_reason checks first: the config is this family's, and
+  // the problem's types are ones it computes on `arch`.
+  std::optional<std::string> foreign_or_wrong_types(const KernelConfig& config,
+                                                    const Problem& problem,
+                                                    const std::string& arch) const;
+  // types_unsupported of an FFMA family: f32 in and out with f32 accumulation, on every arch.
+  std::optional<std::string> unless_ffma_f32(const GemmTypes& types) const;
+
  private:
   KernelSource source_;
 };
@@ -73,6 +82,10 @@ std::vector<std::string> problem_defines(const Problem& problem);
 // The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
 // entry `entry`: split-K slices that add into C need it first.
 KernelLaunch scale_c_launch(const Problem& problem, int entry);
+// The main launch of a tiled family (entry 0): one block per t.m x t.n tile of C (x along N,
+// y along M) and per split-K slice (z), `threads` each with `smem_bytes` of dynamic memory.
+KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int threads,
+                          size_t smem_bytes);
 
 // Deterministic split-K (common/split_k.cuh): the workspace `slices` f32 partial C's need.
 size_t split_k_workspace_bytes(const Problem& problem, int64_t slices);

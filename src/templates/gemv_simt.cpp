@@ -17,19 +17,13 @@ class GemvSimt final : public GemmTemplate {
   using GemmTemplate::GemmTemplate;
 
   std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    (void)arch;  // FFMA only: every arch tgemm targets
-    if (types != GemmTypes{})
-      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
-                         types.name());
-    return std::nullopt;
+                                               const std::string&) const override {
+    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
   }
 
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (config.template_name != name())
-      return fmt::format("config of '{}', not {}", config.template_name, name());
-    if (auto why = types_unsupported(problem.types, arch)) return why;
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const bool small_m = config.get("SIDE") == 0;
     const int64_t rows = config.get("ROWS");
     const int64_t small = small_m ? problem.m : problem.n;

@@ -15,19 +15,13 @@ class SgemmSimt final : public GemmTemplate {
   using GemmTemplate::GemmTemplate;
 
   std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    (void)arch;  // FFMA only: every arch tgemm targets
-    if (types != GemmTypes{})
-      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
-                         types.name());
-    return std::nullopt;
+                                               const std::string&) const override {
+    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
   }
 
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (config.template_name != name())
-      return fmt::format("config of '{}', not {}", config.template_name, name());
-    if (auto why = types_unsupported(problem.types, arch)) return why;
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));
     if (problem.align_a % vec_bytes != 0 || problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs A and B aligned to {} bytes (have {} and {})",
@@ -54,14 +48,8 @@ class SgemmSimt final : public GemmTemplate {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1 && !deterministic_split(config)) plan.add(scale_c_launch(problem, 1));
-    KernelLaunch main;
-    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
-    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
-    main.grid[2] = unsigned(t.split_k);
     const BlockResources r = block_resources(config);
-    main.block[0] = unsigned(r.threads);
-    main.smem_bytes = r.dynamic_smem_bytes;
-    plan.add(main);
+    plan.add(tiled_launch(t, problem, r.threads, r.dynamic_smem_bytes));
     if (deterministic_split(config)) add_split_k_reduce(&plan, problem, t.split_k, 2);
     return plan;
   }

@@ -14,21 +14,15 @@ class SgemmWarp final : public GemmTemplate {
   using GemmTemplate::GemmTemplate;
 
   std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    (void)arch;  // FFMA only: every arch tgemm targets
-    if (types != GemmTypes{})
-      return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
-                         types.name());
-    return std::nullopt;
+                                               const std::string&) const override {
+    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
   }
 
   // Only an operand stored m- or n-contiguous (A in T layout, B in N layout) is copied VEC
   // floats at a time; a k-contiguous one is transposed by 4-byte copies and needs no more.
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (config.template_name != name())
-      return fmt::format("config of '{}', not {}", config.template_name, name());
-    if (auto why = types_unsupported(problem.types, arch)) return why;
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     // The space refuses these too; the dispatcher's `*` default lines meet this check only.
     if (config.get("STAGES") > 2 && arch_number(arch) < 80)
       return fmt::format("STAGES={} needs cp.async (sm_80 or later), not {}", config.get("STAGES"),
@@ -52,14 +46,8 @@ class SgemmWarp final : public GemmTemplate {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
-    KernelLaunch main;
-    main.grid[0] = unsigned((problem.n + t.n - 1) / t.n);
-    main.grid[1] = unsigned((problem.m + t.m - 1) / t.m);
-    main.grid[2] = unsigned(t.split_k);
     const BlockResources r = block_resources(config);
-    main.block[0] = unsigned(r.threads);
-    main.smem_bytes = r.dynamic_smem_bytes;
-    plan.add(main);
+    plan.add(tiled_launch(t, problem, r.threads, r.dynamic_smem_bytes));
     return plan;
   }
 
