@@ -58,6 +58,11 @@ std::vector<std::string> problem_defines(const Problem& problem) {
           fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
 }
 
+TileShape tile_from_block_params(const KernelConfig& config) {
+  return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
+          config.get_or("MIN_BLOCKS", 1)};
+}
+
 KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int threads,
                           size_t smem_bytes) {
   KernelLaunch main;

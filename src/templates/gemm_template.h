@@ -82,6 +82,8 @@ std::vector<std::string> problem_defines(const Problem& problem);
 // The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
 // entry `entry`: split-K slices that add into C need it first.
 KernelLaunch scale_c_launch(const Problem& problem, int entry);
+// The tile of a family whose parameters are named BM, BN, BK, SPLIT_K and MIN_BLOCKS.
+TileShape tile_from_block_params(const KernelConfig& config);
 // The main launch of a tiled family (entry 0): one block per t.m x t.n tile of C (x along N,
 // y along M) and per split-K slice (z), `threads` each with `smem_bytes` of dynamic memory.
 KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int threads,

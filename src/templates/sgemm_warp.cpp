@@ -64,8 +64,7 @@ class SgemmWarp final : public GemmTemplate {
   }
 
   TileShape tile(const KernelConfig& config) const override {
-    return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
-            config.get_or("MIN_BLOCKS", 1)};
+    return tile_from_block_params(config);
   }
 };
 
