@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -62,6 +64,13 @@ CREATE TABLE device_ceilings (
 );
 )sql";
 
+// 5 -> 6: what each trial was measured with beyond its kernel's source (whose hash the kernel
+// row holds): the NVRTC version that compiled it and the CUDA driver that ran it, so a trial
+// can be found stale after an upgrade. NULL for trials recorded before: not known.
+constexpr const char* kTrialVersions =
+    "ALTER TABLE trials ADD COLUMN nvrtc_version TEXT;\n"
+    "ALTER TABLE trials ADD COLUMN driver_version INTEGER;";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -75,6 +84,7 @@ const MigrationStep kMigrations[] = {
     {"type the problems (GemmTypes, alignment in bytes)", kTypedProblems},  // 2 -> 3
     {"store cuBLAS SGEMM's error against FP64", kCublasErrors},             // 3 -> 4
     {"add the measured device ceilings", kDeviceCeilings},                  // 4 -> 5
+    {"record each trial's NVRTC and driver versions", kTrialVersions},      // 5 -> 6
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -268,8 +278,8 @@ Problem problem_at(const Statement& s, int first) {
 // Trial columns in this order (the ids name a row that fails to decode).
 constexpr const char* kTrialColumns =
     "t.id, kr.id, kr.template, kr.params, t.status, t.error, t.time_min_us, t.time_median_us, "
-    "t.time_max_us, t.runs, t.tflops, t.max_rel_error";
-constexpr int kTrialColumnCount = 12;
+    "t.time_max_us, t.runs, t.tflops, t.max_rel_error, t.nvrtc_version, t.driver_version";
+constexpr int kTrialColumnCount = 14;
 
 TrialResult trial_at(const Statement& s, int first) {
   TrialResult t;
@@ -288,6 +298,14 @@ TrialResult trial_at(const Statement& s, int first) {
   t.tflops = s.double_at(first + 8);
   t.max_rel_error = s.double_at(first + 9);
   return t;
+}
+
+// The versions of the trial whose columns start at `first` (kTrialColumns' order).
+MeasuredWith measured_with_at(const Statement& s, int first) {
+  MeasuredWith w;
+  if (!s.is_null(first + 12)) w.nvrtc_version = s.text_at(first + 12);
+  if (!s.is_null(first + 13)) w.driver_version = int(s.int_at(first + 13));
+  return w;
 }
 
 // Then b.checksum, or NULL in a version-1 file (TuningDb::binary_columns).
@@ -676,8 +694,8 @@ int64_t TuningDb::upsert_device(const DeviceInfo& d) {
 
 std::vector<DeviceInfo> TuningDb::devices() {
   Statement s(db_, path_, "read the devices",
-              "SELECT name, arch, sm_count, l2_bytes, clock_khz, memory_clock_khz FROM devices "
-              "ORDER BY id");
+              "SELECT name, arch, sm_count, l2_bytes, clock_khz, memory_clock_khz, "
+              "driver_version FROM devices ORDER BY id");
   std::vector<DeviceInfo> out;
   while (s.step()) {
     DeviceInfo d;
@@ -687,6 +705,7 @@ std::vector<DeviceInfo> TuningDb::devices() {
     d.l2_bytes = s.int_at(3);
     d.clock_khz = int(s.int_at(4));
     d.memory_clock_khz = int(s.int_at(5));
+    d.driver_version = int(s.int_at(6));
     out.push_back(std::move(d));
   }
   return out;
@@ -789,24 +808,34 @@ bool TuningDb::has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_i
 
 int64_t TuningDb::record_trial(int64_t run_id, int64_t problem_id, int64_t kernel_id,
                                int64_t device_id, std::optional<int64_t> binary_id,
-                               const TrialResult& trial) {
+                               const TrialResult& trial, const MeasuredWith& with) {
   // Recording the same (problem, kernel, device) again replaces the result and keeps the id,
   // so a deliberate re-measurement wins; call update_best afterwards.
   Statement s(db_, path_, "record a trial",
               "INSERT INTO trials (run_id, problem_id, kernel_id, device_id, binary_id, status, "
-              "error, time_min_us, time_median_us, time_max_us, runs, tflops, max_rel_error) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+              "error, time_min_us, time_median_us, time_max_us, runs, tflops, max_rel_error, "
+              "nvrtc_version, driver_version) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
               "ON CONFLICT (problem_id, kernel_id, device_id) DO UPDATE SET "
               "run_id = excluded.run_id, binary_id = excluded.binary_id, status = excluded.status, "
               "error = excluded.error, time_min_us = excluded.time_min_us, "
               "time_median_us = excluded.time_median_us, time_max_us = excluded.time_max_us, "
               "runs = excluded.runs, tflops = excluded.tflops, "
-              "max_rel_error = excluded.max_rel_error, created_at = excluded.created_at "
+              "max_rel_error = excluded.max_rel_error, nvrtc_version = excluded.nvrtc_version, "
+              "driver_version = excluded.driver_version, created_at = excluded.created_at "
               "RETURNING id");
   s.bind_run(1, run_id).bind(2, problem_id).bind(3, kernel_id).bind(4, device_id);
   s.bind(5, binary_id).bind(6, to_string(trial.status)).bind(7, trial.error);
   s.bind(8, trial.time_min_us).bind(9, trial.time_median_us).bind(10, trial.time_max_us);
   s.bind(11, trial.runs).bind(12, trial.tflops).bind(13, trial.max_rel_error);
+  if (with.nvrtc_version.empty())
+    s.bind_null(14);
+  else
+    s.bind(14, with.nvrtc_version);
+  if (with.driver_version == 0)
+    s.bind_null(15);
+  else
+    s.bind(15, with.driver_version);
   return s.single_int();
 }
 
@@ -868,20 +897,47 @@ std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
   return out;
 }
 
-void TuningDb::update_best(int64_t problem_id, int64_t device_id) {
-  // Two statements, each leaving a valid state, so a reader between them never sees a wrong
-  // best. An ok trial without a time is not a measurement and cannot win.
-  Statement pick(db_, path_, "update the best trial",
-                 "INSERT OR REPLACE INTO best (problem_id, device_id, trial_id) "
-                 "SELECT problem_id, device_id, id FROM trials "
-                 "WHERE problem_id = ?1 AND device_id = ?2 AND status = 'ok' "
-                 "AND time_median_us > 0 ORDER BY time_median_us, time_min_us, id LIMIT 1");
-  pick.bind(1, problem_id).bind(2, device_id).run();
-  Statement drop(db_, path_, "update the best trial",
-                 "DELETE FROM best WHERE problem_id = ?1 AND device_id = ?2 AND NOT EXISTS "
-                 "(SELECT 1 FROM trials WHERE problem_id = ?1 AND device_id = ?2 "
-                 "AND status = 'ok' AND time_median_us > 0)");
-  drop.bind(1, problem_id).bind(2, device_id).run();
+void TuningDb::update_best(int64_t problem_id, int64_t device_id, const CurrentBuild* current) {
+  // The fastest ok trial (one without a time is not a measurement), skipping stale ones when
+  // `current` says what is current. Replacing or deleting the row are single statements, so
+  // a reader never sees a wrong best.
+  Statement ranked(db_, path_, "update the best trial",
+                   "SELECT t.id, kr.template, kr.template_hash, t.nvrtc_version, "
+                   "t.driver_version FROM trials t JOIN kernels kr ON kr.id = t.kernel_id "
+                   "WHERE t.problem_id = ?1 AND t.device_id = ?2 AND t.status = 'ok' "
+                   "AND t.time_median_us > 0 ORDER BY t.time_median_us, t.time_min_us, t.id");
+  ranked.bind(1, problem_id).bind(2, device_id);
+  std::optional<int64_t> best;
+  while (!best && ranked.step()) {
+    MeasuredWith with;
+    if (!ranked.is_null(3)) with.nvrtc_version = ranked.text_at(3);
+    if (!ranked.is_null(4)) with.driver_version = int(ranked.int_at(4));
+    if (!current || !current->stale_reason(ranked.text_at(1), ranked.text_at(2), with))
+      best = ranked.int_at(0);
+  }
+  if (best) {
+    Statement pick(db_, path_, "update the best trial",
+                   "INSERT OR REPLACE INTO best (problem_id, device_id, trial_id) "
+                   "VALUES (?1, ?2, ?3)");
+    pick.bind(1, problem_id).bind(2, device_id).bind(3, *best).run();
+  } else {
+    Statement drop(db_, path_, "update the best trial",
+                   "DELETE FROM best WHERE problem_id = ?1 AND device_id = ?2");
+    drop.bind(1, problem_id).bind(2, device_id).run();
+  }
+}
+
+std::optional<MeasuredWith> TuningDb::trial_measured_with(int64_t problem_id, int64_t kernel_id,
+                                                          int64_t device_id) {
+  Statement s(db_, path_, "look up a trial",
+              "SELECT nvrtc_version, driver_version FROM trials WHERE problem_id = ?1 AND "
+              "kernel_id = ?2 AND device_id = ?3");
+  s.bind(1, problem_id).bind(2, kernel_id).bind(3, device_id);
+  if (!s.step()) return std::nullopt;
+  MeasuredWith with;
+  if (!s.is_null(0)) with.nvrtc_version = s.text_at(0);
+  if (!s.is_null(1)) with.driver_version = int(s.int_at(1));
+  return with;
 }
 
 void TuningDb::copy_to(const std::string& dest_path) {
@@ -901,6 +957,74 @@ void TuningDb::copy_to(const std::string& dest_path) {
   sqlite3_backup_finish(backup);
   if (rc != SQLITE_DONE)
     fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errstr(rc));
+}
+
+PruneCounts TuningDb::prune(const PruneOptions& options) {
+  PruneCounts counts;
+  const char* what = "prune the database";
+  auto run = [&](const char* sql) {
+    exec(db_, path_, what, sql);
+    return int64_t(sqlite3_changes64(db_));
+  };
+  begin_transaction();
+  try {
+    if (options.stale) counts.stale_trials = drop_stale_trials(options.stale);
+    if (options.failed) {
+      counts.failed_trials = run("DELETE FROM trials WHERE status != 'ok'");
+      counts.failed_binaries =
+          run("DELETE FROM binaries WHERE status != 'ok' AND id NOT IN "
+              "(SELECT binary_id FROM trials WHERE binary_id IS NOT NULL)");
+    }
+    if (options.unused_cubins) {
+      // Cubins measured in trials that are not a best; write-backs (no trial) serve callers.
+      exec(db_, path_, what,
+           "CREATE TEMP TABLE prune_binaries AS SELECT DISTINCT binary_id AS id FROM trials "
+           "WHERE binary_id IS NOT NULL AND binary_id NOT IN (SELECT t.binary_id FROM best b "
+           "JOIN trials t ON t.id = b.trial_id WHERE t.binary_id IS NOT NULL)");
+      run("UPDATE trials SET binary_id = NULL WHERE binary_id IN (SELECT id FROM prune_binaries)");
+      counts.cubins = run("DELETE FROM binaries WHERE id IN (SELECT id FROM prune_binaries)");
+      run("DROP TABLE temp.prune_binaries");
+    }
+    counts.kernels =
+        run("DELETE FROM kernels WHERE id NOT IN (SELECT kernel_id FROM trials) AND id NOT IN "
+            "(SELECT kernel_id FROM binaries)");
+    commit();
+  } catch (...) {
+    rollback();
+    throw;
+  }
+  exec(db_, path_, "compact the database", "VACUUM");
+  return counts;
+}
+
+// Deletes the trials `current_for` (per device, by its stored driver) finds stale, then
+// recomputes the best of every (problem, device) that lost one. Inside prune's transaction.
+int64_t TuningDb::drop_stale_trials(
+    const std::function<CurrentBuild(const DeviceInfo&)>& current_for) {
+  std::map<std::string, CurrentBuild> builds;  // by device name and arch
+  for (const DeviceInfo& d : devices()) builds[d.name + "|" + d.arch] = current_for(d);
+  std::vector<int64_t> stale;
+  for (const TrialRecord& t : trials()) {
+    const auto it = builds.find(t.device_name + "|" + t.arch);
+    if (it != builds.end() &&
+        it->second.stale_reason(t.trial.config.template_name, t.template_hash, t.measured_with))
+      stale.push_back(t.id);
+  }
+  std::set<std::pair<int64_t, int64_t>> touched;  // (problem, device)
+  for (int64_t id : stale) {
+    Statement find(db_, path_, "drop a stale trial",
+                   "SELECT problem_id, device_id FROM trials WHERE id = ?1");
+    find.bind(1, id);
+    if (find.step()) touched.insert({find.int_at(0), find.int_at(1)});
+    Statement(db_, path_, "drop a stale trial", "DELETE FROM best WHERE trial_id = ?1")
+        .bind(1, id)
+        .run();
+    Statement(db_, path_, "drop a stale trial", "DELETE FROM trials WHERE id = ?1")
+        .bind(1, id)
+        .run();
+  }
+  for (auto [problem_id, device_id] : touched) update_best(problem_id, device_id);
+  return int64_t(stale.size());
 }
 
 int64_t TuningDb::forget_problem(const std::string& problem_key) {
@@ -949,6 +1073,7 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
     BestEntry e;
     e.problem = problem_at(s, 0);
     e.trial = trial_at(s, kProblemColumnCount);
+    e.measured_with = measured_with_at(s, kProblemColumnCount);
     e.config = e.trial.config;
     e.device_name = s.text_at(rest);
     e.arch = s.text_at(rest + 1);
@@ -979,6 +1104,7 @@ std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
     TrialRecord r;
     r.problem = problem_at(s, 0);
     r.trial = trial_at(s, kProblemColumnCount);
+    r.measured_with = measured_with_at(s, kProblemColumnCount);
     r.id = s.int_at(rest);
     r.device_name = s.text_at(rest + 1);
     r.arch = s.text_at(rest + 2);

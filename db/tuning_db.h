@@ -5,10 +5,12 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "src/core/current_build.h"
 #include "src/core/device_ceiling.h"
 #include "src/core/device_info.h"
 #include "src/core/kernel_config.h"
@@ -37,6 +39,17 @@ struct MergeCounts {
   int64_t replaced_trials = 0;   // of those, the ones the other file's trial won
   int64_t cublas_times = 0;      // (problem, device) times added or replaced by a later one
   int64_t ceilings = 0;          // (device, kind) ceilings this file lacked
+};
+
+// What TuningDb::prune drops (each on by default but `stale`, which needs a build to judge by).
+struct PruneOptions {
+  bool failed = true;         // trials that did not run ok, and failed or pruned binaries
+  bool unused_cubins = true;  // cubins of trials no best uses (rebuilt on demand if needed)
+  // Trials stale against the CurrentBuild made for each device (given its stored driver).
+  std::function<CurrentBuild(const DeviceInfo&)> stale;
+};
+struct PruneCounts {
+  int64_t failed_trials = 0, failed_binaries = 0, cubins = 0, stale_trials = 0, kernels = 0;
 };
 
 class TuningDb {
@@ -79,8 +92,13 @@ class TuningDb {
 
   // Trials: one per (problem, kernel, device); a rerun skips those already recorded.
   bool has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_id);
+  // The versions the recorded trial was measured with; nullopt when there is no such trial.
+  std::optional<MeasuredWith> trial_measured_with(int64_t problem_id, int64_t kernel_id,
+                                                  int64_t device_id);
+  // `with`: the NVRTC and driver it was measured with (empty: not known, stored as NULL).
   int64_t record_trial(int64_t run_id, int64_t problem_id, int64_t kernel_id, int64_t device_id,
-                       std::optional<int64_t> binary_id, const TrialResult& trial);
+                       std::optional<int64_t> binary_id, const TrialResult& trial,
+                       const MeasuredWith& with = {});
   // Records cuBLAS's median time for a problem on a device (the ratio's denominator) and,
   // for f32x3 problems, SGEMM's error against FP64 (nullopt keeps the one stored before).
   void record_cublas_time(int64_t run_id, int64_t problem_id, int64_t device_id, double median_us,
@@ -94,8 +112,9 @@ class TuningDb {
   std::vector<DeviceCeiling> ceilings(const std::string& device_name = "",
                                       const std::string& arch = "");
 
-  // Recomputes the best (fastest ok median) trial of a problem on a device.
-  void update_best(int64_t problem_id, int64_t device_id);
+  // Recomputes the best (fastest ok median) trial of a problem on a device; with `current`,
+  // stale trials (CurrentBuild::stale_reason) cannot be the best.
+  void update_best(int64_t problem_id, int64_t device_id, const CurrentBuild* current = nullptr);
 
   // Best entries, filtered; empty strings / nullopt match everything.
   std::vector<BestEntry> best_entries(const std::string& problem_key = "",
@@ -132,6 +151,10 @@ class TuningDb {
   // had never been tuned; kernels and binaries stay. Returns the trials removed (0 when the
   // problem is not there). For a scratch copy: tgemm-bench --untuned serves shapes from one.
   int64_t forget_problem(const std::string& problem_key);
+  // Drops what `options` names, then kernels nothing refers to, and compacts the file
+  // (VACUUM). Bests, problems, devices, runs and cuBLAS times stay. For a copy: tgemm-db
+  // prune writes a new file.
+  PruneCounts prune(const PruneOptions& options);
 
   // Wraps many writes in one transaction (much faster; all or nothing on error).
   void begin_transaction();
@@ -151,6 +174,7 @@ class TuningDb {
   void enter_wal_mode();            // on open, waiting out the others' locks like any write
   void leave_wal_mode();  // on close: back to a rollback journal when this is the last one
   std::string binary_columns() const;  // the binaries columns binary_at reads
+  int64_t drop_stale_trials(const std::function<CurrentBuild(const DeviceInfo&)>& current_for);
 
   std::string path_;
   Mode mode_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/kernel_config.h"
+#include "src/core/measured_with.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
 #include "src/jit/compiled_kernel.h"
@@ -39,6 +40,7 @@ struct BestEntry {
   KernelConfig config;
   std::string template_hash;
   TrialResult trial;
+  MeasuredWith measured_with;   // the NVRTC and driver the best trial was measured with
   double cublas_median_us = 0;  // cuBLAS timed in the same run, 0 if not measured
   // f32x3 problems: cuBLAS SGEMM's error against FP64 on the tuning inputs (trial's
   // max_rel_error is the kernel's against the same reference); nullopt when not measured.
@@ -54,6 +56,7 @@ struct TrialRecord {
   std::string arch;
   std::string template_hash;
   TrialResult trial;  // trial.config is the kernel's template and parameters
+  MeasuredWith measured_with;
   std::string created_at;
 };
 

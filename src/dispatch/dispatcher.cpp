@@ -8,6 +8,7 @@
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/templates/build_versions.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
 
@@ -133,6 +134,18 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
                   math_mode_.load(std::memory_order_relaxed) == MathMode::f32_via_3xtf32)};
 }
 
+// Tuned times that no longer hold (another template source, NVRTC or driver) are not served:
+// those shapes take the untuned path until tgemm-tune measures them again.
+void Dispatcher::skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tuned,
+                            std::vector<TrialRecord>* measured) const {
+  const StaleDropped dropped = drop_stale(this_build(info.driver_version), tuned, measured);
+  if (dropped.entries + dropped.trials > 0)
+    spdlog::warn(
+        "tgemm: {} tuned shape(s) and {} trial(s) in {} are stale and not served (e.g. {}); "
+        "run tgemm-tune again to re-measure them",
+        dropped.entries, dropped.trials, db_path_, dropped.example);
+}
+
 Dispatcher::DeviceState& Dispatcher::device_state(int device) {
   std::lock_guard lock(devices_mutex_);
   auto& slot = devices_[device];
@@ -146,6 +159,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
       try {
         tuned = db_->best_entries(state->info.name, state->info.arch);
         measured = db_->trials(state->info.name, state->info.arch);
+        skip_stale(state->info, &tuned, &measured);
       } catch (const std::exception& e) {
         spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }

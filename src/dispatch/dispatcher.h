@@ -126,6 +126,8 @@ class Dispatcher {
   // The chosen kernel loaded with its plan; an empty Resolved when it cannot be loaded.
   Resolved load_choice(DeviceState& state, const KernelChoice& choice, const Problem& problem);
   DeviceState& device_state(int device);
+  void skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tuned,
+                  std::vector<TrialRecord>* measured) const;
   const GemmKernel* load_kernel(DeviceState& state, const KernelChoice& choice,
                                 const Problem& problem);
   void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);

@@ -322,6 +322,62 @@ TEST_F(TgemmDbCli, queries_leave_the_database_file_unchanged) {
   EXPECT_EQ(read_bytes(db_path_), before);
 }
 
+// The fixture's kernels carry the source hash "abc123", not this build's: all stale.
+TEST_F(TgemmDbCli, stale_lists_each_best_entry_with_its_reason_and_counts_trials) {
+  const CommandResult r = run_db("stale");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "the device code of 'sgemm_simt' changed since it was tuned"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, kT4)) << r.out;
+  EXPECT_TRUE(contains(r.out, "9 of 9 trial(s) stale")) << r.out;
+  EXPECT_EQ(lines_of(r.out).size(), 1u + 3u + 1u) << "header, three bests, the count";
+}
+
+TEST_F(TgemmDbCli, prune_writes_a_smaller_copy_without_failures_and_leaves_the_input) {
+  const std::string before = read_bytes(db_path_);
+  const std::string out = (dir_ / "pruned.db").string();
+  const CommandResult r = run_db("prune '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "dropped 3 failed trial(s)")) << r.out;
+  EXPECT_EQ(read_bytes(db_path_), before);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 6);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status != 'ok'"), 0);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM best"),
+            testing::query_int(db_path_, "SELECT count(*) FROM best"));
+  const CommandResult best = run("--db '" + out + "' best --m 4096 --n 4096 --k 4096");
+  EXPECT_EQ(best.exit_code, 0) << best.err;
+}
+
+TEST_F(TgemmDbCli, prune_stale_drops_the_stale_trials_too) {
+  const std::string out = (dir_ / "pruned.db").string();
+  const CommandResult r = run_db("prune --stale '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "9 stale trial(s)")) << r.out;
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 0);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM best"), 0);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM problems"), 3) << "problems stay";
+}
+
+TEST_F(TgemmDbCli, vacuum_writes_a_copy_that_drops_nothing) {
+  const std::string out = (dir_ / "compact.db").string();
+  const CommandResult r = run_db("vacuum '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 9);
+  EXPECT_EQ(testing::query_int(out, "PRAGMA user_version"),
+            testing::query_int(db_path_, "PRAGMA user_version"));
+}
+
+TEST_F(TgemmDbCli, prune_and_vacuum_refuse_an_existing_output_and_keep_it) {
+  const fs::path out = dir_ / "taken.db";
+  std::ofstream(out) << "precious";
+  for (const char* cmd : {"prune", "vacuum"}) {
+    const CommandResult r = run_db(std::string(cmd) + " '" + out.string() + "'");
+    EXPECT_EQ(r.exit_code, 1) << cmd;
+    EXPECT_TRUE(contains(r.err, "exists; prune and vacuum write a new database")) << r.err;
+    EXPECT_EQ(read_bytes(out), "precious");
+  }
+}
+
 TEST_F(TgemmDbCli, missing_database_file_is_an_error_and_is_not_created) {
   const std::string missing = (dir_ / "absent.db").string();
   const CommandResult r = run("--db '" + missing + "' list");

@@ -2,6 +2,7 @@
 // the run finishes with the good config as the best, and the same command run again
 // measures nothing twice; tgemm-bench --untuned over what was tuned. Skips cleanly without a
 // GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -41,6 +42,47 @@ TEST(TuneGpu, faulting_kernel_is_crashed_and_a_rerun_measures_nothing) {
   EXPECT_NE(second.output.find("trials: 0 run, 4 already recorded"), std::string::npos)
       << second.output;
   EXPECT_EQ(query_int(db, "select count(*) from trials"), 4);
+}
+
+// Trials measured under another driver are stale: tgemm-db stale lists them, the next
+// tgemm-tune measures them again in place (same rows, the current driver recorded).
+TEST(TuneGpu, trials_of_another_driver_are_listed_stale_and_measured_again) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  TempDir dir("tune_stale_gpu");
+  const std::string db = dir.file("t.db");
+  const std::string args = std::string("--shapes ") + TGEMM_SOURCE_DIR +
+                           "/tests/data/shapes/tiny.yaml --space " + TGEMM_SOURCE_DIR +
+                           "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy exhaustive "
+                           "--budget 0 --db " +
+                           db;
+  auto first = run_tool("tgemm-tune", args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const int64_t trials = query_int(db, "select count(*) from trials");
+  ASSERT_GT(trials, 0);
+  const int64_t driver = query_int(db, "select max(driver_version) from trials");
+  EXPECT_GT(driver, 0) << "each trial records its driver";
+  EXPECT_EQ(query_int(db, "select count(*) from trials where nvrtc_version is null"), 0);
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "update trials set driver_version = 1", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto stale = run_tool("tgemm-db", "--db " + db + " stale");
+  ASSERT_EQ(stale.exit_code, 0) << stale.output;
+  EXPECT_NE(stale.output.find("measured under CUDA driver 1,"), std::string::npos) << stale.output;
+  EXPECT_NE(stale.output.find(fmt::format("{0} of {0} trial(s) stale", trials)), std::string::npos)
+      << stale.output;
+
+  auto second = run_tool("tgemm-tune", args);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find(fmt::format("{} stale re-measured", trials)), std::string::npos)
+      << second.output;
+  EXPECT_EQ(query_int(db, "select count(*) from trials"), trials);
+  EXPECT_EQ(query_int(db, "select count(*) from trials where driver_version = 1"), 0);
+  EXPECT_EQ(query_int(db, "select count(*) from best"),
+            query_int(db, "select count(*) from problems"));
 }
 
 // Three tuned square shapes; --untuned serves each from the other two (nearest) and leaves

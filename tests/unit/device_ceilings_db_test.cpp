@@ -48,7 +48,12 @@ TEST(DeviceCeilingsDb, schema_4_file_migrates_to_5_with_nothing_lost) {
     TuningDb db(path, TuningDb::Mode::read_write);
     EXPECT_TRUE(db.ceilings().empty());
   }
-  EXPECT_EQ(query_int(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(query_int(path, "PRAGMA user_version"), TuningDb::schema_version());
+  // Schema 6: trials measured before it have no recorded NVRTC or driver (not known).
+  EXPECT_EQ(query_int(path,
+                      "select count(*) from trials where nvrtc_version is not null or "
+                      "driver_version is not null"),
+            0);
   for (size_t i = 0; i < std::size(kTables); ++i)
     EXPECT_EQ(query_int(path, std::string("select count(*) from ") + kTables[i]), before[i])
         << kTables[i];

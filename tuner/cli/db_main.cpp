@@ -1,5 +1,6 @@
 // tgemm-db: answers questions about a tuning database without ever writing it: the tuned
 // problems, the best config of one shape, every trial of a shape, or all trials as CSV/JSON.
+// What changes a database (merge, prune, vacuum) writes a new file and leaves the input as is.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/templates/build_versions.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/report/explain.h"
 #include "tuner/report/html_report.h"
@@ -327,6 +329,82 @@ int run_report(tgemm::TuningDb& db, const std::string& out_path, int top) {
   return 0;
 }
 
+// The best entries and trials that this build would not serve: another template source or
+// NVRTC, or a driver older than the one last seen on that device.
+int run_stale(tgemm::TuningDb& db) {
+  std::map<std::string, tgemm::CurrentBuild> builds;  // by device name and arch
+  for (const tgemm::DeviceInfo& d : db.devices())
+    builds[d.name + "|" + d.arch] = tgemm::this_build(d.driver_version);
+  auto reason = [&](const std::string& device, const std::string& arch, const auto& config,
+                    const std::string& hash, const tgemm::MeasuredWith& with) {
+    const auto it = builds.find(device + "|" + arch);
+    return it == builds.end() ? std::nullopt
+                              : it->second.stale_reason(config.template_name, hash, with);
+  };
+  TextColumns table({"device", "problem", "kernel", "why it is stale"},
+                    {false, false, false, false});
+  for (const tgemm::BestEntry& e : db.best_entries())
+    if (auto why = reason(e.device_name, e.arch, e.config, e.template_hash, e.measured_with))
+      table.add({e.device_name, e.problem.key(), e.config.canonical_name(), *why});
+  int64_t stale_trials = 0, trials = 0;
+  for (const tgemm::TrialRecord& t : db.trials()) {
+    ++trials;
+    if (reason(t.device_name, t.arch, t.trial.config, t.template_hash, t.measured_with))
+      ++stale_trials;
+  }
+  if (table.empty())
+    fmt::print("no stale best entries in '{}'\n", db.path());
+  else
+    table.print();
+  fmt::print(
+      "{} of {} trial(s) stale; the dispatcher does not serve stale entries and tgemm-tune "
+      "measures them again\n",
+      stale_trials, trials);
+  return 0;
+}
+
+// A new file OUT: a copy of the database, pruned (prune) or only compacted (vacuum), built
+// under a scratch name and linked to OUT when complete. The input is never written.
+int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(out_path, ec)))
+    fail("'{}' exists; prune and vacuum write a new database and never overwrite one", out_path);
+  const std::string scratch = fmt::format("{}.writing-{}", out_path, ::getpid());
+  const auto remove_scratch = [&scratch] {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      fs::remove(scratch + suffix, ignored);
+  };
+  tgemm::PruneCounts counts;
+  try {
+    db.copy_to(scratch);
+    tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
+    tgemm::PruneOptions options;
+    options.failed = options.unused_cubins = prune;
+    if (stale)
+      options.stale = [](const tgemm::DeviceInfo& d) {
+        return tgemm::this_build(d.driver_version);
+      };
+    counts = out.prune(options);
+  } catch (...) {
+    remove_scratch();
+    throw;
+  }
+  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
+    const int err = errno;
+    remove_scratch();
+    fail("cannot create '{}': {}", out_path, std::strerror(err));
+  }
+  remove_scratch();
+  fmt::print(
+      "wrote '{}' ({} bytes, from {} bytes): dropped {} failed trial(s), {} failed binaries, {} "
+      "cubin(s) no best uses, {} stale trial(s), {} unused kernel(s)\n",
+      out_path, fs::file_size(out_path), fs::file_size(db.path()), counts.failed_trials,
+      counts.failed_binaries, counts.cubins, counts.stale_trials, counts.kernels);
+  return 0;
+}
+
 // Every IN merged into a new OUT. The merge is built under a scratch name beside OUT and
 // linked to OUT only when complete, so OUT is never overwritten nor left half-merged.
 int run_merge(const std::string& out_path, const std::vector<std::string>& in_paths) {
@@ -425,6 +503,21 @@ int main(int argc, char** argv) {
       "ceilings", "the measured copy bandwidth and peak rates stored per device");
   ceilings->add_option("--device", ceilings_device, "GPU name as stored (default: all)");
 
+  auto* stale = app.add_subcommand(
+      "stale",
+      "best entries and trials this build would not serve (template, NVRTC or driver changed)");
+  std::string prune_out, vacuum_out;
+  bool prune_stale = false;
+  auto* prune = app.add_subcommand(
+      "prune",
+      "write a smaller copy OUT: without failed trials and binaries and the cubins no best uses "
+      "(--stale: without stale trials too); bests, problems and cuBLAS times stay");
+  prune->add_option("OUT", prune_out, "the pruned database to create (must not exist)")->required();
+  prune->add_flag("--stale", prune_stale, "also drop the trials `tgemm-db stale` counts");
+  auto* vacuum = app.add_subcommand("vacuum", "write a compacted copy OUT, dropping nothing");
+  vacuum->add_option("OUT", vacuum_out, "the compacted database to create (must not exist)")
+      ->required();
+
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
   try {
@@ -447,6 +540,9 @@ int main(int argc, char** argv) {
     if (*replay) return run_replay(db, truth_path, leave_one_out);
     if (*report) return run_report(db, report_out, report_top);
     if (*ceilings) return run_ceilings(db, ceilings_device);
+    if (*stale) return run_stale(db);
+    if (*prune) return run_compact(db, prune_out, true, prune_stale);
+    if (*vacuum) return run_compact(db, vacuum_out, false, false);
     return run_export(db, format, output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());

@@ -17,6 +17,7 @@ class TextColumns {
     rows_.push_back(std::move(header));
   }
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.size() == 1; }  // only the header
   void print() const { fmt::print("{}", text()); }
   std::string text() const {
     std::string out;

@@ -16,6 +16,7 @@
 #include "src/core/hash.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
+#include "src/templates/build_versions.h"
 #include "src/templates/template_registry.h"
 #include "tuner/compile/compile_stage.h"
 #include "tuner/evaluate/worker_client.h"
@@ -84,6 +85,7 @@ double seconds_since(Clock::time_point t) {
 struct TrialCounts {
   std::map<TrialStatus, uint64_t> by_status;
   uint64_t skipped = 0;  // already in the database
+  uint64_t stale = 0;    // in the database but stale (another NVRTC or driver): measured again
   uint64_t total() const {
     uint64_t n = 0;
     for (auto& [s, c] : by_status) n += c;
@@ -137,6 +139,7 @@ class Session {
     if (!keep_shard()) return;
     load_spaces();
     pick_target();
+    note_current_build();
     std::vector<VariantGroup> groups = group_by_variant();
     spdlog::info("target {}{}; {} shape(s) from {}; {} space(s)", limits_.arch,
                  device_ ? " on " + device_->name : " (compile only)", problems_.size(),
@@ -158,6 +161,7 @@ class Session {
         st.named = named;
         st.problem_id = db.upsert_problem(named->problem);
         if (device_) {
+          db.update_best(st.problem_id, device_id_, &current_);  // a stale best is no yardstick
           auto stored = db.best_entries(named->problem.key(), device_->name, device_->arch);
           if (!stored.empty()) st.best_us = stored.front().trial.time_median_us;
         }
@@ -174,8 +178,8 @@ class Session {
         "resources, {} failed to compile ({:.1f} s)",
         configs_asked, groups.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
     if (device_) {
-      summary +=
-          fmt::format("; trials: {} run, {} already recorded", counts_.total(), counts_.skipped);
+      summary += fmt::format("; trials: {} run, {} already recorded, {} stale re-measured",
+                             counts_.total(), counts_.skipped, counts_.stale);
       for (auto& [status, n] : counts_.by_status)
         summary += fmt::format(", {} {}", n, to_string(status));
       if (client_) summary += fmt::format("; worker restarts: {}", client_->restarts());
@@ -377,6 +381,14 @@ class Session {
     limits_ = device_->limits;
   }
 
+  // What a stored trial must match to count as current: this build's families (a space's own
+  // source for those it replaces), its NVRTC and the GPU's driver.
+  void note_current_build() {
+    current_ = this_build(device_ ? device_->driver_version : 0);
+    for (const auto& fs : spaces_)
+      current_.template_hashes[fs->family->name()] = fs->family->source().hash;
+  }
+
   // `config` with its parameters in the space's order (empty when it lacks one of them or
   // belongs to another template), so it compares equal to the space's own points.
   static KernelConfig in_space_order(const SearchSpace& space, const KernelConfig& config) {
@@ -404,9 +416,12 @@ class Session {
     size_t done = 0;
     for (const CompileOutcome& outcome : outcomes) {
       ++done;
-      if (db.has_trial(st->problem_id, outcome.kernel_id, device_id_)) {
-        ++counts_.skipped;
-        continue;
+      if (auto with = db.trial_measured_with(st->problem_id, outcome.kernel_id, device_id_)) {
+        if (!current_.stale_reason(family.name(), family.source().hash, *with)) {
+          ++counts_.skipped;
+          continue;
+        }
+        ++counts_.stale;
       }
       TrialResult trial;
       trial.config = outcome.config;
@@ -442,7 +457,7 @@ class Session {
         }
       }
       db.record_trial(run_id_, st->problem_id, outcome.kernel_id, device_id_, outcome.binary_id,
-                      trial);
+                      trial, {current_.nvrtc_version, current_.driver_version});
       ++counts_.by_status[trial.status];
       results.push_back(trial);
       const double vs_cublas = st->best_us > 0 ? st->cublas_us / st->best_us : 0;
@@ -456,7 +471,7 @@ class Session {
   ShapeReport finish_problem(TuningDb& db, ProblemState& st) {
     const Problem& problem = st.named->problem;
     ShapeReport report{st.named->name, problem, std::nullopt, 0, st.note};
-    db.update_best(st.problem_id, device_id_);
+    db.update_best(st.problem_id, device_id_, &current_);
     auto best = db.best_entries(problem.key(), device_->name, device_->arch);
     if (best.empty()) {
       if (report.note.empty()) report.note = "no config ran correctly";
@@ -516,6 +531,7 @@ class Session {
   std::optional<DeviceInfo> device_;
   int64_t run_id_ = 0;
   int64_t device_id_ = 0;
+  CurrentBuild current_;
   TrialCounts counts_;
 };
 

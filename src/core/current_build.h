@@ -1,0 +1,40 @@
+// CurrentBuild: the versions of everything a tuned time depends on, as this build and GPU
+// have them now: each family's device-code hash (its template and common headers), the NVRTC
+// version and the CUDA driver. A recorded trial that differs in any of them is stale: the
+// dispatcher does not serve it, tgemm-tune measures it again, `tgemm-db stale` lists it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/measured_with.h"
+#include "src/core/tuning_records.h"
+
+namespace tgemm {
+
+struct CurrentBuild {
+  std::map<std::string, std::string> template_hashes;  // family name -> hash of its code now
+  std::string nvrtc_version;                           // "13.0"
+  int driver_version = 0;  // of the GPU in question; 0: not known here (no GPU), not compared
+
+  // Why a trial of `family` built from code with `template_hash` and measured with `with`
+  // no longer holds, or nullopt. Versions a trial did not record (older files) are not held
+  // against it: nothing says they differ.
+  std::optional<std::string> stale_reason(const std::string& family,
+                                          const std::string& template_hash,
+                                          const MeasuredWith& with) const;
+};
+
+// What drop_stale removed: counts and the first entry's reason, for one log line.
+struct StaleDropped {
+  size_t entries = 0, trials = 0;
+  std::string example;  // "<problem key>: <reason>" of the first stale best entry or trial
+};
+
+// Removes the best entries and trials that `current` finds stale.
+StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* entries,
+                        std::vector<TrialRecord>* trials);
+
+}  // namespace tgemm

@@ -1,0 +1,17 @@
+#include "src/templates/build_versions.h"
+
+#include "src/jit/nvrtc_compiler.h"
+#include "src/templates/template_registry.h"
+
+namespace tgemm {
+
+CurrentBuild this_build(int driver_version) {
+  CurrentBuild build;
+  for (const GemmTemplate* family : all_templates())
+    build.template_hashes[family->name()] = family->source().hash;
+  build.nvrtc_version = NvrtcCompiler::version();
+  build.driver_version = driver_version;
+  return build;
+}
+
+}  // namespace tgemm
