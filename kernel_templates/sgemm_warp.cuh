@@ -117,6 +117,17 @@ __device__ __forceinline__ void cp_async_or_zero(unsigned dst, const float* src,
 #endif
 }
 
+// Copies BYTES from global to the shared byte address dst, all in range: one LDGSTS.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_whole(unsigned dst, const float* src) {
+#if __CUDA_ARCH__ >= 800
+  if (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES));
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
@@ -177,8 +188,9 @@ struct TransposingTile {
   static constexpr bool FIXED =
       Map::FIXED && THREADS % KL == 0 && (ROWS % (THREADS / KL) == 0 || (THREADS / KL) % ROWS == 0);
   const float* first;  // this thread's element of slice 0 (row_t, k_t)
+  const float* next;   // the same for the next unpredicated slice (they come in order)
   int rows_left;       // rows of the operand from row_t on
-  int k_left;          // k of this split-K slice from k_t on, at slice 0
+  int k_skip;          // slice 0's k below this (relative to k_t) lie before the split's range
   int at;              // this thread's element of a stage: k_t * STRIDE + row_t
   float reg[LOADS];    // the register-prefetch path (sm_75) only
 
@@ -200,17 +212,19 @@ struct TransposingTile {
     return has;
   }
 
+  // Slice t covers k_first + t * BK ..+BK; slice 0's first `skip` k are not the operand's.
   __device__ __forceinline__ void init(const float* g, long long ld, int row0, int row_max,
-                                       int k_begin, int k_end) {
+                                       int k_first, int skip) {
     int outer = 0, inner = 0, row_t = 0, k_t = 0;
     if (FIXED) {
       Map::base(&outer, &inner);
       row_t = outer % ROWS;
       k_t = outer / ROWS * KL + inner;
     }
-    first = g + (long long)(row0 + row_t) * ld + (k_begin + k_t);
+    first = g + (long long)(row0 + row_t) * ld + (k_first + k_t);
+    next = first + BK;
     rows_left = row_max - row0 - row_t;
-    k_left = k_end - k_begin - k_t;
+    k_skip = skip - k_t;
     at = k_t * STRIDE + row_t;
   }
 
@@ -221,19 +235,27 @@ struct TransposingTile {
     int r, k;
     if (!place(l, &r, &k)) return -1;
     *s = at + k * STRIDE + r;
-    const bool ok = r < rows_left && k < k_left - t * BK;
+    const bool ok = r < rows_left && (t > 0 || k >= k_skip);
     *src = ok ? first + (long long)t * BK + r * ld + k : g;
     return ok;
   }
 
-  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) const {
+  // WHOLE: every copy in range (slices 1, 2, ... in order, of a block inside M and N).
+  template <bool WHOLE>
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
-      const float* src;
-      int off;
-      const int ok = source(g, ld, t, l, &src, &off);
-      if (ok >= 0) cp_async_or_zero<4>(s + off * 4, src, ok);
+      int r, k;
+      if constexpr (WHOLE) {
+        if (place(l, &r, &k)) cp_async_whole<4>(s + (at + k * STRIDE + r) * 4, next + r * ld + k);
+      } else {
+        const float* src;
+        int off;
+        const int ok = source(g, ld, t, l, &src, &off);
+        if (ok >= 0) cp_async_or_zero<4>(s + off * 4, src, ok);
+      }
     }
+    if (WHOLE) next += BK;
   }
 
   __device__ __forceinline__ void load(const float* g, long long ld, int t) {
@@ -263,20 +285,22 @@ struct DirectTile {
   using Map = CopyMap<BK, COLS / VEC>;  // outer = k, inner = vector of the row
   static constexpr int LOADS = Map::LOADS;
   const float* first;     // this thread's vector of slice 0 (k_t, col_t)
+  const float* next;      // the same for the next unpredicated slice (they come in order)
   int cols_left;          // columns of the operand from col_t on
-  int k_left;             // k of this split-K slice from k_t on, at slice 0
+  int k_skip;             // slice 0's k below this (relative to k_t) lie before the split's range
   int at;                 // this thread's vector in a stage: k_t * STRIDE + col_t
   bool cols_full;         // every copy of this thread has all VEC columns in range
   float reg[LOADS][VEC];  // the register-prefetch path (sm_75) only
 
   __device__ __forceinline__ void init(const float* g, long long ld, int col0, int col_max,
-                                       int k_begin, int k_end) {
+                                       int k_first, int skip) {
     int k_t, v_t;
     Map::base(&k_t, &v_t);
     const int col_t = v_t * VEC;
-    first = g + (long long)(k_begin + k_t) * ld + (col0 + col_t);
+    first = g + (long long)(k_first + k_t) * ld + (col0 + col_t);
+    next = first + BK * ld;
     cols_left = col_max - col0 - col_t;
-    k_left = k_end - k_begin - k_t;
+    k_skip = skip - k_t;
     at = k_t * STRIDE + col_t;
     int widest = 0;  // the largest column offset of this thread's copies
 #pragma unroll
@@ -295,25 +319,37 @@ struct DirectTile {
     if (!Map::copy(l, &k, &v)) return -1;
     const int c = v * VEC;
     *s = at + k * STRIDE + c;
-    const bool k_ok = k < k_left - t * BK;
+    const bool k_ok = t > 0 || k >= k_skip;
     const int valid = !k_ok ? 0 : cols_full ? VEC : min(VEC, max(0, cols_left - c));
     // BK * ld and k * ld (k a constant when FIXED) are loop-invariant: one add per slice.
     *src = valid > 0 ? first + (long long)t * (BK * ld) + k * ld + c : g;
     return valid;
   }
 
-  // Whole vectors (every copy inside the operand's columns) take one predicated copy each.
-  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) const {
+  // Whole vectors (every copy inside the operand's columns) take one predicated copy each;
+  // WHOLE (a slice after the first of a block inside M and N) takes unpredicated ones.
+  template <bool WHOLE>
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
+    if constexpr (WHOLE) {
 #pragma unroll
-    for (int l = 0; l < LOADS; ++l) {
-      const float* src;
-      int off;
-      const int valid = source(g, ld, t, l, &src, &off);
-      if (valid < 0) continue;
-      if (VEC == 1 || cols_full)
-        cp_async_or_zero<VEC * 4>(s + off * 4, src, valid > 0);
-      else
-        cp_async<VEC * 4>(s + off * 4, src, valid * 4);
+      for (int l = 0; l < LOADS; ++l) {
+        int k, v;
+        if (Map::copy(l, &k, &v))
+          cp_async_whole<VEC * 4>(s + (at + k * STRIDE + v * VEC) * 4, next + k * ld + v * VEC);
+      }
+      next += BK * ld;
+    } else {
+#pragma unroll
+      for (int l = 0; l < LOADS; ++l) {
+        const float* src;
+        int off;
+        const int valid = source(g, ld, t, l, &src, &off);
+        if (valid < 0) continue;
+        if (VEC == 1 || cols_full)
+          cp_async_or_zero<VEC * 4>(s + off * 4, src, valid > 0);
+        else
+          cp_async<VEC * 4>(s + off * 4, src, valid * 4);
+      }
     }
   }
 
@@ -424,6 +460,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const int k_begin = blockIdx.z * k_tiles_per_split * BK;
   const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  // The partial slice comes first: slice t covers k_first + t*BK ..+BK, and slice 0's first
+  // `skip` k (before k_begin) are zero-filled, so every later slice is whole in K.
+  const int skip = k_tiles * BK - (k_end - k_begin);
+  const int k_first = k_begin - skip;
+  // A block inside M and N copies its later slices without predicates.
+  const bool whole_tile = m0 + BM <= p.m && n0 + BN <= p.n;
 
   // Warp (warp_m, warp_n) owns rows wm0.. and columns wn0.. of the block tile; lane
   // (lane_m, lane_n) owns 4x4 chunks of it, LANES_M*4 rows and LANES_N*4 columns apart.
@@ -439,26 +481,45 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   TransposingTile<BN> b_rows;
   DirectTile<BN> b_cols;
   if (TGEMM_OP_A)
-    a_cols.init(a_ptr, p.lda, m0, p.m, k_begin, k_end);
+    a_cols.init(a_ptr, p.lda, m0, p.m, k_first, skip);
   else
-    a_rows.init(a_ptr, p.lda, m0, p.m, k_begin, k_end);
+    a_rows.init(a_ptr, p.lda, m0, p.m, k_first, skip);
   if (TGEMM_OP_B)
-    b_rows.init(b_ptr, p.ldb, n0, p.n, k_begin, k_end);
+    b_rows.init(b_ptr, p.ldb, n0, p.n, k_first, skip);
   else
-    b_cols.init(b_ptr, p.ldb, n0, p.n, k_begin, k_end);
+    b_cols.init(b_ptr, p.ldb, n0, p.n, k_first, skip);
 #if __CUDA_ARCH__ >= 800
   const unsigned smem_bytes0 = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  auto issue_slice = [&](int t, int stage) {
-    const unsigned as = smem_bytes0 + stage * (STAGE_FLOATS * 4);
+  // Slice t into the stage at byte address as: every copy predicated (edges, slice 0) or none.
+  auto issue_predicated = [&](int t, unsigned as) {
     const unsigned bs = as + BK * A_STRIDE * 4;
     if (TGEMM_OP_A)
-      a_cols.issue(as, a_ptr, p.lda, t);
+      a_cols.template issue<false>(as, a_ptr, p.lda, t);
     else
-      a_rows.issue(as, a_ptr, p.lda, t);
+      a_rows.template issue<false>(as, a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.issue(bs, b_ptr, p.ldb, t);
+      b_rows.template issue<false>(bs, b_ptr, p.ldb, t);
     else
-      b_cols.issue(bs, b_ptr, p.ldb, t);
+      b_cols.template issue<false>(bs, b_ptr, p.ldb, t);
+  };
+  auto issue_whole = [&](int t, unsigned as) {
+    const unsigned bs = as + BK * A_STRIDE * 4;
+    if (TGEMM_OP_A)
+      a_cols.template issue<true>(as, a_ptr, p.lda, t);
+    else
+      a_rows.template issue<true>(as, a_ptr, p.lda, t);
+    if (TGEMM_OP_B)
+      b_rows.template issue<true>(bs, b_ptr, p.ldb, t);
+    else
+      b_cols.template issue<true>(bs, b_ptr, p.ldb, t);
+  };
+  // Slice t > 0 into the stage stage_off floats from smem: unpredicated when the block is inside.
+  auto issue_slice = [&](int t, int stage_off) {
+    const unsigned as = smem_bytes0 + stage_off * 4;
+    if (whole_tile)
+      issue_whole(t, as);
+    else
+      issue_predicated(t, as);
   };
 #else
   auto load_slice = [&](int t) {
@@ -471,8 +532,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       b_cols.load(b_ptr, p.ldb, t);
   };
-  auto store_slice = [&](int stage) {
-    float* const as = smem + stage * STAGE_FLOATS;
+  auto store_slice = [&](int stage_off) {
+    float* const as = smem + stage_off;
     if (TGEMM_OP_A)
       a_cols.store(as);
     else
@@ -493,8 +554,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   // Fragments of k-row kk of a stage; two register buffers, so the shared-memory reads of
   // row kk+1 (the next slice's row 0 at the last kk) are in flight during row kk's FFMAs.
   float a[2][TM], b[2][TN];
-  auto read_fragments = [&](int stage, int kk, int buf) {
-    const float* const as = smem + stage * STAGE_FLOATS;
+  auto read_fragments = [&](int stage_off, int kk, int buf) {
+    const float* const as = smem + stage_off;
     read_fragment<TM, LANES_M>(as + kk * A_STRIDE + a_col, a[buf]);
     read_fragment<TN, LANES_N>(as + BK * A_STRIDE + kk * B_STRIDE + b_col, b[buf]);
   };
@@ -508,7 +569,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #if __CUDA_ARCH__ >= 800
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) issue_slice(s, s);
+    if (s == 0 && k_tiles > 0) issue_predicated(0, smem_bytes0);
+    if (s > 0 && s < k_tiles) issue_slice(s, s * STAGE_FLOATS);
     cp_async_commit();
   }
   cp_async_wait<STAGES - 2>();
@@ -519,7 +581,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
 #endif
   __syncthreads();
-  int read_stage = 0, write_stage = STAGES - 1;
+  // Floats from smem to the stage read and the stage refilled, rotated once per slice.
+  int read_stage = 0, write_stage = (STAGES - 1) * STAGE_FLOATS;
   read_fragments(read_stage, 0, 0);
   for (int t = 0; t < k_tiles; ++t) {
 #pragma unroll
@@ -539,14 +602,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         if (t + 1 < k_tiles) store_slice(write_stage);
 #endif
         __syncthreads();
-        read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
-        write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+        read_stage = read_stage == (STAGES - 1) * STAGE_FLOATS ? 0 : read_stage + STAGE_FLOATS;
+        write_stage = write_stage == (STAGES - 1) * STAGE_FLOATS ? 0 : write_stage + STAGE_FLOATS;
       }
       read_fragments(read_stage, (kk + 1) % BK, (kk + 1) % 2);
+      // Serpentine order: each row starts with the column the last one ended on, so an
+      // operand of consecutive FFMAs repeats (the register reuse cache).
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk % 2][i], b[kk % 2][j], acc[i][j]);
+        for (int jj = 0; jj < TN; ++jj) {
+          const int j = i % 2 ? TN - 1 - jj : jj;
+          acc[i][j] = fmaf(a[kk % 2][i], b[kk % 2][j], acc[i][j]);
+        }
     }
   }
 #if __CUDA_ARCH__ >= 800

@@ -189,6 +189,18 @@ TEST_F(SgemmWarpGpu, misaligned_pointers_are_handled) {
   expect_no_failures_and_every_config_ran();
 }
 
+// Blocks inside M and N copy every slice after the first without predicates, and the
+// partial K slice comes first (in each split-K part): K one past, and one short of, whole
+// slices, over a grid with inside and edge blocks.
+TEST_F(SgemmWarpGpu, inside_blocks_and_the_leading_partial_k_slice_are_correct) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (int64_t k : {16 * 33 + 1, 16 * 40 - 1})
+        for (Scalars s : {kPlain, kScaled})
+          run_case(Problem::packed(GemmTypes{}, a, b, 520, 392, k), s);
+  expect_no_failures_and_every_config_ran();
+}
+
 // Not a pass/fail bound: the figures the device run reports (interleaved with cuBLAS).
 TEST_F(SgemmWarpGpu, prints_time_against_cublas_at_4096_and_4097) {
   const TimingOptions timing{3, 10, 100, 800, 0.01};
