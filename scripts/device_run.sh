@@ -5,7 +5,9 @@
 #   scripts/device_run.sh tests tune:square:200 bench:square overhead
 # Stages:
 #   tests                              the GPU test suite
-#   tune:<set>:<budget>[:<db>]         tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db)
+#   tune:<set>:<budget>[:<db>[:<strategy>[:<space>,...]]]
+#                                      tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db,
+#                                      strategy: random, spaces: every shipped one)
 #   bench:<set>[:<db>[:<compare-db>]]  tgemm-bench, optionally against a second database
 #   untuned:<set>[:<db>]              tgemm-bench --untuned: each shape also left out of <db>
 #   overhead[:<db>]                    host cost of a cached libtgemm call
@@ -35,15 +37,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
   --format=csv >"$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 for stage in "$@"; do
-  IFS=: read -r what a1 a2 a3 <<<"$stage"
+  IFS=: read -r what a1 a2 a3 a4 a5 <<<"$stage"
   echo "=== $stage ($(date +%T))"
   case "$what" in
     tests)
       "$B/tests/tgemm_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" |
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
     tune)
-      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "$a3")" --strategy random \
-        --budget "${a2:-100}" --jobs 16 2>&1 | tee "$OUT/tune_$(basename "$a1" .yaml).log" | grep -v "^\[" ;;
+      spaces=(); for s in ${a5//,/ }; do spaces+=(--space "$s"); done
+      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "$a3")" --strategy "${a4:-random}" \
+        --budget "${a2:-100}" --jobs 16 "${spaces[@]}" 2>&1 |
+        tee "$OUT/tune_$(basename "$a1" .yaml).log" | grep -v "^\[" ;;
     bench)
       compare=(); [ -n "$a3" ] && compare=(--compare-db "$(db "$a3")")
       "$B/tuner/tgemm-bench" --db "$(db "$a2")" "${compare[@]}" --shapes "$(shapes "$a1")" \
