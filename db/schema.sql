@@ -14,6 +14,8 @@
 --      f32x3 problems (whose trials' max_rel_error is also against FP64); NULL otherwise.
 --   5: device_ceilings (device_id, kind, value, source, detail, run_id, measured_at): the
 --      measured copy bandwidth (bytes/s) and FFMA / tensor peaks (FLOP/s) per device.
+--   6: trials.nvrtc_version TEXT and trials.driver_version INTEGER, what each trial was
+--      measured with (NULL before), so a trial can be found stale after an upgrade.
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"
