@@ -10,8 +10,9 @@
 // shared memory through ldmatrix (16-bit types) or 32-bit loads (f32), from an XOR-swizzled
 // or padded layout. PACK=1 first copies A and B into the workspace as dense tile-padded
 // matrices (common/pack_operand.cuh, entries gemm_mma_pack_a/_b), so misaligned operands run
-// the 16-byte cp.async pipeline with no bounds. The space (configs/spaces/gemm_mma.yaml)
-// repeats each static_assert.
+// the 16-byte cp.async pipeline with no bounds; PACK=2 also transposes f32 operands stored
+// K-major, so their fragments come through ldmatrix too (and tf32 is rounded in the pack).
+// The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
@@ -44,8 +45,8 @@
 #define SHIFT_COPY 0  // 1: 16-byte copies at any element alignment (two aligned loads, shifted)
 #endif
 #ifndef PACK
-#define PACK 0  // 1: A and B packed into the workspace first (any alignment, 16-byte copies)
-#endif
+#define PACK 0  // 1: A and B packed into the workspace first (any alignment, 16-byte copies);
+#endif          // 2: as 1, and f32 operands transposed K-contiguous on the way (ldmatrix)
 #ifndef SMEM_XOR
 #define SMEM_XOR 1  // 1: XOR-swizzled shared layout; 0: rows padded by 16 bytes
 #endif
@@ -62,6 +63,24 @@
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
+// The layout the packs read (the caller's) and, as TGEMM_OP_A/B from here on, the one the
+// main kernel reads: PACK=2 stores f32 A as [m][k] and B as [n][k] whatever the caller's.
+#if TGEMM_OP_A
+#define TGEMM_SRC_OP_A 1
+#else
+#define TGEMM_SRC_OP_A 0
+#endif
+#if TGEMM_OP_B
+#define TGEMM_SRC_OP_B 1
+#else
+#define TGEMM_SRC_OP_B 0
+#endif
+#if PACK == 2 && TGEMM_TYPE_A == 0
+#undef TGEMM_OP_A
+#define TGEMM_OP_A 0
+#undef TGEMM_OP_B
+#define TGEMM_OP_B 1
+#endif
 #define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
 #define BK (BK_BYTES / ELEM_BYTES)              // K depth of a slice in elements
 #define WARPS_N (BN / WN)
@@ -103,8 +122,11 @@ static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SHIFT_COPY == 0 || (VEC_BYTES == 16 && STAGES == 2),
               "SHIFT_COPY loads 16-byte words into registers: VEC_BYTES=16, STAGES=2");
 static_assert(F32X3_TERMS == 1 || F32X3_TERMS == 3, "F32X3_TERMS must be 1 or 3");
-static_assert(PACK == 0 || (PACK == 1 && VEC_BYTES == 16 && SHIFT_COPY == 0),
-              "PACK=1 reads the packed copies with 16-byte copies: VEC_BYTES=16, SHIFT_COPY=0");
+static_assert(PACK >= 0 && PACK <= 2, "PACK must be 0, 1 or 2");
+static_assert(PACK == 0 || (VEC_BYTES == 16 && SHIFT_COPY == 0),
+              "PACK reads the packed copies with 16-byte copies: VEC_BYTES=16, SHIFT_COPY=0");
+static_assert(PACK != 2 || TGEMM_TYPE_A == 0,
+              "PACK=2 transposes f32 operands; 16-bit ones read either layout (PACK=1)");
 
 namespace tgemm_mma {
 
@@ -442,16 +464,26 @@ extern "C" __global__ void gemm_mma_prepare_c(const tgemm::GemmParams p) {
 }
 
 #if PACK
-// The pack pre-passes (before the main launch): A, then B, into their packed copies.
+// The pack pre-passes (before the main launch): A, then B, into their packed copies, from
+// the caller's layout (SRC) into the main kernel's, transposing where the two differ.
 extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_a(const tgemm::GemmParams p) {
-  tgemm::pack_operand<ELEM_BYTES>(p.a, p.lda, TGEMM_OP_A ? p.k : p.m, TGEMM_OP_A ? p.m : p.k,
-                                  p.workspace, tgemm_mma::packed_a(p), tgemm_mma::PackWord{});
+  const long long rows = TGEMM_SRC_OP_A ? p.k : p.m, cols = TGEMM_SRC_OP_A ? p.m : p.k;
+  if (TGEMM_SRC_OP_A != TGEMM_OP_A)
+    tgemm::pack_operand_transposed32(p.a, p.lda, rows, cols, p.workspace, tgemm_mma::packed_a(p),
+                                     tgemm_mma::PackWord{});
+  else
+    tgemm::pack_operand<ELEM_BYTES>(p.a, p.lda, rows, cols, p.workspace, tgemm_mma::packed_a(p),
+                                    tgemm_mma::PackWord{});
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::GemmParams p) {
-  tgemm::pack_operand<ELEM_BYTES>(
-      p.b, p.ldb, TGEMM_OP_B ? p.n : p.k, TGEMM_OP_B ? p.k : p.n,
-      static_cast<char*>(p.workspace) + tgemm_mma::packed_a(p).bytes, tgemm_mma::packed_b(p),
-      tgemm_mma::PackWord{});
+  const long long rows = TGEMM_SRC_OP_B ? p.n : p.k, cols = TGEMM_SRC_OP_B ? p.k : p.n;
+  void* const dst = static_cast<char*>(p.workspace) + tgemm_mma::packed_a(p).bytes;
+  if (TGEMM_SRC_OP_B != TGEMM_OP_B)
+    tgemm::pack_operand_transposed32(p.b, p.ldb, rows, cols, dst, tgemm_mma::packed_b(p),
+                                     tgemm_mma::PackWord{});
+  else
+    tgemm::pack_operand<ELEM_BYTES>(p.b, p.ldb, rows, cols, dst, tgemm_mma::packed_b(p),
+                                    tgemm_mma::PackWord{});
 }
 #endif
 

@@ -69,4 +69,29 @@ __device__ __forceinline__ void pack_operand(const void* src, long long ld, long
   }
 }
 
+// The same for 4-byte elements, transposed: dst[r][c] = src[c][r], so a K-major f32 operand
+// becomes K-contiguous. One 32 x 32 tile per block of 32 x 8 threads through shared memory,
+// both sides coalesced; blockIdx.x walks dst's columns, blockIdx.y its rows.
+template <typename WordFn>
+__device__ __forceinline__ void pack_operand_transposed32(const void* src, long long ld,
+                                                          long long rows, long long cols, void* dst,
+                                                          const PackedLayout& to, WordFn word) {
+  __shared__ unsigned tile[32][33];  // +1: the column reads hit 32 banks
+  const unsigned* const s = static_cast<const unsigned*>(src);
+  unsigned* const d = static_cast<unsigned*>(dst);
+  const long long src_r0 = blockIdx.x * 32LL, src_c0 = blockIdx.y * 32LL;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const long long r = src_r0 + ty + j, c = src_c0 + tx;
+    tile[ty + j][tx] = r < rows && c < cols ? word(s[r * ld + c]) : 0u;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const long long r = src_c0 + ty + j, c = src_r0 + tx;  // dst row r is src column r
+    if (r < to.rows && c < to.ld) d[r * to.ld + c] = tile[tx][ty + j];
+  }
+}
+
 }  // namespace tgemm

@@ -86,15 +86,18 @@ class GemmMma final : public GemmTemplate {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
+    const int e = element_bytes(problem.types.a);
     if (config.get_or("PACK", 0) != 0) {
       const Packed packed = packed_operands(config, problem);
-      plan.add(pack_launch(packed.a, element_bytes(problem.types.a), 2));
-      plan.add(pack_launch(packed.b, element_bytes(problem.types.b), 3));
+      plan.add(pack_launch(packed.a, e, packed.transpose_a, 2));
+      plan.add(pack_launch(packed.b, e, packed.transpose_b, 3));
       plan.workspace_bytes = size_t(packed.a.bytes + packed.b.bytes);
     }
+    // The layout the main kernel reads: PACK=2 makes f32 A [m][k] and B [n][k].
+    const bool k_contiguous = config.get_or("PACK", 0) == 2 && e == 4;
     plan.add(tiled_launch(t, problem, block_resources(config).threads,
-                          smem_bytes(config, element_bytes(problem.types.a), problem.op_a == Op::T,
-                                     problem.op_b == Op::T)));
+                          smem_bytes(config, e, problem.op_a == Op::T && !k_contiguous,
+                                     problem.op_b == Op::T || k_contiguous)));
     return plan;
   }
 
@@ -120,49 +123,68 @@ class GemmMma final : public GemmTemplate {
  private:
   struct Packed {
     PackedLayout a, b;
+    bool transpose_a = false, transpose_b = false;  // PACK=2 of a K-major f32 operand
   };
-  // A and B as the kernel's packed_a / packed_b lay them out in the workspace (B after A).
+  // A and B as the kernel's packed_a / packed_b lay them out in the workspace (B after A):
+  // in the caller's layout, or PACK=2's f32 A [m][k] and B [n][k].
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {
     const int e = element_bytes(p.types.a);
     const int bm = int(config.get("BM")), bn = int(config.get("BN"));
     const int bk = int(config.get("BK_BYTES")) / e;
+    const bool k_contiguous = config.get_or("PACK", 0) == 2 && e == 4;
+    const bool a_t = p.op_a == Op::T && !k_contiguous, b_t = p.op_b == Op::T || k_contiguous;
     Packed out;
-    out.a =
-        p.op_a == Op::T ? packed_layout(p.k, p.m, bk, bm, e) : packed_layout(p.m, p.k, bm, bk, e);
-    out.b =
-        p.op_b == Op::T ? packed_layout(p.n, p.k, bn, bk, e) : packed_layout(p.k, p.n, bk, bn, e);
+    out.a = a_t ? packed_layout(p.k, p.m, bk, bm, e) : packed_layout(p.m, p.k, bm, bk, e);
+    out.b = b_t ? packed_layout(p.n, p.k, bn, bk, e) : packed_layout(p.k, p.n, bk, bn, e);
+    out.transpose_a = a_t != (p.op_a == Op::T);
+    out.transpose_b = b_t != (p.op_b == Op::T);
     return out;
   }
 
-  // One thread per 16 bytes of the packed copy, grid-stride past 65535 blocks.
-  static KernelLaunch pack_launch(const PackedLayout& l, int element, int entry) {
+  // One thread per 16 bytes of the packed copy, grid-stride past 65535 blocks; a transposing
+  // pack takes one 32 x 32 tile per block of 32 x 8 threads.
+  static KernelLaunch pack_launch(const PackedLayout& l, int element, bool transpose, int entry) {
     KernelLaunch launch;
     launch.entry = entry;
+    if (transpose) {
+      launch.grid[0] = unsigned((l.ld + 31) / 32);
+      launch.grid[1] = unsigned((l.rows + 31) / 32);
+      launch.block[0] = 32;
+      launch.block[1] = 8;
+      return launch;
+    }
     const int64_t chunks = l.rows * l.ld * element / 16;
     launch.grid[0] = unsigned(std::clamp<int64_t>((chunks + 255) / 256, 1, 65535));
     launch.block[0] = 256;
     return launch;
   }
 
-  // PACK=1 reads any element-aligned A and B (the packs take them) and 16-byte copies of the
+  // PACK reads any element-aligned A and B (the packs take them) and 16-byte copies of the
   // packed copies in the main loop; its workspace is A and B again, capped.
   std::optional<std::string> pack_unsupported(const KernelConfig& config,
                                               const Problem& problem) const {
+    const int64_t pack = config.get("PACK");
+    if (pack != 1 && pack != 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
+    if (pack == 2 && problem.types.a != DType::f32)
+      return fmt::format(
+          "PACK=2 transposes f32 operands (tf32, f32x3); {} reads either layout through "
+          "ldmatrix: use PACK=1",
+          problem.types.name());
     if (config.get("VEC_BYTES") != 16 || config.get_or("SHIFT_COPY", 0) != 0)
       return fmt::format(
-          "PACK=1 reads the packed copies with 16-byte copies: it needs VEC_BYTES=16 and "
+          "PACK={} reads the packed copies with 16-byte copies: it needs VEC_BYTES=16 and "
           "SHIFT_COPY=0 (have {} and {})",
-          config.get("VEC_BYTES"), config.get_or("SHIFT_COPY", 0));
+          pack, config.get("VEC_BYTES"), config.get_or("SHIFT_COPY", 0));
     const int64_t element = element_bytes(problem.types.a);
     if (problem.align_a % element != 0 || problem.align_b % element != 0)
-      return fmt::format("PACK=1 needs A and B aligned to one element ({} bytes; have {} and {})",
-                         element, problem.align_a, problem.align_b);
+      return fmt::format("PACK={} needs A and B aligned to one element ({} bytes; have {} and {})",
+                         pack, element, problem.align_a, problem.align_b);
     const Packed packed = packed_operands(config, problem);
     const size_t bytes = size_t(packed.a.bytes + packed.b.bytes);
     if (bytes > kMaxPackWorkspaceBytes)
       return fmt::format(
-          "PACK=1 needs {} MiB of workspace for the packed A and B of {}x{}x{} (at most {} MiB)",
-          bytes >> 20, problem.m, problem.n, problem.k, kMaxPackWorkspaceBytes >> 20);
+          "PACK={} needs {} MiB of workspace for the packed A and B of {}x{}x{} (at most {} MiB)",
+          pack, bytes >> 20, problem.m, problem.n, problem.k, kMaxPackWorkspaceBytes >> 20);
     return std::nullopt;
   }
 

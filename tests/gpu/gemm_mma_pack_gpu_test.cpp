@@ -1,7 +1,8 @@
 // gemm_mma PACK=1 on a GPU, through the evaluator (cuBLAS FP32 reference, poisoned C): every
 // type (f16 and bf16 with f16/bf16 or f32 C, tf32, f32x3), the four layouts, odd and prime
 // shapes, leading dimensions of row length + 1 and pointers one element off (2- and 4-byte
-// alignment, which only the packs can read with 16-byte copies), beta != 0 and split-K.
+// alignment, which only the packs can read with 16-byte copies), beta != 0, split-K, and
+// PACK=2's transposed f32 operands.
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -20,7 +21,8 @@ namespace tgemm {
 namespace {
 
 KernelConfig packed(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t wn,
-                    int64_t stages, int64_t smem_xor, int64_t split_k, int64_t swizzle) {
+                    int64_t stages, int64_t smem_xor, int64_t split_k, int64_t swizzle,
+                    int64_t pack = 1) {
   return {"gemm_mma",
           {{"BM", bm},
            {"BN", bn},
@@ -33,15 +35,17 @@ KernelConfig packed(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_
            {"SPLIT_K", split_k},
            {"SWIZZLE", swizzle},
            {"SHIFT_COPY", 0},
-           {"PACK", 1}}};
+           {"PACK", pack}}};
 }
 
 const std::vector<KernelConfig>& configs() {
   static const std::vector<KernelConfig> c = {
-      packed(128, 128, 128, 64, 64, 3, 1, 1, 8),  // 0: the f16 PACK default
-      packed(64, 64, 64, 32, 32, 4, 0, 1, 1),     // 1: small tiles, padded layout
-      packed(64, 64, 64, 32, 32, 3, 1, 4, 1),     // 2: split-K (f32 C only)
-      packed(128, 64, 64, 64, 32, 2, 1, 1, 8),    // 3: cp.async double buffer
+      packed(128, 128, 128, 64, 64, 3, 1, 1, 8),    // 0: the f16 PACK default
+      packed(64, 64, 64, 32, 32, 4, 0, 1, 1),       // 1: small tiles, padded layout
+      packed(64, 64, 64, 32, 32, 3, 1, 4, 1),       // 2: split-K (f32 C only)
+      packed(128, 64, 64, 64, 32, 2, 1, 1, 8),      // 3: cp.async double buffer
+      packed(128, 128, 64, 64, 64, 4, 1, 1, 8, 2),  // 4: f32 transposed K-contiguous
+      packed(64, 64, 64, 32, 32, 3, 0, 4, 1, 2),    // 5: the same, padded, split-K
   };
   return c;
 }
@@ -180,6 +184,8 @@ TEST_F(GemmMmaPackGpu, every_type_and_layout_is_correct_at_any_alignment) {
       EXPECT_GT((ok_runs_[{type, i}]), 0) << kTypes[type] << " " << configs()[i].canonical_name();
   for (size_t type : {1, 3, 4, 5})
     EXPECT_GT((ok_runs_[{type, 2}]), 0) << "split-K with PACK, " << kTypes[type];
+  for (size_t type : {4, 5})
+    for (size_t i : {4, 5}) EXPECT_GT((ok_runs_[{type, i}]), 0) << "PACK=2, " << kTypes[type];
 }
 
 // Deep K over several slices and split-K slices, at 4097-style misalignment.

@@ -60,6 +60,8 @@ TEST(GemmMmaPack, configs_compile_for_every_arch_and_layout_without_spills) {
       {"f16_out_f32", "sm_90", pack_config({{"SPLIT_K", 4}, {"SMEM_XOR", 0}})},
       {"tf32", "sm_90", pack_config({{"BK_BYTES", 64}, {"STAGES", 4}})},
       {"f32x3", "sm_80", pack_config({{"BK_BYTES", 64}, {"WN", 32}})},
+      {"tf32", "sm_90", pack_config({{"BK_BYTES", 64}, {"STAGES", 4}, {"PACK", 2}})},
+      {"f32x3", "sm_80", pack_config({{"BK_BYTES", 64}, {"WN", 32}, {"PACK", 2}})},
   };
   for (const Case& c : cases)
     for (Op a : {Op::N, Op::T})
@@ -121,6 +123,31 @@ TEST(GemmMmaPack, split_k_plan_scales_c_then_packs_transposed_operands) {
   EXPECT_EQ(plan.workspace_bytes, size_t(1024) * 1024 * 4 + size_t(640) * 1024 * 4);
 }
 
+// PACK=2, tf32 NN: A packed as it is ([m][k]), B transposed to [n][k] by 32 x 32 tiles.
+TEST(GemmMmaPack, pack_2_transposes_k_major_f32_operands_to_k_contiguous) {
+  const Problem p = misaligned("tf32", 4097, 1000, 999);
+  const KernelConfig config = pack_config({{"BK_BYTES", 64}, {"STAGES", 4}, {"PACK", 2}});
+  ASSERT_EQ(mma().unsupported_reason(config, p, "sm_90"), std::nullopt);
+  const LaunchPlan plan = mma().plan_launch(config, p);
+  ASSERT_EQ(plan.count, 3);
+  EXPECT_EQ(plan.launches[0].block[0], 256u);  // A: the 16-byte pack
+  EXPECT_EQ(plan.launches[0].block[1], 1u);
+  EXPECT_EQ(plan.launches[1].block[0], 32u);  // B: the transposing one
+  EXPECT_EQ(plan.launches[1].block[1], 8u);
+  EXPECT_EQ(plan.launches[1].grid[0], 32u);         // K: 999 to 16s (1008), in 32s ...
+  EXPECT_EQ(plan.launches[1].grid[1], 1024u / 32);  // ... N: 1000 to 128s (1024)
+  EXPECT_EQ(plan.workspace_bytes, size_t(4224) * 1008 * 4 + size_t(1024) * 1008 * 4);
+  // A^T B^T: A transposed to [m][k], B already [n][k].
+  const Problem tt = misaligned("f32x3", 4097, 1000, 999, Op::T, Op::T);
+  const LaunchPlan t = mma().plan_launch(config, tt);
+  EXPECT_EQ(t.launches[0].block[1], 8u);
+  EXPECT_EQ(t.launches[1].block[1], 1u);
+  EXPECT_EQ(t.workspace_bytes, plan.workspace_bytes);
+  auto why = mma().unsupported_reason(config, misaligned("bf16", 64, 64, 64), "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "PACK=2 transposes f32 operands")) << *why;
+}
+
 TEST(GemmMmaPack, refuses_narrow_copies_shift_copy_a_16_bit_split_and_a_huge_workspace) {
   const Problem p = misaligned("f16", 4097, 4097, 4097);
   auto why = mma().unsupported_reason(pack_config({{"VEC_BYTES", 8}}), p, "sm_90");
@@ -158,7 +185,8 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
   EXPECT_TRUE(contains(*why, "PACK=1")) << *why;
 }
 
-// Untuned, a misaligned problem gets a PACK=1 default of its type, an aligned one does not.
+// Untuned, a misaligned problem gets a PACK=1 default of its type, an aligned one does not,
+// except tf32, whose pack rounds to tf32 once (faster than the loop's cvt on the H200).
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   for (const char* type : {"f16", "bf16", "tf32", "f32x3", "f16_out_f32"}) {
@@ -173,7 +201,8 @@ TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_
     const KernelChoice aligned =
         s.choose(Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096));
     ASSERT_EQ(aligned.config.template_name, "gemm_mma");
-    EXPECT_EQ(aligned.config.get_or("PACK", 0), 0) << aligned.config.canonical_name();
+    EXPECT_EQ(aligned.config.get_or("PACK", 0), std::string(type) == "tf32" ? 1 : 0)
+        << aligned.config.canonical_name();
   }
   KernelSelector t4({}, shipped_default_kernels(), "sm_75", 40);
   EXPECT_EQ(t4.choose(misaligned("f16", 4097, 4097, 4097)).config.get_or("PACK", 0), 1);
