@@ -46,7 +46,7 @@
 #endif
 #ifndef PACK
 #define PACK 0  // 1: A and B packed into the workspace first (any alignment, 16-byte copies);
-#endif          // 2: as 1, and f32 operands transposed K-contiguous on the way (ldmatrix)
+#endif          // 2: as 1, and f32 operands transposed K-contiguous (16-bit: as 1)
 #ifndef SMEM_XOR
 #define SMEM_XOR 1  // 1: XOR-swizzled shared layout; 0: rows padded by 16 bytes
 #endif
@@ -125,8 +125,6 @@ static_assert(F32X3_TERMS == 1 || F32X3_TERMS == 3, "F32X3_TERMS must be 1 or 3"
 static_assert(PACK >= 0 && PACK <= 2, "PACK must be 0, 1 or 2");
 static_assert(PACK == 0 || (VEC_BYTES == 16 && SHIFT_COPY == 0),
               "PACK reads the packed copies with 16-byte copies: VEC_BYTES=16, SHIFT_COPY=0");
-static_assert(PACK != 2 || TGEMM_TYPE_A == 0,
-              "PACK=2 transposes f32 operands; 16-bit ones read either layout (PACK=1)");
 
 namespace tgemm_mma {
 
