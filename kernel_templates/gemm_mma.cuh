@@ -8,10 +8,15 @@
 // Copies are VEC_BYTES wide and zero-fill past the matrix edges, so any M, N, K, leading
 // dimension and pointer alignment runs the same tensor-core path. Fragments come from
 // shared memory through ldmatrix (16-bit types) or 32-bit loads (f32), from an XOR-swizzled
-// or padded layout. The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
+// or padded layout. PACK=1 first copies A and B into the workspace as dense tile-padded
+// matrices (common/pack_operand.cuh, entries gemm_mma_pack_a/_b), so misaligned operands run
+// the 16-byte cp.async pipeline with no bounds; PACK=2 also transposes f32 operands stored
+// K-major, so their fragments come through ldmatrix too (and tf32 is rounded in the pack).
+// The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/pack_operand.cuh"
 #include "common/tile_swizzle.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -39,6 +44,9 @@
 #ifndef SHIFT_COPY
 #define SHIFT_COPY 0  // 1: 16-byte copies at any element alignment (two aligned loads, shifted)
 #endif
+#ifndef PACK
+#define PACK 0  // 1: A and B packed into the workspace first (any alignment, 16-byte copies);
+#endif          // 2: as 1, and f32 operands transposed K-contiguous (16-bit: as 1)
 #ifndef SMEM_XOR
 #define SMEM_XOR 1  // 1: XOR-swizzled shared layout; 0: rows padded by 16 bytes
 #endif
@@ -55,6 +63,24 @@
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
+// The layout the packs read (the caller's) and, as TGEMM_OP_A/B from here on, the one the
+// main kernel reads: PACK=2 stores f32 A as [m][k] and B as [n][k] whatever the caller's.
+#if TGEMM_OP_A
+#define TGEMM_SRC_OP_A 1
+#else
+#define TGEMM_SRC_OP_A 0
+#endif
+#if TGEMM_OP_B
+#define TGEMM_SRC_OP_B 1
+#else
+#define TGEMM_SRC_OP_B 0
+#endif
+#if PACK == 2 && TGEMM_TYPE_A == 0
+#undef TGEMM_OP_A
+#define TGEMM_OP_A 0
+#undef TGEMM_OP_B
+#define TGEMM_OP_B 1
+#endif
 #define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
 #define BK (BK_BYTES / ELEM_BYTES)              // K depth of a slice in elements
 #define WARPS_N (BN / WN)
@@ -96,6 +122,9 @@ static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SHIFT_COPY == 0 || (VEC_BYTES == 16 && STAGES == 2),
               "SHIFT_COPY loads 16-byte words into registers: VEC_BYTES=16, STAGES=2");
 static_assert(F32X3_TERMS == 1 || F32X3_TERMS == 3, "F32X3_TERMS must be 1 or 3");
+static_assert(PACK >= 0 && PACK <= 2, "PACK must be 0, 1 or 2");
+static_assert(PACK == 0 || (VEC_BYTES == 16 && SHIFT_COPY == 0),
+              "PACK reads the packed copies with 16-byte copies: VEC_BYTES=16, SHIFT_COPY=0");
 
 namespace tgemm_mma {
 
@@ -171,42 +200,6 @@ struct SmemTile {
   }
 };
 
-// 16 bytes of 16-byte aligned global memory through the read-only path.
-__device__ __forceinline__ uint4 load_global16(const void* p) {
-  uint4 w;
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-               : "l"(p));
-  return w;
-}
-
-// The 16 bytes at src (any 2-byte alignment), of which the first `bytes` (1..16) are read
-// and the rest zero: the two aligned words around them (L1 serves the overlap between
-// neighbours), shifted down by src's offset. Only words holding a wanted byte are read.
-__device__ __forceinline__ uint4 load_shifted16(const void* src, int bytes) {
-  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
-  const unsigned off = unsigned(addr) & 15u;
-  const char* const base = reinterpret_cast<const char*>(addr - off);
-  const uint4 w0 = load_global16(base);
-  const uint4 w1 = int(off) + bytes > 16 ? load_global16(base + 16) : make_uint4(0, 0, 0, 0);
-  unsigned x[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-#pragma unroll
-  for (int i = 0; i < 6; ++i) x[i] = (off & 8u) ? x[i + 2] : x[i];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) x[i] = (off & 4u) ? x[i + 1] : x[i];
-  const unsigned shift = (off & 3u) * 8u;
-  unsigned o[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    asm("shf.r.wrap.b32 %0, %1, %2, %3;\n" : "=r"(o[i]) : "r"(x[i]), "r"(x[i + 1]), "r"(shift));
-    if (bytes < 16) {  // zero what lies past the matrix edge
-      const int keep = bytes - 4 * i;
-      o[i] = keep >= 4 ? o[i] : keep <= 0 ? 0u : o[i] & ((1u << (8 * keep)) - 1u);
-    }
-  }
-  return make_uint4(o[0], o[1], o[2], o[3]);
-}
-
 // Moves one operand's slice, ROWS x COLS of global memory (COLS contiguous) from (row0,
 // col0), into a SmemTile. Elements at rows >= row_end or columns >= col_end read as zero,
 // so edge tiles add nothing. Copy v of the slice is row v / kCopiesPerRow.
@@ -251,7 +244,7 @@ struct SliceCopy {
   __device__ __forceinline__ static void async_copy(Bits* s, const Bits* g, long long ld, int row0,
                                                     int col0, int row_end, int col_end) {
 #if TGEMM_MMA_ASYNC
-    if (kPlainStep && row0 + ROWS <= row_end && col0 + COLS <= col_end) {
+    if (kPlainStep && (PACK || (row0 + ROWS <= row_end && col0 + COLS <= col_end))) {
       const int r = threadIdx.x / kCopiesPerRow, c = (threadIdx.x % kCopiesPerRow) * kElemsPerCopy;
       const Bits* const src = g + (long long)(row0 + r) * ld + (col0 + c);
       const unsigned dst = smem_address(s + Tile::offset(r, c));
@@ -280,7 +273,7 @@ struct SliceCopy {
       const int bytes = source(g, ld, row0, col0, row_end, col_end, l, &r, &c, &src);
       if (SHIFT_COPY) {
         if (bytes > 0)
-          *reinterpret_cast<uint4*>(&reg[l].word) = load_shifted16(src, bytes);
+          *reinterpret_cast<uint4*>(&reg[l].word) = tgemm::load_shifted16(src, bytes);
         else
           *reinterpret_cast<uint4*>(&reg[l].word) = make_uint4(0, 0, 0, 0);
       } else if (bytes == VEC_BYTES) {
@@ -384,14 +377,15 @@ __device__ __forceinline__ unsigned to_tf32(float x) {
   return t;
 }
 
-// An f32 operand as tf32: big = tf32(x) and, for f32x3, small = tf32(x - big).
+// An f32 operand as tf32: big = tf32(x) and, for f32x3, small = tf32(x - big). A tf32 pack
+// stored the operands rounded already (PackWord), so the loop skips the cvt.
 struct Split {
   unsigned big, small;
 };
 __device__ __forceinline__ Split split_tf32(unsigned bits) {
   const float x = __uint_as_float(bits);
   Split s;
-  s.big = to_tf32(x);
+  s.big = PACK && TGEMM_COMPUTE == 1 ? bits : to_tf32(x);
   s.small = TGEMM_COMPUTE == 2 ? to_tf32(x - __uint_as_float(s.big)) : 0u;
   return s;
 }
@@ -442,12 +436,54 @@ __device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, 
   }
 }
 
+// The packed copies of A ([m][k] or, T, [k][m]) and B ([k][n] or [n][k]) in the workspace,
+// B after A, in whole slice tiles (pack_layout.h; the host sizes the workspace alike).
+__device__ __forceinline__ tgemm::PackedLayout packed_a(const tgemm::GemmParams& p) {
+  return TGEMM_OP_A ? tgemm::packed_layout(p.k, p.m, BK, BM, ELEM_BYTES)
+                    : tgemm::packed_layout(p.m, p.k, BM, BK, ELEM_BYTES);
+}
+__device__ __forceinline__ tgemm::PackedLayout packed_b(const tgemm::GemmParams& p) {
+  return TGEMM_OP_B ? tgemm::packed_layout(p.n, p.k, BN, BK, ELEM_BYTES)
+                    : tgemm::packed_layout(p.k, p.n, BK, BN, ELEM_BYTES);
+}
+
+// What a pack does to each 32-bit word: tf32 rounds f32 once here instead of in the loop.
+struct PackWord {
+  __device__ __forceinline__ unsigned operator()(unsigned w) const {
+    return ELEM_BYTES == 4 && TGEMM_COMPUTE == 1 ? to_tf32(__uint_as_float(w)) : w;
+  }
+};
+
 }  // namespace tgemm_mma
 
 // C = beta * C (zero when beta == 0): run before a split-K launch, whose slices add into C.
 extern "C" __global__ void gemm_mma_prepare_c(const tgemm::GemmParams p) {
   tgemm::scale_c_by_beta<tgemm::ElementC>(p);
 }
+
+#if PACK
+// The pack pre-passes (before the main launch): A, then B, into their packed copies, from
+// the caller's layout (SRC) into the main kernel's, transposing where the two differ.
+extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_a(const tgemm::GemmParams p) {
+  const long long rows = TGEMM_SRC_OP_A ? p.k : p.m, cols = TGEMM_SRC_OP_A ? p.m : p.k;
+  if (TGEMM_SRC_OP_A != TGEMM_OP_A)
+    tgemm::pack_operand_transposed32(p.a, p.lda, rows, cols, p.workspace, tgemm_mma::packed_a(p),
+                                     tgemm_mma::PackWord{});
+  else
+    tgemm::pack_operand<ELEM_BYTES>(p.a, p.lda, rows, cols, p.workspace, tgemm_mma::packed_a(p),
+                                    tgemm_mma::PackWord{});
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::GemmParams p) {
+  const long long rows = TGEMM_SRC_OP_B ? p.n : p.k, cols = TGEMM_SRC_OP_B ? p.k : p.n;
+  void* const dst = static_cast<char*>(p.workspace) + tgemm_mma::packed_a(p).bytes;
+  if (TGEMM_SRC_OP_B != TGEMM_OP_B)
+    tgemm::pack_operand_transposed32(p.b, p.ldb, rows, cols, dst, tgemm_mma::packed_b(p),
+                                     tgemm_mma::PackWord{});
+  else
+    tgemm::pack_operand<ELEM_BYTES>(p.b, p.ldb, rows, cols, dst, tgemm_mma::packed_b(p),
+                                    tgemm_mma::PackWord{});
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams p) {
   using namespace tgemm_mma;
@@ -463,8 +499,23 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   extern __shared__ uint4 smem_raw[];  // uint4: 16-byte alignment for copies and ldmatrix
   Bits* const smem = reinterpret_cast<Bits*>(smem_raw);
 
-  const Bits* const a_ptr = static_cast<const Bits*>(p.a);
-  const Bits* const b_ptr = static_cast<const Bits*>(p.b);
+  // Where each operand is read, and its bounds along M (N) and K: the caller's matrices, or
+  // their packed copies, whose zero padding covers every slice (bounds: the padded sizes).
+  const Bits* a_ptr = static_cast<const Bits*>(p.a);
+  const Bits* b_ptr = static_cast<const Bits*>(p.b);
+  long long lda = p.lda, ldb = p.ldb;
+  int a_m_end = p.m, b_n_end = p.n, a_k_end = p.k, b_k_end = p.k;
+  if (PACK) {
+    const tgemm::PackedLayout la = packed_a(p), lb = packed_b(p);
+    a_ptr = static_cast<const Bits*>(p.workspace);
+    b_ptr = reinterpret_cast<const Bits*>(static_cast<const char*>(p.workspace) + la.bytes);
+    lda = la.ld;
+    ldb = lb.ld;
+    a_m_end = int(TGEMM_OP_A ? la.ld : la.rows);
+    a_k_end = int(TGEMM_OP_A ? la.rows : la.ld);
+    b_n_end = int(TGEMM_OP_B ? lb.rows : lb.ld);
+    b_k_end = int(TGEMM_OP_B ? lb.ld : lb.rows);
+  }
   int tile_m, tile_n;
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
   const int m0 = tile_m * BM, n0 = tile_n * BN;
@@ -475,6 +526,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   const int k_begin = blockIdx.z * k_tiles_per_split * BK;
   const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  // Unpacked operands read zeros past this slice's end; packed ones hold zeros there.
+  if (!PACK) a_k_end = b_k_end = k_end;
 
   // Warp (warp / WARPS_N, warp % WARPS_N) owns C rows wm0.. and columns wn0.. of the tile;
   // in an mma fragment, lane holds row g (and g + 8) and columns 2t, 2t + 1 (tf32: t, t + 4).
@@ -490,22 +543,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
     Bits* const bs = stage + TileA::kElems;
     if (TGEMM_MMA_ASYNC) {
       if (TGEMM_OP_A)
-        CopyA::async_copy(as, a_ptr, p.lda, k0, m0, k_end, p.m);
+        CopyA::async_copy(as, a_ptr, lda, k0, m0, a_k_end, a_m_end);
       else
-        CopyA::async_copy(as, a_ptr, p.lda, m0, k0, p.m, k_end);
+        CopyA::async_copy(as, a_ptr, lda, m0, k0, a_m_end, a_k_end);
       if (TGEMM_OP_B)
-        CopyB::async_copy(bs, b_ptr, p.ldb, n0, k0, p.n, k_end);
+        CopyB::async_copy(bs, b_ptr, ldb, n0, k0, b_n_end, b_k_end);
       else
-        CopyB::async_copy(bs, b_ptr, p.ldb, k0, n0, k_end, p.n);
+        CopyB::async_copy(bs, b_ptr, ldb, k0, n0, b_k_end, b_n_end);
     } else {
       if (TGEMM_OP_A)
-        copy_a.load(a_ptr, p.lda, k0, m0, k_end, p.m);
+        copy_a.load(a_ptr, lda, k0, m0, a_k_end, a_m_end);
       else
-        copy_a.load(a_ptr, p.lda, m0, k0, p.m, k_end);
+        copy_a.load(a_ptr, lda, m0, k0, a_m_end, a_k_end);
       if (TGEMM_OP_B)
-        copy_b.load(b_ptr, p.ldb, n0, k0, p.n, k_end);
+        copy_b.load(b_ptr, ldb, n0, k0, b_n_end, b_k_end);
       else
-        copy_b.load(b_ptr, p.ldb, k0, n0, k_end, p.n);
+        copy_b.load(b_ptr, ldb, k0, n0, b_k_end, b_n_end);
     }
   };
 

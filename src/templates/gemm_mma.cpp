@@ -1,10 +1,12 @@
 // Host side of gemm_mma (kernel_templates/gemm_mma.cuh, configs/spaces/gemm_mma.yaml):
 // tensor cores through mma.sync for f16 / bf16 (C in the input type or f32), tf32 and
-// f32x3; one BM x BN tile per block, split-K through f32 atomics.
+// f32x3; one BM x BN tile per block, split-K through f32 atomics; PACK=1 packs A and B into
+// the workspace first (kernel_templates/common/pack_operand.cuh), for any alignment.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "kernel_templates/common/pack_layout.h"
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
 
@@ -48,16 +50,20 @@ class GemmMma final : public GemmTemplate {
       return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
                          to_string(problem.types.a), element);
     const bool shift = config.get_or("SHIFT_COPY", 0) != 0;
-    if (shift && (vec != 16 || config.get("STAGES") != 2))
-      return fmt::format(
-          "SHIFT_COPY=1 loads 16-byte words into registers: it needs VEC_BYTES=16 and STAGES=2 "
-          "(have {} and {})",
-          vec, config.get("STAGES"));
-    // Shifted copies read whole aligned words around any element-aligned run.
-    const int64_t need = shift ? element : vec;
-    if (problem.align_a % need != 0 || problem.align_b % need != 0)
-      return fmt::format("VEC_BYTES={} needs A and B aligned to {} bytes (have {} and {})", vec,
-                         need, problem.align_a, problem.align_b);
+    if (config.get_or("PACK", 0) != 0) {
+      if (auto why = pack_unsupported(config, problem)) return why;
+    } else {
+      if (shift && (vec != 16 || config.get("STAGES") != 2))
+        return fmt::format(
+            "SHIFT_COPY=1 loads 16-byte words into registers: it needs VEC_BYTES=16 and STAGES=2 "
+            "(have {} and {})",
+            vec, config.get("STAGES"));
+      // Shifted copies read whole aligned words around any element-aligned run.
+      const int64_t need = shift ? element : vec;
+      if (problem.align_a % need != 0 || problem.align_b % need != 0)
+        return fmt::format("VEC_BYTES={} needs A and B aligned to {} bytes (have {} and {})", vec,
+                           need, problem.align_a, problem.align_b);
+    }
     if (config.get("SPLIT_K") > 1 && problem.types.c != DType::f32)
       return fmt::format("SPLIT_K={} adds slices into C with f32 atomics; C is {} (use SPLIT_K=1)",
                          config.get("SPLIT_K"), to_string(problem.types.c));
@@ -69,18 +75,29 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override {
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    if (config.get_or("PACK", 0) != 0)
+      return {name(), name() + "_prepare_c", name() + "_pack_a", name() + "_pack_b"};
     return {name(), name() + "_prepare_c"};
   }
 
-  // Split-K slices add into C, so C = beta * C runs first.
+  // Split-K slices add into C, so C = beta * C runs first; PACK's copies before the main launch.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
+    const int e = element_bytes(problem.types.a);
+    if (config.get_or("PACK", 0) != 0) {
+      const Packed packed = packed_operands(config, problem);
+      plan.add(pack_launch(packed.a, e, packed.transpose_a, 2));
+      plan.add(pack_launch(packed.b, e, packed.transpose_b, 3));
+      plan.workspace_bytes = size_t(packed.a.bytes + packed.b.bytes);
+    }
+    // The layout the main kernel reads: PACK=2 makes f32 A [m][k] and B [n][k].
+    const bool k_contiguous = config.get_or("PACK", 0) == 2 && e == 4;
     plan.add(tiled_launch(t, problem, block_resources(config).threads,
-                          smem_bytes(config, element_bytes(problem.types.a), problem.op_a == Op::T,
-                                     problem.op_b == Op::T)));
+                          smem_bytes(config, e, problem.op_a == Op::T && !k_contiguous,
+                                     problem.op_b == Op::T || k_contiguous)));
     return plan;
   }
 
@@ -104,6 +121,73 @@ class GemmMma final : public GemmTemplate {
   }
 
  private:
+  struct Packed {
+    PackedLayout a, b;
+    bool transpose_a = false, transpose_b = false;  // PACK=2 of a K-major f32 operand
+  };
+  // A and B as the kernel's packed_a / packed_b lay them out in the workspace (B after A):
+  // in the caller's layout, or PACK=2's f32 A [m][k] and B [n][k].
+  static Packed packed_operands(const KernelConfig& config, const Problem& p) {
+    const int e = element_bytes(p.types.a);
+    const int bm = int(config.get("BM")), bn = int(config.get("BN"));
+    const int bk = int(config.get("BK_BYTES")) / e;
+    const bool k_contiguous = config.get_or("PACK", 0) == 2 && e == 4;
+    const bool a_t = p.op_a == Op::T && !k_contiguous, b_t = p.op_b == Op::T || k_contiguous;
+    Packed out;
+    out.a = a_t ? packed_layout(p.k, p.m, bk, bm, e) : packed_layout(p.m, p.k, bm, bk, e);
+    out.b = b_t ? packed_layout(p.n, p.k, bn, bk, e) : packed_layout(p.k, p.n, bk, bn, e);
+    out.transpose_a = a_t != (p.op_a == Op::T);
+    out.transpose_b = b_t != (p.op_b == Op::T);
+    return out;
+  }
+
+  // One thread per 16 bytes of the packed copy, grid-stride past 65535 blocks; a transposing
+  // pack takes one 32 x 32 tile per block of 32 x 8 threads.
+  static KernelLaunch pack_launch(const PackedLayout& l, int element, bool transpose, int entry) {
+    KernelLaunch launch;
+    launch.entry = entry;
+    if (transpose) {
+      launch.grid[0] = unsigned((l.ld + 31) / 32);
+      launch.grid[1] = unsigned((l.rows + 31) / 32);
+      launch.block[0] = 32;
+      launch.block[1] = 8;
+      return launch;
+    }
+    const int64_t chunks = l.rows * l.ld * element / 16;
+    launch.grid[0] = unsigned(std::clamp<int64_t>((chunks + 255) / 256, 1, 65535));
+    launch.block[0] = 256;
+    return launch;
+  }
+
+  // PACK reads any element-aligned A and B (the packs take them) and 16-byte copies of the
+  // packed copies in the main loop; its workspace is A and B again, capped.
+  std::optional<std::string> pack_unsupported(const KernelConfig& config,
+                                              const Problem& problem) const {
+    const int64_t pack = config.get("PACK");
+    if (pack != 1 && pack != 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
+    if (pack == 2 && problem.types.a != DType::f32)
+      return fmt::format(
+          "PACK=2 transposes f32 operands (tf32, f32x3); {} reads either layout through "
+          "ldmatrix: use PACK=1",
+          problem.types.name());
+    if (config.get("VEC_BYTES") != 16 || config.get_or("SHIFT_COPY", 0) != 0)
+      return fmt::format(
+          "PACK={} reads the packed copies with 16-byte copies: it needs VEC_BYTES=16 and "
+          "SHIFT_COPY=0 (have {} and {})",
+          pack, config.get("VEC_BYTES"), config.get_or("SHIFT_COPY", 0));
+    const int64_t element = element_bytes(problem.types.a);
+    if (problem.align_a % element != 0 || problem.align_b % element != 0)
+      return fmt::format("PACK={} needs A and B aligned to one element ({} bytes; have {} and {})",
+                         pack, element, problem.align_a, problem.align_b);
+    const Packed packed = packed_operands(config, problem);
+    const size_t bytes = size_t(packed.a.bytes + packed.b.bytes);
+    if (bytes > kMaxPackWorkspaceBytes)
+      return fmt::format(
+          "PACK={} needs {} MiB of workspace for the packed A and B of {}x{}x{} (at most {} MiB)",
+          pack, bytes >> 20, problem.m, problem.n, problem.k, kMaxPackWorkspaceBytes >> 20);
+    return std::nullopt;
+  }
+
   // The kernel's STAGES x (A tile + B tile), as SmemTile lays them out.
   static size_t smem_bytes(const KernelConfig& config, int64_t element, bool t_a, bool t_b) {
     const int64_t bm = config.get("BM"), bn = config.get("BN");

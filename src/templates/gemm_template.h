@@ -94,6 +94,9 @@ size_t split_k_workspace_bytes(const Problem& problem, int64_t slices);
 // The most workspace a family should ask for: past it, unsupported_reason refuses the config
 // (deterministic split-K of a large C costs more memory than a split can win back).
 constexpr size_t kMaxSplitKWorkspaceBytes = size_t(256) << 20;
+// The most workspace an operand pack pre-pass may ask for (a packed A and B): past it the
+// family refuses the config, as the copies would hold more memory than the caller's inputs.
+constexpr size_t kMaxPackWorkspaceBytes = size_t(1) << 30;
 // Why `slices` partials of this problem's C do not fit kMaxSplitKWorkspaceBytes, or nullopt.
 std::optional<std::string> split_k_workspace_unsupported(const Problem& problem, int64_t slices);
 // Appends the reduction (entry `entry`, a kernel calling split_k_reduce with `slices`) after

@@ -36,7 +36,8 @@ KernelConfig mma_config(std::initializer_list<std::pair<const char*, int64_t>> o
                   {"SMEM_XOR", 1},
                   {"SPLIT_K", 1},
                   {"SWIZZLE", 1},
-                  {"SHIFT_COPY", 0}}};
+                  {"SHIFT_COPY", 0},
+                  {"PACK", 0}}};
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }
