@@ -20,13 +20,55 @@ std::vector<std::string> template_names() {
 
 namespace {
 
-// The text and its headers; the hash covers all of them.
+// `#include "name"` lines of a text, in order.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t hash = line.find_first_not_of(" \t");
+    if (hash == std::string::npos || line.compare(hash, 1, "#") != 0) continue;
+    const size_t word = line.find_first_not_of(" \t", hash + 1);
+    if (word == std::string::npos || line.compare(word, 7, "include") != 0) continue;
+    const size_t open = line.find('"', word + 7), close = line.find('"', open + 1);
+    if (open != std::string::npos && close != std::string::npos)
+      names.push_back(line.substr(open + 1, close - open - 1));
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<const NamedHeader*> included_headers(const std::string& text,
+                                                 const std::vector<NamedHeader>& headers) {
+  std::vector<bool> used(headers.size(), false);
+  std::vector<const std::string*> pending{&text};
+  while (!pending.empty()) {
+    const std::string* next = pending.back();
+    pending.pop_back();
+    for (const std::string& name : quoted_includes(*next))
+      for (size_t i = 0; i < headers.size(); ++i)
+        if (!used[i] && headers[i].include_name == name) {
+          used[i] = true;
+          pending.push_back(&headers[i].text);
+        }
+  }
+  std::vector<const NamedHeader*> out;  // in the headers' order: the hash is stable
+  for (size_t i = 0; i < headers.size(); ++i)
+    if (used[i]) out.push_back(&headers[i]);
+  return out;
+}
+
+namespace {
+
+// The text with every header NVRTC may need; the hash covers the text and the headers it
+// includes (directly or through another header), so a new or edited header that a family
+// does not include leaves that family's tuned entries current.
 KernelSource with_headers(const std::string& name, const std::string& text,
                           std::vector<NamedHeader> headers) {
   KernelSource source{name, text, std::move(headers), ""};
   std::string everything = text;
-  for (const NamedHeader& h : source.headers)
-    everything += fmt::format("\n// ---- {}\n{}", h.include_name, h.text);
+  for (const NamedHeader* h : included_headers(text, source.headers))
+    everything += fmt::format("\n// ---- {}\n{}", h->include_name, h->text);
   source.hash = stable_hash(everything);
   return source;
 }

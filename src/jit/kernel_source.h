@@ -31,10 +31,15 @@ struct KernelSource {
   std::string name;
   std::string text;
   std::vector<NamedHeader> headers;  // what `#include "common/..."` resolves to
-  // stable_hash of the text and every header: the version of everything the device code is
-  // built from, part of every cache key and stored with every kernel.
+  // stable_hash of the text and the headers it includes: the version of everything the
+  // device code is built from, part of every cache key and stored with every kernel.
   std::string hash;
 };
+
+// The headers `text` includes with `#include "<include_name>"`, directly or through another
+// of them, in the order of `headers`.
+std::vector<const NamedHeader*> included_headers(const std::string& text,
+                                                 const std::vector<NamedHeader>& headers);
 
 // The embedded template with the embedded common headers. Throws Error naming the known
 // templates when `name` is not one.

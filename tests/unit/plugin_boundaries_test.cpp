@@ -3,6 +3,7 @@
 // The registry and the family interface are tested beside it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -102,6 +103,33 @@ TEST(TemplateRegistry, a_family_over_other_device_code_has_its_own_version) {
     EXPECT_NE(other->source().hash, t->source().hash);
   }
   EXPECT_THROW(make_template("no_such_family", kernel_source_from_text("x", "")), Error);
+}
+
+// A family's version covers the common headers it includes (through others too) and no other,
+// so adding or editing a header one family uses leaves the others' tuned entries current.
+TEST(TemplateRegistry, a_version_covers_the_included_headers_only) {
+  const std::vector<NamedHeader> headers{{"common/a.h", "#include \"common/b.h\"\nint a;"},
+                                         {"common/b.h", "int b;"},
+                                         {"common/unused.h", "int u;"}};
+  const auto used = included_headers("  #  include \"common/a.h\"\nint main;", headers);
+  ASSERT_EQ(used.size(), 2u);
+  EXPECT_EQ(used[0]->include_name, "common/a.h");
+  EXPECT_EQ(used[1]->include_name, "common/b.h");
+  EXPECT_TRUE(included_headers("int none;", headers).empty());
+  // The shipped families: gemm_naive does not include the pack headers gemm_mma does.
+  auto names = [](const GemmTemplate& t) {
+    std::vector<std::string> out;
+    for (const NamedHeader* h : included_headers(t.source().text, t.source().headers))
+      out.push_back(h->include_name);
+    return out;
+  };
+  const auto naive = names(template_named("gemm_naive"));
+  const auto mma = names(template_named("gemm_mma"));
+  EXPECT_EQ(std::count(naive.begin(), naive.end(), "common/pack_operand.cuh"), 0);
+  EXPECT_EQ(std::count(mma.begin(), mma.end(), "common/pack_operand.cuh"), 1);
+  EXPECT_EQ(std::count(mma.begin(), mma.end(), "common/pack_layout.h"), 1)
+      << "through pack_operand";
+  EXPECT_EQ(std::count(naive.begin(), naive.end(), "common/gemm_params.h"), 1);
 }
 
 // Every family answers for every valid type: supported, or why not, never a throw.
