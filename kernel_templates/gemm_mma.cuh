@@ -93,6 +93,12 @@
 #else
 #define TGEMM_MMA_ASYNC 0  // register-staged double buffer
 #endif
+// Double-buffered fragments in the cp.async pipeline's interior slices: with 16-byte copies
+// only (narrower ones take more registers, and the loop spills), on 64x64 warp tiles or f32
+// inputs. Smaller 16-bit warp tiles fit 128 registers (two 8-warp blocks per SM) only with
+// one k-step's fragments: on the H200, 128x128 of 64x32 ran 389 us single, 475 double.
+#define TGEMM_MMA_FRAG_DB \
+  (TGEMM_MMA_ASYNC && VEC_BYTES == 16 && (WM * WN == 4096 || ELEM_BYTES == 4))
 
 static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
 static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
@@ -538,27 +544,32 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   CopyA copy_a;
   CopyB copy_b;
   // Slice k0 of both operands, straight into shared memory (async) or into registers.
-  auto copy_slice = [&](Bits* stage, int k0) {
+  // inside (a constant at each call): the slice lies wholly inside the matrices, so the edges
+  // are given as the slice's own ends and only the bounds-free copy is compiled (the bounded
+  // one, kept in a loop, costs about 40 registers).
+  auto copy_slice = [&](Bits* stage, int k0, bool inside) {
+    const int am_end = inside ? m0 + BM : a_m_end, bn_end = inside ? n0 + BN : b_n_end;
+    const int ak_end = inside ? k0 + BK : a_k_end, bk_end = inside ? k0 + BK : b_k_end;
     Bits* const as = stage;
     Bits* const bs = stage + TileA::kElems;
     if (TGEMM_MMA_ASYNC) {
       if (TGEMM_OP_A)
-        CopyA::async_copy(as, a_ptr, lda, k0, m0, a_k_end, a_m_end);
+        CopyA::async_copy(as, a_ptr, lda, k0, m0, ak_end, am_end);
       else
-        CopyA::async_copy(as, a_ptr, lda, m0, k0, a_m_end, a_k_end);
+        CopyA::async_copy(as, a_ptr, lda, m0, k0, am_end, ak_end);
       if (TGEMM_OP_B)
-        CopyB::async_copy(bs, b_ptr, ldb, n0, k0, b_n_end, b_k_end);
+        CopyB::async_copy(bs, b_ptr, ldb, n0, k0, bn_end, bk_end);
       else
-        CopyB::async_copy(bs, b_ptr, ldb, k0, n0, b_k_end, b_n_end);
+        CopyB::async_copy(bs, b_ptr, ldb, k0, n0, bk_end, bn_end);
     } else {
       if (TGEMM_OP_A)
-        copy_a.load(a_ptr, lda, k0, m0, a_k_end, a_m_end);
+        copy_a.load(a_ptr, lda, k0, m0, ak_end, am_end);
       else
-        copy_a.load(a_ptr, lda, m0, k0, a_m_end, a_k_end);
+        copy_a.load(a_ptr, lda, m0, k0, am_end, ak_end);
       if (TGEMM_OP_B)
-        copy_b.load(b_ptr, ldb, n0, k0, b_n_end, b_k_end);
+        copy_b.load(b_ptr, ldb, n0, k0, bn_end, bk_end);
       else
-        copy_b.load(b_ptr, ldb, k0, n0, b_k_end, b_n_end);
+        copy_b.load(b_ptr, ldb, k0, n0, bk_end, bn_end);
     }
   };
 
@@ -631,82 +642,165 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
     }
   };
 
+  // f32 operands as tf32: big parts (and, for f32x3, small parts) of A's fragments, once per
+  // k-step, reused across the n tiles; 16-bit fragments go to the mma as loaded.
+  auto split_a = [&](unsigned(&af)[MI][4], unsigned(&a_small)[MI][4]) {
+#if TGEMM_TYPE_A == 0
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const Split x = split_tf32(af[mi][e]);
+        af[mi][e] = x.big;
+        a_small[mi][e] = x.small;
+      }
+#endif
+    (void)af;
+    (void)a_small;
+  };
+  // The mma of one k-step on the n16 block nj (n tiles 2nj, 2nj + 1), every mi.
+  auto mma_block = [&](const unsigned(&af)[MI][4], const unsigned(&a_small)[MI][4], int nj,
+                       const unsigned(&bf)[4]) {
+#if TGEMM_TYPE_A != 0
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      mma_16bit(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
+      mma_16bit(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
+    }
+    (void)a_small;
+#else
+    Split b[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) b[e] = split_tf32(bf[e]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        float(&d)[4] = acc[mi][2 * nj + h];
+        if (TGEMM_COMPUTE == 2) {
+          // The tensor cores' f32 sums round toward zero, a bias that grows with K past
+          // SGEMM's error: each k-step sums in a fresh accumulator, added in (nearest).
+          float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          if (F32X3_TERMS == 3) {  // small terms first: they are tiny
+            mma_tf32(part, a_small[mi], b[2 * h].big, b[2 * h + 1].big);
+            mma_tf32(part, af[mi], b[2 * h].small, b[2 * h + 1].small);
+          }
+          mma_tf32(part, af[mi], b[2 * h].big, b[2 * h + 1].big);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) d[e] += part[e];
+        } else {
+          mma_tf32(d, af[mi], b[2 * h].big, b[2 * h + 1].big);
+        }
+      }
+#endif
+  };
+
+  // A's fragments of one k-step, of every mi: the cp.async pipeline holds two, so the next
+  // k-step's loads are in flight while this one's mma issue. B streams one n16 block ahead of
+  // its mma within a k-step (holding B ahead as well spills 64x64 warp tiles).
+  struct Frags {
+    unsigned a[MI][4];
+  };
+  auto load_frags = [&](unsigned stage, int s, Frags& f) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) load_a(stage, mi, s, f.a[mi]);
+  };
+  // The register-staged pipeline's slice: one k-step's fragments at a time, B streamed.
   auto compute_slice = [&](unsigned stage) {
 #pragma unroll
     for (int s = 0; s < KSTEPS; ++s) {
-      unsigned af[MI][4];
+      unsigned af[MI][4], a_small[MI][4];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) load_a(stage, mi, s, af[mi]);
-#if TGEMM_TYPE_A != 0
+      split_a(af, a_small);
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {
         unsigned bf[4];
         load_b(stage, nj, s, bf);
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-          mma_16bit(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
-          mma_16bit(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
-        }
+        mma_block(af, a_small, nj, bf);
       }
-#else
-      // tf32: each f32 as its tf32 big part (and, for f32x3, the tf32 small part).
-      unsigned a_big[MI][4], a_small[MI][4];
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const Split x = split_tf32(af[mi][e]);
-          a_big[mi][e] = x.big;
-          a_small[mi][e] = x.small;
-        }
-#pragma unroll
-      for (int nj = 0; nj < NI / 2; ++nj) {
-        unsigned bf[4];
-        load_b(stage, nj, s, bf);
-        Split b[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) b[e] = split_tf32(bf[e]);
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int mi = 0; mi < MI; ++mi) {
-            float(&d)[4] = acc[mi][2 * nj + h];
-            if (TGEMM_COMPUTE == 2) {
-              // The tensor cores' f32 sums round toward zero, a bias that grows with K past
-              // SGEMM's error: each k-step sums in a fresh accumulator, added in (nearest).
-              float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-              if (F32X3_TERMS == 3) {  // small terms first: they are tiny
-                mma_tf32(part, a_small[mi], b[2 * h].big, b[2 * h + 1].big);
-                mma_tf32(part, a_big[mi], b[2 * h].small, b[2 * h + 1].small);
-              }
-              mma_tf32(part, a_big[mi], b[2 * h].big, b[2 * h + 1].big);
-#pragma unroll
-              for (int e = 0; e < 4; ++e) d[e] += part[e];
-            } else {
-              mma_tf32(d, a_big[mi], b[2 * h].big, b[2 * h + 1].big);
-            }
-          }
-      }
-      (void)a_small;
-#endif
     }
   };
+  (void)load_frags;
+  (void)compute_slice;
 
   const unsigned smem0 = smem_address(smem);
   constexpr unsigned kStageBytes = kStageElems * ELEM_BYTES;
 #if TGEMM_MMA_ASYNC
   // Prologue: STAGES - 1 slices in flight; one commit group per slice, empty past the end.
+  // Not unrolled: two slices' bounded copies at once spill 64x64 warp tiles.
+#if TGEMM_MMA_FRAG_DB
+#pragma unroll 1
+#else
 #pragma unroll
+#endif
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) copy_slice(smem + s * kStageElems, k_begin + s * BK);
+    if (s < k_tiles) copy_slice(smem + s * kStageElems, k_begin + s * BK, false);
     async_commit();
   }
+  async_wait<STAGES - 2>();  // slice 0 has landed (this thread's copies)
+  __syncthreads();           // ... everyone's
+  // Fragments double buffered (CUTLASS's multistage order): k-step s + 1's loads issue before
+  // k-step s's mma. On the last k-step, the wait and barrier for the next slice come first,
+  // then its first k-step's loads, so the tensor pipe still holds the previous mma across the
+  // barrier. Step s uses buffer s % 2; with an odd KSTEPS the next slice's first fragments
+  // then land in buffer 1 and move to buffer 0 (16 moves a slice, at BK_BYTES=32 only).
+  Frags frag[2];
   int read_stage = 0, write_stage = STAGES - 1;  // kt % STAGES and (kt + STAGES - 1) % STAGES
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  auto slice = [&](int kt) {
+    // The stage read in slice kt - 1 is free: every warp passed the barrier after its loads.
+    const int next = kt + STAGES - 1;
+    if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, true);
+    async_commit();
+    const unsigned stage = smem0 + read_stage * kStageBytes;
+#pragma unroll
+    for (int s = 0; s < KSTEPS; ++s) {
+      Frags& cur = frag[s % 2];
+      Frags& ahead = frag[(s + 1) % 2];
+      constexpr int NJ = NI / 2;
+      unsigned b[NJ][4];  // B's n16 blocks of this k-step
+      const bool last = s == KSTEPS - 1;
+      if (last) {
+        // This stage is rewritten right after the barrier: every read of it comes first.
+#pragma unroll
+        for (int nj = 0; nj < NJ; ++nj) load_b(stage, nj, s, b[nj]);
+        async_wait<STAGES - 2>();  // slice kt + 1 has landed (this thread's copies)
+        __syncthreads();           // ... everyone's; and no warp still reads this stage
+        read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+        write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+        if (kt + 1 < k_tiles) load_frags(smem0 + read_stage * kStageBytes, 0, ahead);
+      } else {
+        load_frags(stage, s + 1, ahead);
+      }
+      if (!last) load_b(stage, 0, s, b[0]);
+      unsigned a_small[MI][4];
+      split_a(cur.a, a_small);
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        if (!last && nj + 1 < NJ) load_b(stage, nj + 1, s, b[nj + 1]);
+        mma_block(cur.a, a_small, nj, b[nj]);
+      }
+    }
+  };
+  // Up to kt_inside, every slice copied in the loop lies inside A and B (all but the last
+  // STAGES - 1 on aligned shapes): they run the double-buffered loop above. The rest, with
+  // bounded copies, run one k-step's fragments at a time, as the register-staged pipeline
+  // does: both in one loop would spill.
+  // Packed operands are zero-padded to whole tiles: every block reads inside them.
+  const bool block_inside = PACK || (m0 + BM <= p.m && n0 + BN <= p.n);
+  const int full_tiles = (k_end - k_begin) / BK;  // whole BK slices in [k_begin, k_end)
+  const int kt_inside = TGEMM_MMA_FRAG_DB && block_inside ? max(0, full_tiles - (STAGES - 1)) : 0;
+  if (kt_inside > 0) load_frags(smem0, 0, frag[0]);
+  for (int kt = 0; kt < kt_inside; ++kt) {
+    slice(kt);
+    if (KSTEPS % 2) frag[0] = frag[1];
+  }
+  for (int kt = kt_inside; kt < k_tiles; ++kt) {
     async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies)
     __syncthreads();           // ... everyone's; and slice kt - 1's stage is no longer read
     const int next = kt + STAGES - 1;
-    if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK);
+    if (next < k_tiles)
+      copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, false);
     async_commit();
     compute_slice(smem0 + read_stage * kStageBytes);
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
@@ -714,14 +808,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   }
 #else
   if (k_tiles > 0) {
-    copy_slice(smem, k_begin);
+    copy_slice(smem, k_begin, false);
     copy_a.store(smem);
     copy_b.store(smem + TileA::kElems);
     __syncthreads();
   }
   for (int kt = 0; kt < k_tiles; ++kt) {
     const bool has_next = kt + 1 < k_tiles;
-    if (has_next) copy_slice(nullptr, k_begin + (kt + 1) * BK);  // in flight during the mma
+    // in flight during the mma
+    if (has_next) copy_slice(nullptr, k_begin + (kt + 1) * BK, false);
     compute_slice(smem0 + (kt % 2) * kStageBytes);
     if (has_next) {
       // The other stage was last read in iteration kt - 1, which the barrier below closed.

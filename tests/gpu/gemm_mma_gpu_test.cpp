@@ -51,6 +51,8 @@ const std::vector<KernelConfig>& configs() {
       mma(128, 128, 64, 64, 32, 2, 16, 0, 1, 1),          // 5: double buffer
       shifted(mma(128, 64, 64, 64, 32, 2, 16, 1, 1, 8)),  // 6: 16-byte copies at any alignment
       shifted(mma(64, 64, 128, 32, 32, 2, 16, 0, 1, 1)),  // 7: the same, padded, deep slices
+      mma(128, 128, 32, 64, 64, 4, 16, 1, 1, 8),          // 8: one k-step per slice (odd)
+      mma(256, 128, 128, 64, 64, 3, 16, 1, 1, 8),         // 9: the 8-warp aligned best
   };
   return c;
 }
@@ -175,6 +177,23 @@ TEST_F(GemmMmaGpu, every_type_and_layout_is_correct_on_odd_prime_and_tiled_shape
     EXPECT_GT((ok_runs_[{type, 4}]), 0) << "split-K, " << kTypes[type];
   for (size_t type : {0, 1, 2, 3})
     EXPECT_GT((ok_runs_[{type, 1}]), 0) << "2-byte, " << kTypes[type];
+}
+
+// Interior blocks run the double-buffered loop, then hand over to the bounded copies for the
+// last slices; edge blocks and split-K slices run the bounded loop only. One k-step per slice
+// (config 8) alternates the fragment buffers between slices, from an odd or even start.
+TEST_F(GemmMmaGpu, double_buffered_loop_hands_over_to_bounded_copies_at_edges) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  const std::vector<Shape> shapes = {{384, 272, 1000}, {256, 256, 96}, {512, 256, 1536}};
+  for (size_t type = 0; type < kTypes.size(); ++type)
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes)
+          run_case(type, typed(type, a, b, m, n, k, 0.5f), 1.0f, 0.5f);
+  expect_no_failures();
+  for (size_t type = 0; type < kTypes.size(); ++type)
+    for (size_t i : {0, 2, 8, 9})
+      EXPECT_GT((ok_runs_[{type, i}]), 0) << kTypes[type] << " " << configs()[i].canonical_name();
 }
 
 // Leading dimensions of row length + 1 (4097 and 1023 in miniature) and pointers one
