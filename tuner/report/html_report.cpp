@@ -597,6 +597,10 @@ details { margin: 4px 0; } summary { cursor: pointer; }
   .bar-row { grid-template-columns: minmax(0, 1fr) 3.5em; }
   .bar-label { grid-column: 1 / -1; }
   body { padding: 0 6px 24px; }
+  .profile-table th, .profile-table td { white-space: normal; padding: 2px 4px; }
+  .kname { max-width: 7em; overflow-wrap: anywhere; }
+  .stalls { min-width: 8.5em; }
+  .stall { grid-template-columns: 4.8em minmax(1.5em, 1fr) 2.2em; font-size: 0.7rem; }
 }
 )css";
 
