@@ -16,6 +16,8 @@
 --      measured copy bandwidth (bytes/s) and FFMA / tensor peaks (FLOP/s) per device.
 --   6: trials.nvrtc_version TEXT and trials.driver_version INTEGER, what each trial was
 --      measured with (NULL before), so a trial can be found stale after an upgrade.
+--   7: kernel_profiles, Nsight Compute metrics of the best kernel and of cuBLAS's per
+--      (problem, device) (tgemm-db profile).
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

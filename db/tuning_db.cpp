@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
@@ -71,6 +73,38 @@ constexpr const char* kTrialVersions =
     "ALTER TABLE trials ADD COLUMN nvrtc_version TEXT;\n"
     "ALTER TABLE trials ADD COLUMN driver_version INTEGER;";
 
+// 6 -> 7: Nsight Compute profiles of the best kernel and of cuBLAS's per (problem, device), so
+// the report can show why one is faster. Metrics ncu could not collect are NULL; the stall
+// reasons are "name=value" pairs, the largest first, joined by ';'.
+constexpr const char* kKernelProfiles = R"sql(
+CREATE TABLE kernel_profiles (
+  problem_id  INTEGER NOT NULL REFERENCES problems (id),
+  device_id   INTEGER NOT NULL REFERENCES devices (id),
+  contender   TEXT NOT NULL CHECK (contender IN ('tgemm', 'cublas')),
+  config      TEXT NOT NULL,   -- tgemm: the best kernel's canonical name; cuBLAS: ''
+  kernel_name TEXT NOT NULL,   -- the profiled kernel as ncu names it
+  ncu_version TEXT NOT NULL,
+  duration_us REAL,            -- gpu__time_duration.sum
+  sm_throughput_pct REAL,      -- sm__throughput.avg.pct_of_peak_sustained_elapsed
+  memory_throughput_pct REAL,  -- gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
+  dram_read_bytes REAL,
+  dram_write_bytes REAL,
+  global_load_sectors REAL,    -- l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+  global_load_requests REAL,
+  global_store_sectors REAL,
+  global_excess_sectors REAL,  -- smsp__sass_sectors_mem_global minus its _ideal
+  shared_load_bank_conflicts REAL,
+  shared_store_bank_conflicts REAL,
+  achieved_occupancy_pct REAL, -- sm__warps_active.avg.pct_of_peak_sustained_active
+  fma_pipe_pct REAL,
+  tensor_pipe_pct REAL,
+  registers REAL,              -- per thread
+  stall_reasons TEXT NOT NULL DEFAULT '',  -- warps stalled per issued instruction
+  profiled_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (problem_id, device_id, contender)
+);
+)sql";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -85,6 +119,7 @@ const MigrationStep kMigrations[] = {
     {"store cuBLAS SGEMM's error against FP64", kCublasErrors},             // 3 -> 4
     {"add the measured device ceilings", kDeviceCeilings},                  // 4 -> 5
     {"record each trial's NVRTC and driver versions", kTrialVersions},      // 5 -> 6
+    {"add the Nsight Compute kernel profiles", kKernelProfiles},            // 6 -> 7
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -897,6 +932,126 @@ std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
   return out;
 }
 
+namespace {
+
+// The metric columns of kernel_profiles, in the order store_profiles binds them.
+constexpr const char* kProfileMetricColumns =
+    "duration_us, sm_throughput_pct, memory_throughput_pct, dram_read_bytes, dram_write_bytes, "
+    "global_load_sectors, global_load_requests, global_store_sectors, global_excess_sectors, "
+    "shared_load_bank_conflicts, shared_store_bank_conflicts, achieved_occupancy_pct, "
+    "fma_pipe_pct, tensor_pipe_pct, registers";
+
+std::vector<std::optional<double>*> profile_metrics_of(KernelProfile& p) {
+  return {&p.duration_us,
+          &p.sm_throughput_pct,
+          &p.memory_throughput_pct,
+          &p.dram_read_bytes,
+          &p.dram_write_bytes,
+          &p.global_load_sectors,
+          &p.global_load_requests,
+          &p.global_store_sectors,
+          &p.global_excess_sectors,
+          &p.shared_load_bank_conflicts,
+          &p.shared_store_bank_conflicts,
+          &p.achieved_occupancy_pct,
+          &p.fma_pipe_pct,
+          &p.tensor_pipe_pct,
+          &p.registers};
+}
+
+std::string stalls_text(const std::vector<StallReason>& stalls) {
+  std::string out;
+  for (const StallReason& s : stalls)
+    out += fmt::format("{}{}={:.6g}", out.empty() ? "" : ";", s.name, s.value);
+  return out;
+}
+
+std::vector<StallReason> parse_stalls(const std::string& text) {
+  std::vector<StallReason> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find(';', at), text.size());
+    const std::string pair = text.substr(at, end - at);
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos) fail("stall reason '{}' is not name=value", pair);
+    char* stop = nullptr;
+    const double value = std::strtod(pair.c_str() + eq + 1, &stop);
+    if (stop == pair.c_str() + eq + 1) fail("stall reason '{}' has no number", pair);
+    out.push_back({pair.substr(0, eq), value});
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void TuningDb::store_profiles(int64_t problem_id, int64_t device_id,
+                              const std::vector<KernelProfile>& profiles) {
+  begin_transaction();
+  try {
+    Statement(db_, path_, "replace the kernel profiles",
+              "DELETE FROM kernel_profiles WHERE problem_id = ?1 AND device_id = ?2")
+        .bind(1, problem_id)
+        .bind(2, device_id)
+        .run();
+    for (KernelProfile p : profiles) {
+      if (p.contender != kTgemmContender && p.contender != kCublasContender)
+        fail("cannot store a kernel profile of '{}' (expected {} or {})", p.contender,
+             kTgemmContender, kCublasContender);
+      Statement s(db_, path_, "store a kernel profile",
+                  fmt::format("INSERT INTO kernel_profiles (problem_id, device_id, contender, "
+                              "config, kernel_name, ncu_version, stall_reasons, {}) VALUES (?1, "
+                              "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                              "?17, ?18, ?19, ?20, ?21, ?22)",
+                              kProfileMetricColumns));
+      s.bind(1, problem_id).bind(2, device_id).bind(3, p.contender).bind(4, p.config);
+      s.bind(5, p.kernel_name).bind(6, p.ncu_version).bind(7, stalls_text(p.stalls));
+      int index = 8;
+      for (std::optional<double>* metric : profile_metrics_of(p)) s.bind(index++, *metric);
+      s.run();
+    }
+    commit();
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
+std::vector<KernelProfile> TuningDb::profiles(const std::string& device_name,
+                                              const std::string& arch) {
+  Statement s(db_, path_, "read the kernel profiles",
+              fmt::format("SELECT x.rowid, p.key, d.name, d.arch, x.contender, x.config, "
+                          "x.kernel_name, x.ncu_version, x.stall_reasons, x.profiled_at, {} "
+                          "FROM kernel_profiles x JOIN problems p ON p.id = x.problem_id JOIN "
+                          "devices d ON d.id = x.device_id WHERE (?1 = '' OR d.name = ?1) AND "
+                          "(?2 = '' OR d.arch = ?2) ORDER BY d.name, d.arch, p.key, "
+                          "x.contender = 'cublas'",
+                          kProfileMetricColumns));
+  s.bind(1, device_name).bind(2, arch);
+  std::vector<KernelProfile> out;
+  while (s.step()) {
+    KernelProfile p;
+    const int64_t id = s.int_at(0);
+    p.problem_key = s.text_at(1);
+    p.device_name = s.text_at(2);
+    p.arch = s.text_at(3);
+    p.contender = s.text_at(4);
+    p.config = s.text_at(5);
+    p.kernel_name = s.text_at(6);
+    p.ncu_version = s.text_at(7);
+    p.stalls = decoded(s, "kernel_profiles", id, "stall_reasons",
+                       [&] { return parse_stalls(s.text_at(8)); });
+    p.profiled_at = s.text_at(9);
+    int col = 10;
+    for (std::optional<double>* metric : profile_metrics_of(p)) {
+      if (!s.is_null(col)) *metric = s.double_at(col);
+      ++col;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 void TuningDb::update_best(int64_t problem_id, int64_t device_id, const CurrentBuild* current) {
   // The fastest ok trial (one without a time is not a measurement), skipping stale ones when
   // `current` says what is current. Replacing or deleting the row are single statements, so
@@ -1039,6 +1194,8 @@ int64_t TuningDb::forget_problem(const std::string& problem_key) {
          {"DELETE FROM best WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
           "DELETE FROM trials WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
           "DELETE FROM cublas_times WHERE problem_id IN (SELECT id FROM problems WHERE key = ?1)",
+          "DELETE FROM kernel_profiles WHERE problem_id IN "
+          "(SELECT id FROM problems WHERE key = ?1)",
           "DELETE FROM problems WHERE key = ?1"})
       Statement(db_, path_, what, sql).bind(1, problem_key).run();
     commit();
@@ -1364,6 +1521,24 @@ int64_t merge_device_ceilings(sqlite3* db, const std::string& path) {
   return sqlite3_changes64(db);
 }
 
+// Kernel profiles: this file's are kept; the other file's fill the (problem, device)s missing
+// here, both contenders together so a pair never mixes two profiling runs.
+int64_t merge_kernel_profiles(sqlite3* db, const std::string& path) {
+  const MergedTable table{"kernel_profiles",
+                          nullptr,
+                          {"problem_id", "device_id", "contender"},
+                          {{"problem_id", "problem"}, {"device_id", "device"}}};
+  const auto columns = merged_columns(db, path, table.name);
+  exec(db, path, "merge the kernel profiles",
+       fmt::format("INSERT INTO main.kernel_profiles ({0}) SELECT * FROM (SELECT {1} FROM "
+                   "{2}.kernel_profiles s) n WHERE NOT EXISTS (SELECT 1 FROM "
+                   "main.kernel_profiles h WHERE h.problem_id = n.problem_id AND h.device_id = "
+                   "n.device_id) ON CONFLICT DO NOTHING",
+                   joined(columns), mapped_select(table, columns), kMergeSchema)
+           .c_str());
+  return sqlite3_changes64(db);
+}
+
 // A copy of `source` (the whole "main" schema, as SQLite's backup reads it) attached to `db`
 // as kMergeSchema: a temporary file SQLite deletes on detach, so a migrated in-memory copy
 // and an immutable install are read alike.
@@ -1397,6 +1572,7 @@ void merge_attached(sqlite3* db, const std::string& path, MergeCounts* counts) {
   merge_trials(db, path, counts);
   counts->cublas_times = merge_cublas_times(db, path);
   counts->ceilings = merge_device_ceilings(db, path);
+  counts->profiles = merge_kernel_profiles(db, path);
 }
 
 }  // namespace

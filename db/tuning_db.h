@@ -14,6 +14,7 @@
 #include "src/core/device_ceiling.h"
 #include "src/core/device_info.h"
 #include "src/core/kernel_config.h"
+#include "src/core/kernel_profile.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
 #include "src/core/tuning_records.h"
@@ -39,6 +40,7 @@ struct MergeCounts {
   int64_t replaced_trials = 0;   // of those, the ones the other file's trial won
   int64_t cublas_times = 0;      // (problem, device) times added or replaced by a later one
   int64_t ceilings = 0;          // (device, kind) ceilings this file lacked
+  int64_t profiles = 0;          // kernel profiles of (problem, device)s this file lacked
 };
 
 // What TuningDb::prune drops (each on by default but `stale`, which needs a build to judge by).
@@ -110,6 +112,13 @@ class TuningDb {
   bool has_ceilings(int64_t device_id);
   // Every stored ceiling, filtered by device name and arch (empty: all), with both filled in.
   std::vector<DeviceCeiling> ceilings(const std::string& device_name = "",
+                                      const std::string& arch = "");
+
+  // Nsight Compute profiles (tgemm-db profile). Storing replaces every profile of that
+  // (problem, device) at once; profiles() lists them per device and problem, tgemm first.
+  void store_profiles(int64_t problem_id, int64_t device_id,
+                      const std::vector<KernelProfile>& profiles);
+  std::vector<KernelProfile> profiles(const std::string& device_name = "",
                                       const std::string& arch = "");
 
   // Recomputes the best (fastest ok median) trial of a problem on a device; with `current`,

@@ -2,13 +2,13 @@
 # Here, before a device call: a Release build in build-dev/ of what the GPU machine runs,
 # plus the shared libraries that machine lacks (build-dev/devlibs). The call then carries
 #   build-dev/tuner/tgemm-tune build-dev/tuner/tgemm-worker build-dev/tuner/tgemm-db
-#   build-dev/tuner/tgemm-bench build-dev/tuner/tgemm-dispatch-bench
+#   build-dev/tuner/tgemm-bench build-dev/tuner/tgemm-dispatch-bench build-dev/tuner/tgemm-profile-target
 #   build-dev/tests/tgemm_gpu_tests build-dev/devlibs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
 cmake --build build-dev --target tgemm-tune tgemm-worker tgemm-db tgemm-bench tgemm-dispatch-bench \
-  tgemm_gpu_tests
+  tgemm-profile-target tgemm_gpu_tests
 mkdir -p build-dev/devlibs
 # Seen missing on the GPU machine's image (Ubuntu 24.04): muParser and Google Benchmark;
 # libgomp is carried as a guard.

@@ -1,14 +1,17 @@
 // tgemm-db: answers questions about a tuning database without ever writing it: the tuned
 // problems, the best config of one shape, every trial of a shape, or all trials as CSV/JSON.
 // What changes a database (merge, prune, vacuum) writes a new file and leaves the input as is.
+// The one exception, `profile`, stores Nsight Compute profiles of the best kernels.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include "src/core/error.h"
 #include "src/templates/build_versions.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/profile/ncu_profiler.h"
 #include "tuner/report/explain.h"
 #include "tuner/report/html_report.h"
 #include "tuner/report/selection_replay.h"
@@ -448,10 +452,144 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
   return 0;
 }
 
+// ---- profiles ------------------------------------------------------------------------------
+
+struct ProfileArgs {
+  int64_t m = -1, n = -1, k = -1;  // -1: not given
+  std::string dtype = "f32", out, layout = "NN";
+  bool all = false;
+  std::string ncu;
+  int warmup = 3;
+};
+
+std::string executable_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+// The shape to profile, or nullopt for --all; bad combinations are named.
+std::optional<Shape> profile_shape(const ProfileArgs& args) {
+  const bool any = args.m != -1 || args.n != -1 || args.k != -1;
+  if (args.all && any) fail("profile takes either --all or --m --n --k, not both");
+  if (args.all) return std::nullopt;
+  if (args.m == -1 || args.n == -1 || args.k == -1)
+    fail("profile needs --m, --n and --k (or --all)");
+  ShapeArgs shape{args.m, args.n, args.k, args.dtype, args.out, args.layout, ""};
+  return parse_shape(shape);
+}
+
+std::string metric(const std::optional<double>& v, double scale = 1, int digits = 1) {
+  return v ? fixed(*v * scale, digits) : "-";
+}
+
+std::string top_stalls(const tgemm::KernelProfile& p, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < p.stalls.size() && i < count; ++i)
+    out += fmt::format("{}{} {:.2f}", i ? ", " : "", p.stalls[i].name, p.stalls[i].value);
+  return out.empty() ? "-" : out;
+}
+
+std::string profiled_kernel(const tgemm::KernelProfile& p) {
+  return p.contender == tgemm::kTgemmContender ? p.config : first_line(p.kernel_name, 60);
+}
+
+int run_profile(const std::string& db_path, const ProfileArgs& args, const std::string& ncu) {
+  const std::optional<Shape> shape = profile_shape(args);
+  const std::string target = executable_dir() + "/tgemm-profile-target";
+  if (::access(target.c_str(), X_OK) != 0)
+    fail("'{}' is missing: it is built beside tgemm-db and is what ncu profiles", target);
+  int target_exit = 0;
+  const auto [device_name, arch] = tgemm::target_device(target, &target_exit);
+  tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_write);
+  std::vector<tgemm::BestEntry> chosen;
+  for (auto& e : db.best_entries("", device_name, arch))
+    if (!shape || shape->matches(e.problem)) chosen.push_back(std::move(e));
+  if (chosen.empty()) {
+    fmt::print(stderr, "tgemm-db: nothing tuned{} on {} ({}) in '{}' to profile\n",
+               shape ? " for " + shape->describe() : "", device_name, arch, db.path());
+    return kExitNotTuned;
+  }
+  tgemm::DeviceInfo device;
+  for (const auto& d : db.devices())
+    if (d.name == device_name && d.arch == arch) device = d;
+  const std::string version = tgemm::ncu_version(ncu);
+  char scratch_template[] = "/tmp/tgemm-profile-XXXXXX";
+  if (!::mkdtemp(scratch_template)) fail("cannot create a scratch folder: {}", strerror(errno));
+  const std::string scratch = scratch_template;
+  fmt::print("profiling {} problem(s) on {} ({}) with {} (ncu {})\n", chosen.size(), device_name,
+             arch, ncu, version);
+  for (const auto& e : chosen) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto binary = db.find_binary_for(e.config, e.template_hash, e.problem, e.arch, "");
+    if (!binary || binary->compiled.entry.empty())
+      fail("'{}' has no cubin of {} for {} to profile", db.path(), e.config.canonical_name(),
+           e.problem.key());
+    tgemm::NcuRun run{ncu,
+                      target,
+                      db_path,
+                      e.problem.key(),
+                      tgemm::kTgemmContender,
+                      "^" + binary->compiled.entry + "$",
+                      args.warmup,
+                      scratch};
+    std::vector<tgemm::KernelProfile> profiles;
+    profiles.push_back(tgemm::profile_with_ncu(run));
+    profiles.back().config = e.config.canonical_name();
+    run.contender = tgemm::kCublasContender;
+    run.kernel_regex.clear();
+    profiles.push_back(tgemm::profile_with_ncu(run));
+    for (auto& p : profiles) {
+      p.contender = &p == &profiles.front() ? tgemm::kTgemmContender : tgemm::kCublasContender;
+      p.ncu_version = version;
+    }
+    db.store_profiles(db.upsert_problem(e.problem), db.upsert_device(device), profiles);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("{}: tgemm {} {} us, cuBLAS {} {} us ({:.1f} s)\n", e.problem.key(),
+               profiles[0].config, metric(profiles[0].duration_us, 1, 2),
+               first_line(profiles[1].kernel_name, 60), metric(profiles[1].duration_us, 1, 2),
+               seconds);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  return 0;
+}
+
+int run_profiles(tgemm::TuningDb& db, const std::string& device) {
+  const auto profiles = db.profiles(device);
+  if (profiles.empty()) {
+    fmt::print("no kernel profiles stored{} in '{}' (tgemm-db profile makes them with ncu)\n",
+               on_device(device), db.path());
+    return 0;
+  }
+  TextColumns table({"problem", "device", "who", "kernel", "ncu us", "SM %", "DRAM rd MB",
+                     "DRAM wr MB", "gld sectors", "excess", "smem conflicts", "occupancy %",
+                     "FMA %", "tensor %", "regs", "top stalls (warps per issue)"},
+                    {false, false, false, false, true, true, true, true, true, true, true, true,
+                     true, true, true, false});
+  for (const auto& p : profiles) {
+    std::optional<double> conflicts;
+    if (p.shared_load_bank_conflicts || p.shared_store_bank_conflicts)
+      conflicts =
+          p.shared_load_bank_conflicts.value_or(0) + p.shared_store_bank_conflicts.value_or(0);
+    table.add({p.problem_key, p.device_name, p.contender, profiled_kernel(p),
+               metric(p.duration_us, 1, 2), metric(p.sm_throughput_pct),
+               metric(p.dram_read_bytes, 1e-6), metric(p.dram_write_bytes, 1e-6),
+               metric(p.global_load_sectors, 1, 0), metric(p.global_excess_sectors, 1, 0),
+               metric(conflicts, 1, 0), metric(p.achieved_occupancy_pct), metric(p.fma_pipe_pct),
+               metric(p.tensor_pipe_pct), metric(p.registers, 1, 0), top_stalls(p, 3)});
+  }
+  table.print();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tgemm-db: query a tgemm tuning database (opened read-only, never modified)"};
+  CLI::App app{
+      "tgemm-db: query a tgemm tuning database (opened read-only, never modified, except by "
+      "profile)"};
   app.require_subcommand(1);
   app.fallthrough();  // so --db may also follow the subcommand
   std::string db_path = "tgemm.db";
@@ -517,6 +655,28 @@ int main(int argc, char** argv) {
   auto* vacuum = app.add_subcommand("vacuum", "write a compacted copy OUT, dropping nothing");
   vacuum->add_option("OUT", vacuum_out, "the compacted database to create (must not exist)")
       ->required();
+  ProfileArgs profile_args;
+  auto* profile = app.add_subcommand(
+      "profile",
+      "Nsight Compute (ncu) metrics of the best kernel and of cuBLAS's on chosen problems of this "
+      "GPU, stored in the database (the one subcommand that writes it)");
+  profile->add_option("--m", profile_args.m, "rows of C");
+  profile->add_option("--n", profile_args.n, "columns of C");
+  profile->add_option("--k", profile_args.k, "inner dimension");
+  profile->add_option("--dtype", profile_args.dtype, "f32, tf32, f32x3, f16 or bf16")
+      ->capture_default_str();
+  profile->add_option("--out", profile_args.out, "C's type when it differs from the inputs'");
+  profile->add_option("--layout", profile_args.layout, "op(A) op(B): NN, NT, TN or TT")
+      ->capture_default_str();
+  profile->add_flag("--all", profile_args.all, "every problem tuned on this GPU");
+  profile->add_option("--ncu", profile_args.ncu,
+                      "Nsight Compute's ncu (default: PATH, then "
+                      "/opt/nvidia/nsight-compute/*/ncu)");
+  profile->add_option("--warmup", profile_args.warmup, "calls before the profiled one (0 to 100)")
+      ->capture_default_str();
+  std::string profiles_device;
+  auto* profiles = app.add_subcommand("profiles", "the stored kernel profiles as a table");
+  profiles->add_option("--device", profiles_device, "GPU name as stored (default: all)");
 
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
 
@@ -532,6 +692,21 @@ int main(int argc, char** argv) {
       fail("--top must be from 1 to 100, got {}", report_top);
     if (*report && report_out.empty()) fail("--out needs a file name");
     if (*merge) return run_merge(merge_out, merge_in);
+    if (*profile) {
+      profile_shape(profile_args);
+      if (profile_args.warmup < 0 || profile_args.warmup > 100)
+        fail("--warmup must be from 0 to 100, got {}", profile_args.warmup);
+      const char* path_variable = std::getenv("PATH");
+      const std::string ncu = tgemm::find_ncu(profile_args.ncu, path_variable ? path_variable : "");
+      if (ncu.empty())
+        fail(
+            "Nsight Compute's ncu was not found (not on PATH, not in "
+            "/opt/nvidia/nsight-compute/<version>/, not in /usr/local/cuda/bin); install it or "
+            "pass --ncu PATH. Nothing was profiled or written");
+      if (!std::filesystem::is_regular_file(db_path))
+        fail("tuning database '{}' does not exist (tgemm-tune makes it)", db_path);
+      return run_profile(db_path, profile_args, ncu);
+    }
     tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_only);
     if (*list) return run_list(db);
     if (*best) return run_best(db, best_args);
@@ -543,6 +718,7 @@ int main(int argc, char** argv) {
     if (*stale) return run_stale(db);
     if (*prune) return run_compact(db, prune_out, true, prune_stale);
     if (*vacuum) return run_compact(db, vacuum_out, false, false);
+    if (*profiles) return run_profiles(db, profiles_device);
     return run_export(db, format, output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());

@@ -439,6 +439,99 @@ std::string ceilings_table(const std::vector<DeviceCeiling>& ceilings) {
   return out + "</table></div>\n";
 }
 
+// ---- Nsight Compute profiles ------------------------------------------------------------
+
+std::string metric_cell(const std::optional<double>& v, double scale, int digits) {
+  return v ? fixed(*v * scale, digits) : "-";
+}
+
+// Both contenders' largest stall reasons as bars on one scale (warps stalled per issue).
+std::string stall_bars(const KernelProfile& p, double top) {
+  if (p.stalls.empty()) return "<span class=\"dim\">-</span>";
+  std::string out = "<div class=\"stalls\">";
+  for (const StallReason& s : p.stalls)
+    out += fmt::format(
+        "<div class=\"stall\" data-reason=\"{}\" data-value=\"{:.6g}\"><span class=\"stall-name\">"
+        "{}</span><span class=\"stall-track\"><span class=\"stall-bar\" style=\"width:{:.1f}%"
+        "\"></span></span><span class=\"stall-value\">{}</span></div>",
+        escaped(s.name), s.value, escaped(s.name), top > 0 ? 100 * s.value / top : 0,
+        fixed(s.value, 2));
+  return out + "</div>";
+}
+
+std::string profile_table(const Problem* problem, const std::string& key, const KernelProfile* t,
+                          const KernelProfile* c) {
+  struct Row {
+    const char* name;
+    std::optional<double> KernelProfile::*field;
+    double scale;
+    int digits;
+  };
+  static const Row kRows[] = {
+      {"ncu time (us)", &KernelProfile::duration_us, 1, 2},
+      {"SM throughput (% of peak)", &KernelProfile::sm_throughput_pct, 1, 1},
+      {"memory throughput (% of peak)", &KernelProfile::memory_throughput_pct, 1, 1},
+      {"DRAM read (MB)", &KernelProfile::dram_read_bytes, 1e-6, 1},
+      {"DRAM written (MB)", &KernelProfile::dram_write_bytes, 1e-6, 1},
+      {"global load sectors (L1)", &KernelProfile::global_load_sectors, 1, 0},
+      {"global load requests", &KernelProfile::global_load_requests, 1, 0},
+      {"global store sectors", &KernelProfile::global_store_sectors, 1, 0},
+      {"excess global sectors", &KernelProfile::global_excess_sectors, 1, 0},
+      {"shared load bank conflicts", &KernelProfile::shared_load_bank_conflicts, 1, 0},
+      {"shared store bank conflicts", &KernelProfile::shared_store_bank_conflicts, 1, 0},
+      {"achieved occupancy (%)", &KernelProfile::achieved_occupancy_pct, 1, 1},
+      {"FMA pipe (% of peak)", &KernelProfile::fma_pipe_pct, 1, 1},
+      {"tensor pipe (% of peak)", &KernelProfile::tensor_pipe_pct, 1, 1},
+      {"registers per thread", &KernelProfile::registers, 1, 0},
+  };
+  auto cell = [](const KernelProfile* p, const Row& r) {
+    return p ? metric_cell(p->*(r.field), r.scale, r.digits) : std::string("-");
+  };
+  const KernelProfile* any = t ? t : c;
+  std::string out = fmt::format(
+      "<details open class=\"profile\" data-key=\"{}\"><summary>{} <span class=\"dim\">(ncu {}, "
+      "{})</span></summary>\n<div class=\"scroll\"><table class=\"profile-table\"><tr><th>metric"
+      "</th><th>tgemm</th><th>cuBLAS</th></tr>\n<tr><td>kernel</td><td class=\"kname\" "
+      "title=\"{}\">{}</td><td class=\"kname\" title=\"{}\">{}</td></tr>\n",
+      escaped(key), escaped(problem ? short_label(*problem) : key), escaped(any->ncu_version),
+      escaped(any->profiled_at), t ? escaped(t->kernel_name) : "", t ? clipped(t->config, 40) : "-",
+      c ? escaped(c->kernel_name) : "", c ? clipped(c->kernel_name, 40) : "-");
+  for (const Row& r : kRows)
+    out += fmt::format("<tr class=\"metric-row\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", r.name,
+                       cell(t, r), cell(c, r));
+  double top = 0;
+  for (const KernelProfile* p : {t, c})
+    if (p)
+      for (const StallReason& s : p->stalls) top = std::max(top, s.value);
+  out += fmt::format(
+      "<tr class=\"stall-row\"><td>top stalls<br><span class=\"dim\">(warps per issue)</span>"
+      "</td><td>{}</td><td>{}</td></tr>\n",
+      t ? stall_bars(*t, top) : "-", c ? stall_bars(*c, top) : "-");
+  return out + "</table></div></details>\n";
+}
+
+std::string profiles_section(TuningDb& db, const DeviceInfo& device,
+                             const std::vector<ProblemRows>& rows) {
+  const std::vector<KernelProfile> profiles = db.profiles(device.name, device.arch);
+  if (profiles.empty()) return "";
+  std::string out =
+      "<section><h3>Nsight Compute profiles: tgemm's best kernel against cuBLAS's</h3>\n";
+  std::map<std::string, std::pair<const KernelProfile*, const KernelProfile*>> by_problem;
+  std::vector<std::string> order;
+  for (const KernelProfile& p : profiles) {
+    if (!by_problem.count(p.problem_key)) order.push_back(p.problem_key);
+    auto& pair = by_problem[p.problem_key];
+    (p.contender == kTgemmContender ? pair.first : pair.second) = &p;
+  }
+  for (const std::string& key : order) {
+    const Problem* problem = nullptr;
+    for (const ProblemRows& r : rows)
+      if (r.problem.key() == key) problem = &r.problem;
+    out += profile_table(problem, key, by_problem[key].first, by_problem[key].second);
+  }
+  return out + "</section>\n";
+}
+
 std::string device_section(TuningDb& db, const DeviceInfo& device, const HtmlReportOptions& opt) {
   const DatabaseSelector source(db, device);
   const std::vector<ProblemRows> rows = group_problems(source);
@@ -450,6 +543,7 @@ std::string device_section(TuningDb& db, const DeviceInfo& device, const HtmlRep
       source.tuned().size());
   out += ceilings_table(ceilings);
   out += roofline_section(rows, ceilings) + ratio_section(rows) + tuning_section(rows, device);
+  out += profiles_section(db, device, rows);
   out += configs_section(db, rows, device, opt.top_configs) + failures_section(rows);
   return out + "</article>\n";
 }
@@ -491,10 +585,22 @@ th:first-child, td:first-child { text-align: left; }
 .mark.dflt { background: #fff; border: 2px solid #000; transform: rotate(45deg);
   width: 8px; height: 8px; top: -1px; border-radius: 0; }
 details { margin: 4px 0; } summary { cursor: pointer; }
+.profile-table td { vertical-align: top; } .kname { max-width: 22em; overflow: hidden;
+  text-overflow: ellipsis; }
+.stalls { display: grid; gap: 2px; min-width: 13em; }
+.stall { display: grid; grid-template-columns: 8.5em minmax(3em, 1fr) 2.8em; gap: 4px;
+  align-items: center; font-size: 0.75rem; }
+.stall-name { overflow: hidden; text-overflow: ellipsis; text-align: left; }
+.stall-track { position: relative; height: 8px; background: #f3f3f3; }
+.stall-bar { position: absolute; left: 0; top: 0; bottom: 0; background: #9467bd; }
 @media (max-width: 600px) {
   .bar-row { grid-template-columns: minmax(0, 1fr) 3.5em; }
   .bar-label { grid-column: 1 / -1; }
   body { padding: 0 6px 24px; }
+  .profile-table th, .profile-table td { white-space: normal; padding: 2px 4px; }
+  .kname { max-width: 7em; overflow-wrap: anywhere; }
+  .stalls { min-width: 8.5em; }
+  .stall { grid-template-columns: 4.8em minmax(1.5em, 1fr) 2.2em; font-size: 0.7rem; }
 }
 )css";
 
