@@ -45,7 +45,9 @@ std::string schema_5_file(const TempDir& dir) {
     db.store_ceilings(0, db.upsert_device(db.devices().front()),
                       {{kCopyBandwidthCeiling, 4.1e12, "cudaMemcpyAsync", "1 GiB"}});
   }
-  exec_sql(path, "DROP TABLE kernel_profiles; PRAGMA user_version = 5;");
+  exec_sql(path,
+           "DROP TABLE kernel_profiles; ALTER TABLE trials DROP COLUMN nvrtc_version; "
+           "ALTER TABLE trials DROP COLUMN driver_version; PRAGMA user_version = 5;");
   return path;
 }
 
