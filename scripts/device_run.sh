@@ -12,8 +12,8 @@
 #   untuned:<set>[:<db>]              tgemm-bench --untuned: each shape also left out of <db>
 #   overhead[:<db>]                    host cost of a cached libtgemm call
 #   db[:<db>]                          tgemm-db list
-#   profile[:<db>]                     tgemm-db profile --all (Nsight Compute on the best kernel
-#                                      and cuBLAS's of every problem), then tgemm-db profiles
+#   profile[:<db>[:MxNxK[/dtype],...]] tgemm-db profile --all, or of the shapes given (Nsight
+#                                      Compute on the best kernel and cuBLAS's), then profiles
 #   sass:<template>:<P=V,P=V,...>      SASS instruction mix of one config of a family (NN, f32)
 #   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
 #   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
@@ -65,7 +65,15 @@ for stage in "$@"; do
       "$B/tuner/tgemm-db" --db "$(db "$a1")" list 2>&1 | tee "$OUT/db_list.log" ;;
     profile)
       { which ncu || ls -d /opt/nvidia/nsight-compute/*/ncu; } 2>&1 | head -3
-      "$B/tuner/tgemm-db" --db "$(db "$a1")" profile --all 2>&1 | tee "$OUT/profile.log"
+      if [ -z "$a2" ]; then
+        "$B/tuner/tgemm-db" --db "$(db "$a1")" profile --all 2>&1 | tee "$OUT/profile.log"
+      else  # MxNxK[/dtype],...: only those problems (NN)
+        for shape in ${a2//,/ }; do
+          IFS=x read -r m n k <<<"${shape%%/*}"; dt=f32; [[ $shape == */* ]] && dt=${shape##*/}
+          "$B/tuner/tgemm-db" --db "$(db "$a1")" profile --m "$m" --n "$n" --k "$k" --dtype "$dt" \
+            2>&1 | tee -a "$OUT/profile.log"
+        done
+      fi
       "$B/tuner/tgemm-db" --db "$(db "$a1")" profiles 2>&1 | tee -a "$OUT/profile.log" ;;
     sass)
       defs=$(tr ',' '\n' <<<"$a2" | sed 's/^/-D/' | tr '\n' ' ')
