@@ -23,7 +23,7 @@ bool plain_decimal(const std::string& text) {
 [[noreturn]] void bad_budget(const std::string& text) {
   fail(
       "--budget must be a whole number from 0 (the whole space) to {}, a share of the space "
-      "from 0% to 100% (e.g. 10%), or a time over 0 (e.g. 90s, 5m, 1h), not '{}'",
+      "over 0% up to 100% (e.g. 10%), or a time over 0 (e.g. 90s, 5m, 1h), not '{}'",
       kMaxBudget, text);
 }
 
