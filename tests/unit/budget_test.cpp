@@ -24,9 +24,8 @@ TEST(Budget, reads_counts_shares_and_times) {
 }
 
 TEST(Budget, rejects_negative_zero_time_and_unknown_units) {
-  for (const std::string bad : {"-1", "10x", "0s", "0m", "0%", "101%", "", "s", "%", "1e3",
-                                "1e3s", "-5s", "1..5m", "1000001", "99999999999999999999", "8d",
-                                "1000h"}) {
+  for (const std::string bad : {"-1", "10x", "0s", "0m", "0%", "101%", "", "s", "%", "1e3", "1e3s",
+                                "-5s", "1..5m", "1000001", "99999999999999999999", "8d", "1000h"}) {
     try {
       parse_budget(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -56,9 +55,9 @@ class Endless final : public Strategy {
 
 TEST(Budget, a_time_limit_stops_proposing_once_spent) {
   bool expired = false;
-  auto limited = time_limited(std::make_unique<Endless>(),
-                              std::chrono::steady_clock::now() + std::chrono::milliseconds(30),
-                              &expired);
+  auto limited =
+      time_limited(std::make_unique<Endless>(),
+                   std::chrono::steady_clock::now() + std::chrono::milliseconds(30), &expired);
   EXPECT_EQ(limited->propose(3).size(), 3u);
   EXPECT_FALSE(expired);
   std::this_thread::sleep_for(std::chrono::milliseconds(40));

@@ -66,7 +66,7 @@ TEST(PerformanceModel, one_tile_row_past_a_full_wave_costs_another_wave) {
   const PerformanceModel model = h200_model();
   // 128x128 tiles of 256 threads, ~112 registers each: two blocks per SM, 264 resident.
   const KernelConfig c = sgemm_config();
-  const double full = model.predict_us(c, nn(128 * 24, 128 * 11, 4096));     // 264 tiles
+  const double full = model.predict_us(c, nn(128 * 24, 128 * 11, 4096));      // 264 tiles
   const double over = model.predict_us(c, nn(128 * 24 + 1, 128 * 11, 4096));  // 275 tiles
   // The 11 extra tiles run alone on their SMs: a block alone does its work in half the time
   // of two sharing the SM, but at 8 warps it hides latency worse (occupancy_efficiency).

@@ -17,8 +17,11 @@ constexpr double kLogMargin = 0.15;
 // Before anything is measured on a problem its "best so far" is this many times the best
 // prediction, so the first picks are scored by how close they come to the predicted best.
 constexpr double kLogStart = 1.4;  // log(4)
-// Ridge weight of the per-feature correction: with a few dozen trials it stays small.
-constexpr double kRidge = 3.0;
+// Ridge weight of the per-feature correction, per problem of the group: one config measured
+// on every problem is a single piece of evidence about its features, and a feature's effect
+// differs between shapes (split-K), so the correction moves only on repeated evidence. On
+// the H200 replay a weak ridge (3) did worse than no correction at all.
+constexpr double kRidgePerProblem = 15.0;
 // The correction never moves a prediction by more than e^1.5 (4.5x) either way.
 constexpr double kMaxLogCorrection = 1.5;
 constexpr size_t kMinBatch = 4;
@@ -221,7 +224,7 @@ void ModelStrategy::refit() {
       }
       for (size_t p = 0; p < problems_; ++p) log_scale_[p] = count[p] ? sum[p] / count[p] : 0;
       std::vector<double> a(f * f, 0), b(f, 0);
-      for (size_t k = 0; k < f; ++k) a[k * f + k] = kRidge;
+      for (size_t k = 0; k < f; ++k) a[k * f + k] = kRidgePerProblem * double(problems_);
       for (const Sample& s : measured_) {
         const double y =
             s.log_us - log_predicted_[s.config * problems_ + s.problem] - log_scale_[s.problem];
@@ -246,7 +249,8 @@ void ModelStrategy::refit() {
     double best_estimate = kInf;
     for (size_t i = 0; i < legal_.size(); ++i)
       best_estimate = std::min(best_estimate, std::log(estimate_us(i, p)));
-    log_current_[p] = std::isfinite(best_measured[p]) ? best_measured[p] : best_estimate + kLogStart;
+    log_current_[p] =
+        std::isfinite(best_measured[p]) ? best_measured[p] : best_estimate + kLogStart;
   }
   rebuild_gains();
 }
@@ -260,8 +264,8 @@ void ModelStrategy::rebuild_gains() {
 
 std::vector<KernelConfig> nearest_tuned_configs(const std::vector<Problem>& problems,
                                                 const std::vector<TrialRecord>& trials,
-                                                const std::string& template_name,
-                                                size_t neighbours, size_t per_neighbour) {
+                                                const std::string& template_name, size_t neighbours,
+                                                size_t per_neighbour) {
   // The ok trials of the family per tuned problem, fastest first.
   std::map<std::string, std::vector<const TrialRecord*>> by_problem;
   for (const TrialRecord& r : trials)

@@ -51,23 +51,23 @@ class ModelStrategy final : public Strategy {
   std::mt19937_64 rng_;
   PerformanceModel model_;
   size_t problems_;
-  std::vector<double> log_predicted_;  // [config * problems_ + problem]; +inf: cannot run
+  std::vector<double> log_predicted_;            // [config * problems_ + problem]; +inf: cannot run
   std::vector<std::vector<uint32_t>> features_;  // per config: one id per (parameter, value)
   size_t feature_count_ = 0;
-  std::vector<double> correction_;      // per config, exp(fitted log correction)
-  std::vector<double> log_scale_;       // per problem: measured over predicted, geometric mean
-  std::vector<double> log_current_;     // per problem: best measured (or estimated) log time
+  std::vector<double> correction_;   // per config, exp(fitted log correction)
+  std::vector<double> log_scale_;    // per problem: measured over predicted, geometric mean
+  std::vector<double> log_current_;  // per problem: best measured (or estimated) log time
   std::vector<bool> asked_;
-  std::vector<size_t> first_;           // indices to propose first
+  std::vector<size_t> first_;  // indices to propose first
   size_t next_first_ = 0;
-  size_t proposed_ = 0;                 // this strategy's own proposals (the budget's count)
+  size_t proposed_ = 0;  // this strategy's own proposals (the budget's count)
   size_t unasked_ = 0;
   struct Sample {
     size_t config, problem;
     double log_us;
   };
   std::vector<Sample> measured_;
-  bool dirty_ = false;  // measured since the last refit
+  bool dirty_ = false;                           // measured since the last refit
   std::vector<std::pair<double, size_t>> heap_;  // lazy greedy: (gain bound, config)
 };
 

@@ -136,8 +136,7 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double tile_efficiency = per_thread / (per_thread + 1.5);
   const double sm_rate = ctx_.roofs.flops_per_s / sms * tile_efficiency;
   const auto wave_s = [&](int64_t per_sm) {
-    return double(per_sm) * block_flops /
-           (sm_rate * occupancy_efficiency(int(per_sm) * warps));
+    return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
   };
   const int64_t full = blocks / resident, tail = blocks % resident;
   double compute_s = double(full) * wave_s(occ.blocks_per_sm);

@@ -110,9 +110,10 @@ bool faster(const TrialResult& t, double best_us) {
 
 ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
   if (options.budget.seconds > 0)
-    fail("--budget {}: a replay spends a count or a share of the space; the database holds no "
-         "compile times to spend a time on",
-         options.budget.describe());
+    fail(
+        "--budget {}: a replay spends a count or a share of the space; the database holds no "
+        "compile times to spend a time on",
+        options.budget.describe());
   ReplayResult result;
   result.device = replayed_device(input, options.device);
   const DeviceInfo& dev = device_named(input, result.device);
@@ -129,9 +130,9 @@ ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
           row.family = g.family;
         }
     }
-    auto strategy = make_strategy(options.strategy, g.space,
-                                  options.budget.configs_for(g.space.size()), options.seed,
-                                  replay_context(g, dev, input, options));
+    auto strategy =
+        make_strategy(options.strategy, g.space, options.budget.configs_for(g.space.size()),
+                      options.seed, replay_context(g, dev, input, options));
     result.space += g.space.size();
     result.asked += run_ask_tell_by_problem(
         *strategy, options.batch, [&](const std::vector<KernelConfig>& batch) {
@@ -187,9 +188,9 @@ std::string model_predictions_csv(const ReplayInput& input, const std::string& d
 }
 
 std::string format_replay(const ReplayResult& r, const ReplayOptions& options) {
-  std::string out = fmt::format("{:<44} {:<11} {:>11} {:>11} {:>7} {:>6} {:>10}\n", "problem",
-                                "family", "recorded us", "found us", "ratio", "asked",
-                                "unmeasured");
+  std::string out =
+      fmt::format("{:<44} {:<11} {:>11} {:>11} {:>7} {:>6} {:>10}\n", "problem", "family",
+                  "recorded us", "found us", "ratio", "asked", "unmeasured");
   for (const ReplayProblem& p : r.problems) {
     const std::string found = p.best_found_us > 0 ? fmt::format("{:.1f}", p.best_found_us) : "-";
     const std::string ratio =

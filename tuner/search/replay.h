@@ -27,17 +27,17 @@ ReplayInput load_replay_input(TuningDb& db);
 
 struct ReplayOptions {
   std::string strategy = "model";
-  Budget budget;           // a count or a share of each family's recorded space (no time)
+  Budget budget;  // a count or a share of each family's recorded space (no time)
   uint64_t seed = 1;
   double exploration = 0.1;
-  size_t batch = 256;      // the tuner's batch (the model strategy asks in smaller ones)
-  std::string device;      // device name; empty: the first with trials
+  size_t batch = 256;  // the tuner's batch (the model strategy asks in smaller ones)
+  std::string device;  // device name; empty: the first with trials
 };
 
 // One problem, over every family that recorded trials of it.
 struct ReplayProblem {
   std::string key;
-  std::string family;  // of the best recorded trial
+  std::string family;           // of the best recorded trial
   double best_recorded_us = 0;  // fastest ok trial in the database (0: none)
   double best_found_us = 0;     // fastest ok trial among the configs asked (0: none)
   uint64_t asked = 0, measured = 0, unmeasured = 0;
@@ -46,9 +46,9 @@ struct ReplayProblem {
 struct ReplayResult {
   std::string device;
   std::vector<ReplayProblem> problems;  // with a recorded best
-  uint64_t space = 0;       // recorded configs over the families replayed
-  uint64_t asked = 0;       // configs asked over the groups
-  uint64_t unmeasured = 0;  // asked configs the database has no trial of (per problem)
+  uint64_t space = 0;                   // recorded configs over the families replayed
+  uint64_t asked = 0;                   // configs asked over the groups
+  uint64_t unmeasured = 0;              // asked configs the database has no trial of (per problem)
   // Geometric mean over problems of best found / best recorded (a problem where nothing
   // asked ran counts as kNothingFound).
   double geomean_ratio = 0;

@@ -189,10 +189,10 @@ class Session {
       if (client_) summary += fmt::format("; worker restarts: {}", client_->restarts());
     }
     if (opt_.time_budget_s > 0)
-      summary += fmt::format("; time budget {:g} s: {:.1f} s spent asking, {} of {} family run(s) "
-                             "stopped by it",
-                             opt_.time_budget_s, seconds_since(time_started_), pairs_stopped_,
-                             pairs_total_);
+      summary += fmt::format(
+          "; time budget {:g} s: {:.1f} s spent asking, {} of {} family run(s) "
+          "stopped by it",
+          opt_.time_budget_s, seconds_since(time_started_), pairs_stopped_, pairs_total_);
     summary += fmt::format("; total {}", format_duration(seconds_since(started)));
     db.finish_run(run_id_, summary);
     if (device_) print_table(reports);
@@ -336,22 +336,22 @@ class Session {
       // leaves its time to the others.
       const double left = opt_.time_budget_s - seconds_since(time_started_);
       const double share = std::max(0.0, left) / double(std::max<size_t>(1, pairs_left_));
-      strategy = time_limited(std::move(strategy),
-                              Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)),
-                              &expired);
+      strategy =
+          time_limited(std::move(strategy),
+                       Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)), &expired);
     }
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
                  legal.size(), opt_.strategy);
     // Batches of a few compiles per job: the model strategy learns between them.
-    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 32, 256);
+    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
     const uint64_t asked =
         run_ask_tell_by_problem(*strategy, batch, [&](const std::vector<KernelConfig>& configs) {
           ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
           const auto t0 = Clock::now();
           const std::string what =
-              fmt::format("compile {} {} {} for {}", fs.family->name(),
-                          group.variant.types.name(), group.variant.layout(), limits_.arch);
+              fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
+                          group.variant.layout(), limits_.arch);
           auto outcomes =
               compile.run(*fs.family, configs, group.variant, [&](size_t done, size_t total) {
                 line.update({what, done, total, seconds_since(t0)});
