@@ -118,6 +118,22 @@ TEST(ModelStrategy, a_measured_slowdown_of_a_feature_is_learned) {
   EXPECT_LT(s.estimate_us(vec1, 0), 3.0 * s.estimate_us(vec4, 0));
 }
 
+TEST(ModelStrategy, other_shapes_trials_set_the_correction_before_anything_is_measured) {
+  const std::vector<Problem> problems{nn(2048, 2048, 2048)};
+  const PerformanceModel model = model_for(problems);
+  // Another shape's trials: VEC=1 ran 3x slower than predicted there.
+  const Problem other = nn(1024, 1024, 1024);
+  std::vector<PriorTrial> prior;
+  for (const auto& c : small_space())
+    prior.push_back({c, other, model.predict_us(c, other) * (c.get("VEC") == 1 ? 3.0 : 1.0)});
+  ModelStrategy with(small_space(), 0, 1, model, 0.0, {}, prior);
+  ModelStrategy without(small_space(), 0, 1, model, 0.0);
+  const size_t vec1 = with.index_of(small_space()[0]), vec4 = with.index_of(small_space()[1]);
+  EXPECT_GT(with.correction(vec1) / with.correction(vec4), 1.3);
+  EXPECT_DOUBLE_EQ(without.correction(vec1), 1.0);
+  EXPECT_EQ(with.propose(1).front().get("VEC"), 4);
+}
+
 TEST(ModelStrategy, seeds_come_first_but_take_at_most_half_the_budget) {
   const auto space = small_space();
   std::vector<KernelConfig> seeds{space[7], space[3], space[11], space[5], space[9]};

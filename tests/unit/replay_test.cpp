@@ -127,25 +127,36 @@ TEST_F(ReplayH200, the_whole_space_finds_every_recorded_best) {
   EXPECT_EQ(r.unmeasured, 0u);
 }
 
-// Measured: model 1.018 at 20% (17 of 22 within 3%), random 1.17 over five seeds.
-TEST_F(ReplayH200, model_with_a_fifth_of_the_space_is_within_a_few_percent_on_most_problems) {
-  const ReplayResult r = run("model", "20%");
-  EXPECT_LE(r.asked, 16u);
-  EXPECT_LT(r.geomean_ratio, 1.04);
-  EXPECT_GE(r.within(0.03), 15u);
-  EXPECT_GE(r.within(0.10), 19u);
+// As tgemm-tune on an empty database: one group of 22 problems, each config measured on all.
+// Measured (random over seeds 1..10): model 1.298 / 1.140 / 1.068, random 1.327 / 1.171 /
+// 1.144 at 10% / 20% / 30%: the model alone cannot tell configs apart that differ only in
+// what it does not see (VEC, padding, stages), so its edge shows from 20% on.
+TEST_F(ReplayH200, cold_model_beats_random_at_a_fifth_of_the_space_and_more) {
+  EXPECT_LT(run("model", "20%").geomean_ratio, random_mean("20%"));
+  EXPECT_LT(run("model", "30%").geomean_ratio, random_mean("30%") - 0.05);
+  EXPECT_LT(run("model", "30%").geomean_ratio, 1.08);
 }
 
-// Measured: model 1.176 / 1.018 / 1.007, random 1.327 / 1.171 / 1.144 at 10% / 20% / 30%.
-TEST_F(ReplayH200, model_beats_random_at_the_same_budget) {
-  for (const std::string budget : {"10%", "20%", "30%"}) {
-    const double model = run("model", budget).geomean_ratio;
-    const double random = random_mean(budget);
-    EXPECT_LT(model, random - 0.08) << budget;
-  }
+// A new shape tuned beside a database of the other 21 (leave-one-out): the model's prior
+// correction and the nearest shapes' bests come from them. Measured: model 1.074 / 1.010,
+// nearest 1.047 / 1.006 at 5% / 10% (4 / 7 configs per problem).
+TEST_F(ReplayH200, model_with_a_tenth_of_the_space_reaches_the_recorded_best_on_most_shapes) {
+  ReplayOptions opt;
+  opt.strategy = "model";
+  opt.budget = parse_budget("10%");
+  opt.per_problem = true;
+  const ReplayResult r = replay(*input_, opt);
+  EXPECT_LT(r.geomean_ratio, 1.03);
+  EXPECT_GE(r.within(0.03), 18u);
+  EXPECT_LT(r.geomean_ratio, random_mean("10%") - 0.2);
+  opt.strategy = "nearest";
+  EXPECT_LT(replay(*input_, opt).geomean_ratio, 1.03);
+  opt.strategy = "model";
+  opt.budget = parse_budget("5%");
+  EXPECT_LT(replay(*input_, opt).geomean_ratio, 1.12);
 }
 
-// Measured: nearest 1.068 at 10% (17 of 22 within 3%): the neighbours' bests carry over.
+// Measured: nearest 1.068 at 10% in one group (17 of 22 within 3%).
 TEST_F(ReplayH200, nearest_seeds_reach_most_bests_with_a_tenth_of_the_space) {
   const ReplayResult r = run("nearest", "10%");
   EXPECT_LT(r.geomean_ratio, 1.10);

@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
       ->transform(tgemm::cli::number_from(0, 1, "a share"));
   app.add_option("--device", opt.device, "device name (default: the first with trials)");
   app.add_flag("--details", details, "the per-problem table of every run");
+  app.add_flag("--per-problem", opt.per_problem,
+               "tune each problem alone with the budget, the others' trials as the database's "
+               "knowledge (default: as tgemm-tune, one group per layout)");
   bool predictions = false;
   app.add_flag("--predictions", predictions,
                "print the model's prediction beside every recorded ok time (CSV) and stop");

@@ -25,6 +25,14 @@ constexpr double kRidgePerProblem = 15.0;
 // The correction never moves a prediction by more than e^1.5 (4.5x) either way.
 constexpr double kMaxLogCorrection = 1.5;
 constexpr size_t kMinBatch = 4;
+// Configs the model cannot tell apart (the same prediction on every problem) count at this
+// share of their gain once one of them was asked: the model's error makes near-ties worth
+// measuring, but its blind spots (swizzle, padding, ...) must not fill a budget with copies.
+constexpr double kTwinWeight = 0.5;
+// Per (parameter, value) no proposal has had yet: breaks the model's ties (configs that
+// differ only in what it cannot see, e.g. a swizzle) towards configs that teach the
+// correction something new, instead of near-copies of one pick.
+constexpr double kNovelty = 1e-4;
 
 // Solves (A) x = b in place by Gaussian elimination with partial pivoting (A is n x n, SPD).
 std::vector<double> solve(std::vector<double> a, std::vector<double> b, size_t n) {
@@ -56,7 +64,7 @@ std::vector<double> solve(std::vector<double> a, std::vector<double> b, size_t n
 
 ModelStrategy::ModelStrategy(std::vector<KernelConfig> legal, uint64_t budget, uint64_t seed,
                              PerformanceModel model, double exploration,
-                             std::vector<KernelConfig> first)
+                             std::vector<KernelConfig> first, const std::vector<PriorTrial>& prior)
     : legal_(std::move(legal)),
       budget_(budget),
       exploration_(std::clamp(exploration, 0.0, 1.0)),
@@ -70,15 +78,35 @@ ModelStrategy::ModelStrategy(std::vector<KernelConfig> legal, uint64_t budget, u
   for (size_t i = 0; i < n; ++i) {
     index_.emplace(legal_[i].params_text(), i);
     const std::vector<double> us = model_.predict_all(legal_[i]);
-    for (size_t p = 0; p < problems_; ++p) log_predicted_[i * problems_ + p] = std::log(us[p]);
+    size_t signature = 0;
+    for (size_t p = 0; p < problems_; ++p) {
+      log_predicted_[i * problems_ + p] = std::log(us[p]);
+      signature = signature * 1000003u + std::hash<double>{}(std::round(us[p] * 1e3));
+    }
+    signature_.push_back(signature);
+    twins_asked_.emplace(signature, 0);
     for (const auto& param : legal_[i].params) {
       auto [it, fresh] = feature_ids.emplace(param, uint32_t(feature_ids.size()));
       features_[i].push_back(it->second);
     }
   }
   feature_count_ = feature_ids.size();
+  // Other shapes' trials: their residuals against the model teach the correction before
+  // anything here is measured; each shape gets its own scale slot after this group's.
+  std::map<std::string, size_t> prior_slot;
+  for (const PriorTrial& t : prior) {
+    const double us = model_.predict_us(t.config, t.problem);
+    if (!std::isfinite(us) || !(t.time_us > 0)) continue;
+    std::vector<uint32_t> ids;
+    for (const auto& param : t.config.params)
+      if (auto it = feature_ids.find(param); it != feature_ids.end()) ids.push_back(it->second);
+    auto [slot, fresh] = prior_slot.emplace(t.problem.key(), problems_ + prior_slot.size());
+    prior_.push_back({SIZE_MAX, prior_features_.size(), slot->second, std::log(t.time_us / us)});
+    prior_features_.push_back(std::move(ids));
+  }
+  feature_seen_.assign(feature_count_, false);
   correction_.assign(n, 1.0);
-  log_scale_.assign(problems_, 0.0);
+  log_scale_.assign(problems_ + prior_slot.size(), 0.0);
   log_current_.assign(problems_, kInf);
   asked_.assign(n, false);
   unasked_ = n;
@@ -131,6 +159,8 @@ void ModelStrategy::take(size_t i, std::vector<KernelConfig>* batch) {
   // Until it is measured, assume the config reaches its estimate (the greedy's coverage).
   for (size_t p = 0; p < problems_; ++p)
     log_current_[p] = std::min(log_current_[p], std::log(estimate_us(i, p)));
+  for (uint32_t id : features_[i]) feature_seen_[id] = true;
+  ++twins_asked_[signature_[i]];
   batch->push_back(legal_[i]);
 }
 
@@ -143,11 +173,13 @@ size_t ModelStrategy::pick_explore() {
 
 double ModelStrategy::gain(size_t i) const {
   double g = 0;
+  const double weight = twins_asked_.at(signature_[i]) ? kTwinWeight : 1.0;
   for (size_t p = 0; p < problems_; ++p) {
     const double est = log_predicted_[i * problems_ + p] + log_scale_[p] + std::log(correction_[i]);
     if (std::isfinite(est) && std::isfinite(log_current_[p]))
-      g += std::max(0.0, log_current_[p] + kLogMargin - est);
+      g += weight * std::max(0.0, log_current_[p] + kLogMargin - est);
   }
+  for (uint32_t id : features_[i]) g += feature_seen_[id] ? 0.0 : kNovelty;
   return g;
 }
 
@@ -201,36 +233,43 @@ void ModelStrategy::report_problem(size_t problem, const std::vector<TrialResult
     if (!asked_[i]) asked_[i] = true, --unasked_;  // a seed proposed by someone else
     if (problem < problems_ && r.status == TrialStatus::ok && r.time_median_us > 0 &&
         std::isfinite(log_predicted_[i * problems_ + problem])) {
-      measured_.push_back({i, problem, std::log(r.time_median_us)});
+      measured_.push_back(
+          {i, 0, problem, std::log(r.time_median_us) - log_predicted_[i * problems_ + problem]});
       dirty_ = true;
     }
   }
 }
 
 // Fits log(measured) = log(predicted) + scale[problem] + sum of per-(parameter, value)
-// weights, alternating the problem scales (plain means) and the weights (ridge).
+// weights, alternating the problem scales (plain means) and the weights (ridge), over this
+// group's measurements and the prior (other shapes' recorded trials).
 void ModelStrategy::refit() {
   dirty_ = false;
-  const size_t f = feature_count_;
+  const size_t f = feature_count_, slots = log_scale_.size();
   std::vector<double> w(f, 0.0);
-  if (!measured_.empty()) {
+  std::vector<const Sample*> all;
+  for (const Sample& s : prior_) all.push_back(&s);
+  for (const Sample& s : measured_) all.push_back(&s);
+  const auto features_of = [&](const Sample& s) -> const std::vector<uint32_t>& {
+    return s.config == SIZE_MAX ? prior_features_[s.feature_row] : features_[s.config];
+  };
+  if (!all.empty()) {
     for (int round = 0; round < 6; ++round) {
-      std::vector<double> sum(problems_, 0), count(problems_, 0);
-      for (const Sample& s : measured_) {
+      std::vector<double> sum(slots, 0), count(slots, 0);
+      for (const Sample* s : all) {
         double fx = 0;
-        for (uint32_t id : features_[s.config]) fx += w[id];
-        sum[s.problem] += s.log_us - log_predicted_[s.config * problems_ + s.problem] - fx;
-        count[s.problem] += 1;
+        for (uint32_t id : features_of(*s)) fx += w[id];
+        sum[s->problem] += s->residual - fx;
+        count[s->problem] += 1;
       }
-      for (size_t p = 0; p < problems_; ++p) log_scale_[p] = count[p] ? sum[p] / count[p] : 0;
+      for (size_t p = 0; p < slots; ++p) log_scale_[p] = count[p] ? sum[p] / count[p] : 0;
       std::vector<double> a(f * f, 0), b(f, 0);
       for (size_t k = 0; k < f; ++k) a[k * f + k] = kRidgePerProblem * double(problems_);
-      for (const Sample& s : measured_) {
-        const double y =
-            s.log_us - log_predicted_[s.config * problems_ + s.problem] - log_scale_[s.problem];
-        for (uint32_t r : features_[s.config]) {
+      for (const Sample* s : all) {
+        const double y = s->residual - log_scale_[s->problem];
+        for (uint32_t r : features_of(*s)) {
           b[r] += y;
-          for (uint32_t c : features_[s.config]) a[r * f + c] += 1;
+          for (uint32_t c : features_of(*s)) a[r * f + c] += 1;
         }
       }
       w = solve(std::move(a), std::move(b), f);
@@ -244,7 +283,8 @@ void ModelStrategy::refit() {
   // The best so far: measured where there is a time, else a margin over the best estimate.
   std::vector<double> best_measured(problems_, kInf);
   for (const Sample& s : measured_)
-    best_measured[s.problem] = std::min(best_measured[s.problem], s.log_us);
+    best_measured[s.problem] = std::min(
+        best_measured[s.problem], s.residual + log_predicted_[s.config * problems_ + s.problem]);
   for (size_t p = 0; p < problems_; ++p) {
     double best_estimate = kInf;
     for (size_t i = 0; i < legal_.size(); ++i)

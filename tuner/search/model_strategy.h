@@ -18,10 +18,13 @@ namespace tgemm {
 
 class ModelStrategy final : public Strategy {
  public:
+  // `prior`: trials of other shapes (same family and device) that teach the correction what
+  // the model cannot see (vector widths, padding, ...) before anything here is measured.
   // `first`: configs to propose before the model's own picks (the nearest shapes' bests);
   // those outside `legal` are dropped, at most half the budget is spent on them.
   ModelStrategy(std::vector<KernelConfig> legal, uint64_t budget, uint64_t seed,
-                PerformanceModel model, double exploration, std::vector<KernelConfig> first = {});
+                PerformanceModel model, double exploration, std::vector<KernelConfig> first = {},
+                const std::vector<PriorTrial>& prior = {});
 
   // Returns fewer than `max_count` when a budget is set, about a quarter of it at a time, so
   // the model is refined a few times within the budget.
@@ -54,7 +57,10 @@ class ModelStrategy final : public Strategy {
   std::vector<double> log_predicted_;            // [config * problems_ + problem]; +inf: cannot run
   std::vector<std::vector<uint32_t>> features_;  // per config: one id per (parameter, value)
   size_t feature_count_ = 0;
-  std::vector<double> correction_;   // per config, exp(fitted log correction)
+  std::vector<bool> feature_seen_;  // per feature: in a proposal already
+  std::vector<size_t> signature_;   // per config: hash of its predictions (twins share it)
+  std::unordered_map<size_t, size_t> twins_asked_;  // signature -> configs asked
+  std::vector<double> correction_;                  // per config, exp(fitted log correction)
   std::vector<double> log_scale_;    // per problem: measured over predicted, geometric mean
   std::vector<double> log_current_;  // per problem: best measured (or estimated) log time
   std::vector<bool> asked_;
@@ -63,10 +69,13 @@ class ModelStrategy final : public Strategy {
   size_t proposed_ = 0;  // this strategy's own proposals (the budget's count)
   size_t unasked_ = 0;
   struct Sample {
-    size_t config, problem;
-    double log_us;
+    size_t config;       // SIZE_MAX: a prior trial, its features in prior_features_
+    size_t feature_row;  // prior trials only
+    size_t problem;      // scale slot: this group's problems, then the prior's shapes
+    double residual;     // log(measured / predicted)
   };
-  std::vector<Sample> measured_;
+  std::vector<Sample> measured_, prior_;
+  std::vector<std::vector<uint32_t>> prior_features_;
   bool dirty_ = false;                           // measured since the last refit
   std::vector<std::pair<double, size_t>> heap_;  // lazy greedy: (gain bound, config)
 };

@@ -64,6 +64,16 @@ std::vector<ReplayGroup> group_trials(const std::vector<TrialRecord>& trials,
   return out;
 }
 
+// Each problem of a group as a group of its own (a new shape tuned beside a database of
+// the others).
+std::vector<ReplayGroup> one_per_problem(std::vector<ReplayGroup> groups) {
+  std::vector<ReplayGroup> out;
+  for (ReplayGroup& g : groups)
+    for (size_t p = 0; p < g.keys.size(); ++p)
+      out.push_back({g.family, {g.problems[p]}, {g.keys[p]}, g.space, {g.trial[p]}});
+  return out;
+}
+
 StrategyContext replay_context(const ReplayGroup& g, const DeviceInfo& device,
                                const ReplayInput& input, const ReplayOptions& options) {
   StrategyContext ctx;
@@ -81,6 +91,12 @@ StrategyContext replay_context(const ReplayGroup& g, const DeviceInfo& device,
   ctx.model.roofs = roofs_from(mine, device.arch, g.problems.front().types);
   if (options.strategy == "nearest")
     ctx.nearest = nearest_tuned_configs(g.problems, input.trials, g.family);
+  // What the database knows of other shapes, as the tuner would find it there.
+  for (const TrialRecord& r : input.trials)
+    if (r.device_name == device.name && r.trial.config.template_name == g.family &&
+        r.trial.status == TrialStatus::ok &&
+        std::find(g.keys.begin(), g.keys.end(), r.problem.key()) == g.keys.end())
+      ctx.prior.push_back({r.trial.config, r.problem, r.trial.time_median_us});
   return ctx;
 }
 
@@ -119,7 +135,9 @@ ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
   const DeviceInfo& dev = device_named(input, result.device);
   std::map<std::string, ReplayProblem> rows;  // by problem key, over the families
   std::vector<std::string> order;
-  for (const ReplayGroup& g : group_trials(input.trials, result.device)) {
+  std::vector<ReplayGroup> groups = group_trials(input.trials, result.device);
+  if (options.per_problem) groups = one_per_problem(std::move(groups));
+  for (const ReplayGroup& g : groups) {
     for (size_t p = 0; p < g.keys.size(); ++p) {
       if (!rows.count(g.keys[p])) order.push_back(g.keys[p]);
       ReplayProblem& row = rows[g.keys[p]];

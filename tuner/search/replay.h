@@ -32,6 +32,9 @@ struct ReplayOptions {
   double exploration = 0.1;
   size_t batch = 256;  // the tuner's batch (the model strategy asks in smaller ones)
   std::string device;  // device name; empty: the first with trials
+  // Each problem tuned alone with the budget (a new shape beside a database of the others),
+  // instead of the tuner's groups (every problem of a variant measuring every config).
+  bool per_problem = false;
 };
 
 // One problem, over every family that recorded trials of it.
@@ -57,6 +60,10 @@ struct ReplayResult {
   size_t within(double share) const;
 };
 
+// The model strategies learn a prior correction from the trials of problems outside the group
+// (ReplayOptions::per_problem: every other problem), as the tuner does from its database.
+// The model strategies learn a prior correction from the trials of problems outside the group
+// (ReplayOptions::per_problem: every other problem), as the tuner does from its database.
 // Throws Error for a time budget (the database holds no compile times to spend one), an
 // unknown strategy or device, and a database without ok trials.
 ReplayResult replay(const ReplayInput& input, const ReplayOptions& options);

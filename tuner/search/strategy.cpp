@@ -80,7 +80,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Ker
       fail("strategy '{}' needs the family and the problems it ranks configs for", name);
     return std::make_unique<ModelStrategy>(
         std::move(legal), budget, seed, PerformanceModel(context.model), context.exploration,
-        name == "nearest" ? context.nearest : std::vector<KernelConfig>{});
+        name == "nearest" ? context.nearest : std::vector<KernelConfig>{}, context.prior);
   }
   fail("unknown strategy '{}' (expected one of: {})", name, fmt::join(strategy_names(), ", "));
 }

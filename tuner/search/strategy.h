@@ -41,10 +41,18 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound);
 // What the model-guided strategies know besides the legal configs: the family, the variant
 // group's problems, the arch and the roofs (PerformanceModel), and for "nearest" the recorded
 // bests of the nearest tuned shapes (nearest_tuned_configs), best first.
+// A trial of another shape, for the model's prior correction.
+struct PriorTrial {
+  KernelConfig config;
+  Problem problem;
+  double time_us = 0;
+};
+
 struct StrategyContext {
   ModelContext model;  // model.family null: no model (exhaustive and random need none)
   std::vector<KernelConfig> nearest;
-  double exploration = 0.1;  // share of the model's proposals drawn at random (seeded)
+  std::vector<PriorTrial> prior;  // other shapes' ok trials of the family on this device
+  double exploration = 0.1;       // share of the model's proposals drawn at random (seeded)
 };
 
 // name: "exhaustive" (every legal config, in order), "random" (a uniform sample without

@@ -387,10 +387,21 @@ class Session {
     const std::vector<DeviceCeiling> ceilings =
         device_ ? db.ceilings(device_->name, device_->arch) : std::vector<DeviceCeiling>{};
     ctx.model.roofs = roofs_from(ceilings, limits_.arch, group.variant.types);
+    // What this database measured on other shapes of this device: the nearest shapes' bests
+    // and the model's prior correction.
+    std::vector<TrialRecord> trials;
+    if (device_)
+      for (TrialRecord& r : db.trials("", device_->name))
+        if (r.arch == limits_.arch && r.trial.config.template_name == fs.space.template_name())
+          trials.push_back(std::move(r));
+    for (const TrialRecord& r : trials) {
+      const bool in_group = std::any_of(states.begin(), states.end(), [&](const ProblemState& st) {
+        return st.named->problem.key() == r.problem.key();
+      });
+      if (!in_group && r.trial.status == TrialStatus::ok)
+        ctx.prior.push_back({r.trial.config, r.problem, r.trial.time_median_us});
+    }
     if (opt_.strategy == "nearest") {
-      std::vector<TrialRecord> trials;
-      for (TrialRecord& r : db.trials("", device_ ? device_->name : ""))
-        if (r.arch == limits_.arch) trials.push_back(std::move(r));
       for (const KernelConfig& c :
            nearest_tuned_configs(ctx.model.problems, trials, fs.space.template_name())) {
         KernelConfig ordered = in_space_order(fs.space, c);
