@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
                  "model and nearest: share of the proposals drawn at random (seeded)")
       ->capture_default_str()
       ->transform(tgemm::cli::number_from(0, 1, "a share"));
-  app.add_option("--seed", opt.seed, "seed of the random strategy")
+  app.add_option("--seed", opt.seed, "seed of the random sample and of the model's exploration")
       ->capture_default_str()
       ->transform(tgemm::cli::whole_number(0, INT64_MAX, "a seed"));
   app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
