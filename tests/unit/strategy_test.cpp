@@ -176,7 +176,8 @@ TEST(Strategy, unknown_name_throws_listing_the_strategies) {
 }
 
 TEST(Strategy, names_are_listed) {
-  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"exhaustive", "random"}));
+  EXPECT_EQ(strategy_names(),
+            (std::vector<std::string>{"exhaustive", "random", "model", "nearest"}));
   for (const auto& name : strategy_names()) EXPECT_NO_THROW(make_strategy(name, {}, 0, 0));
 }
 

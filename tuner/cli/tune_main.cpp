@@ -11,6 +11,7 @@
 
 #include "src/core/error.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/search/budget.h"
 #include "tuner/search/strategy.h"
 #include "tuner/session/tuning_session.h"
 
@@ -22,23 +23,20 @@ std::string executable_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-// Decimal digits up to kMaxBudget only: CLI11 alone would wrap "-5" to 2^64 - 5, clamp
-// 99999999999999999999 and read "010" as octal.
+// A count, a share of the space or a time (tgemm::parse_budget); the text is kept and parsed
+// again after CLI11 is done, so its message names --budget and what is allowed.
 CLI::Validator budget_check() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const size_t first = std::min(text.find_first_not_of('0'), text.size() - 1);
-        const std::string number = text.empty() ? text : text.substr(first);  // "010" is ten
-        if (!number.empty() && number.size() <= 7 &&
-            number.find_first_not_of("0123456789") == std::string::npos &&
-            std::stoull(number) <= tgemm::kMaxBudget) {
-          text = number;  // CLI11 reads a leading 0 as octal
+        try {
+          tgemm::parse_budget(text);
           return "";
+        } catch (const tgemm::Error& e) {
+          const std::string msg = e.what();
+          return msg.substr(msg.find("must be"));
         }
-        return fmt::format("must be a whole number from 0 (the whole space) to {}, not '{}'",
-                           tgemm::kMaxBudget, text);
       },
-      fmt::format("0..{}", tgemm::kMaxBudget));
+      fmt::format("0..{} | N% | Ns | Nm | Nh", tgemm::kMaxBudget));
 }
 
 }  // namespace
@@ -56,12 +54,23 @@ int main(int argc, char** argv) {
   app.add_option("--db", opt.db_path, "tuning database (SQLite)")->capture_default_str();
   app.add_option("--arch", opt.arch,
                  "target arch, e.g. sm_90 (default: the GPU's; sm_75 without one)");
-  app.add_option("--strategy", opt.strategy, "exhaustive | random")->capture_default_str();
-  app.add_option("--budget", opt.budget,
-                 fmt::format("configs to try per layout, 0 to {} (0 = all)", tgemm::kMaxBudget))
+  app.add_option("--strategy", opt.strategy,
+                 "exhaustive | random | model (ranked by a performance model, refined from each "
+                 "batch) | nearest (the nearest tuned shapes' bests first, then as model)")
+      ->capture_default_str();
+  std::string budget = std::to_string(opt.budget);
+  app.add_option("--budget", budget,
+                 fmt::format("per layout and family: configs to try, 0 to {} (0 = all); or a "
+                             "share of the legal space (10%); or a time for the whole run "
+                             "(90s, 5m, 1h), shared evenly over the layouts and families",
+                             tgemm::kMaxBudget))
       ->capture_default_str()
       ->transform(budget_check());
-  app.add_option("--seed", opt.seed, "seed of the random strategy")
+  app.add_option("--exploration", opt.exploration,
+                 "model and nearest: share of the proposals drawn at random (seeded)")
+      ->capture_default_str()
+      ->transform(tgemm::cli::number_from(0, 1, "a share"));
+  app.add_option("--seed", opt.seed, "seed of the random sample and of the model's exploration")
       ->capture_default_str()
       ->transform(tgemm::cli::whole_number(0, INT64_MAX, "a seed"));
   app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
@@ -99,6 +108,10 @@ int main(int argc, char** argv) {
   opt.worker_path = executable_dir() + "/tgemm-worker";
   try {
     if (*shard_option) opt.shard = tgemm::parse_shard(shard);
+    const tgemm::Budget b = tgemm::parse_budget(budget);
+    opt.budget = b.configs;
+    opt.budget_fraction = b.fraction;
+    opt.time_budget_s = b.seconds;
     tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());

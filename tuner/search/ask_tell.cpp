@@ -14,6 +14,18 @@ size_t run_ask_tell(Strategy& strategy, size_t batch_size, const MeasureBatch& m
   return asked;
 }
 
+size_t run_ask_tell_by_problem(Strategy& strategy, size_t batch_size,
+                               const MeasureByProblem& measure) {
+  size_t asked = 0;
+  for (auto batch = strategy.propose(batch_size); !batch.empty();
+       batch = strategy.propose(batch_size)) {
+    asked += batch.size();
+    const auto per_problem = measure(batch);
+    for (size_t p = 0; p < per_problem.size(); ++p) strategy.report_problem(p, per_problem[p]);
+  }
+  return asked;
+}
+
 namespace {
 
 class SeededStrategy final : public Strategy {
@@ -34,6 +46,9 @@ class SeededStrategy final : public Strategy {
   }
 
   void report(const std::vector<TrialResult>& results) override { inner_->report(results); }
+  void report_problem(size_t problem, const std::vector<TrialResult>& results) override {
+    inner_->report_problem(problem, results);
+  }
 
  private:
   void take(KernelConfig config, std::vector<KernelConfig>* batch) {

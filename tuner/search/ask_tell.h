@@ -17,6 +17,13 @@ using MeasureBatch = std::function<std::vector<TrialResult>(const std::vector<Ke
 // Runs `strategy` to its end in batches of at most `batch_size`; returns the configs asked.
 size_t run_ask_tell(Strategy& strategy, size_t batch_size, const MeasureBatch& measure);
 
+// Measures one batch on every problem of a group: element p holds problem p's results.
+using MeasureByProblem =
+    std::function<std::vector<std::vector<TrialResult>>(const std::vector<KernelConfig>&)>;
+// As run_ask_tell, telling each problem's results through Strategy::report_problem.
+size_t run_ask_tell_by_problem(Strategy& strategy, size_t batch_size,
+                               const MeasureByProblem& measure);
+
 // `first` (a known-good start, Kernel Tuner's x0: the shipped defaults) ahead of what `inner`
 // proposes, each config once (a hash set: linear in the space).
 std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,

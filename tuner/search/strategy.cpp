@@ -9,6 +9,7 @@
 #include <random>
 
 #include "src/core/error.h"
+#include "tuner/search/model_strategy.h"
 #include "tuner/search/search_space.h"
 
 namespace tgemm {
@@ -35,18 +36,6 @@ class OrderedStrategy : public Strategy {
   size_t next_ = 0;
 };
 
-// Uniform in [0, bound) from the raw 64-bit stream. std::uniform_int_distribution's
-// algorithm differs between standard libraries; this keeps a seed's sample the same
-// everywhere (mt19937_64's output is fixed by the standard).
-uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                         std::numeric_limits<uint64_t>::max() % bound;  // reject the tail
-  uint64_t x;
-  do x = rng();
-  while (x >= limit);
-  return x % bound;
-}
-
 std::vector<KernelConfig> random_sample(std::vector<KernelConfig> legal, uint64_t budget,
                                         uint64_t seed) {
   const size_t take = budget == 0 ? legal.size() : size_t(std::min<uint64_t>(budget, legal.size()));
@@ -62,10 +51,21 @@ std::vector<KernelConfig> random_sample(std::vector<KernelConfig> legal, uint64_
 
 }  // namespace
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+// mt19937_64's output is fixed by the standard; rejecting the tail keeps the draw uniform.
+uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
+                         std::numeric_limits<uint64_t>::max() % bound;  // reject the tail
+  uint64_t x;
+  do x = rng();
+  while (x >= limit);
+  return x % bound;
+}
+
+std::vector<std::string> strategy_names() { return {"exhaustive", "random", "model", "nearest"}; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
-                                        uint64_t budget, uint64_t seed) {
+                                        uint64_t budget, uint64_t seed,
+                                        const StrategyContext& context) {
   if (budget > kMaxBudget)
     fail("budget {} is over the limit of {} configs (0 = the whole space)", budget, kMaxBudget);
   if (name == "exhaustive") {
@@ -74,6 +74,14 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Ker
   }
   if (name == "random")
     return std::make_unique<OrderedStrategy>(random_sample(std::move(legal), budget, seed));
+  if (name == "model" || name == "nearest") {
+    if (legal.empty()) return std::make_unique<OrderedStrategy>(std::move(legal));
+    if (!context.model.family)
+      fail("strategy '{}' needs the family and the problems it ranks configs for", name);
+    return std::make_unique<ModelStrategy>(
+        std::move(legal), budget, seed, PerformanceModel(context.model), context.exploration,
+        name == "nearest" ? context.nearest : std::vector<KernelConfig>{}, context.prior);
+  }
   fail("unknown strategy '{}' (expected one of: {})", name, fmt::join(strategy_names(), ", "));
 }
 

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "src/core/kernel_config.h"
 #include "src/core/trial_result.h"
+#include "tuner/search/performance_model.h"
 
 namespace tgemm {
 
@@ -24,16 +26,45 @@ class Strategy {
   virtual std::vector<KernelConfig> propose(size_t max_count) = 0;
   // Results of proposed configs, for strategies that learn from them.
   virtual void report(const std::vector<TrialResult>& results) { (void)results; }
+  // The results measured on one problem of the group (`problem` indexes the problems the
+  // strategy was made for, StrategyContext); strategies that model each problem need it.
+  virtual void report_problem(size_t problem, const std::vector<TrialResult>& results) {
+    (void)problem;
+    report(results);
+  }
 };
 
-// name: "exhaustive" (every legal config, in order) or "random" (a uniform sample without
-// replacement, seeded). `budget` caps the number of configs proposed (0 = no cap).
-// Throws Error naming the accepted strategies for any other name, and for a budget above
-// kMaxBudget. Proposing every config takes time linear in `legal`.
-// The random sample is the same for a seed on every platform (own bounded draw from
-// std::mt19937_64, no std::uniform_int_distribution).
+// Uniform in [0, bound) from the raw 64-bit stream, the same for a seed on every platform
+// (std::uniform_int_distribution's algorithm differs between standard libraries).
+uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound);
+
+// What the model-guided strategies know besides the legal configs: the family, the variant
+// group's problems, the arch and the roofs (PerformanceModel), and for "nearest" the recorded
+// bests of the nearest tuned shapes (nearest_tuned_configs), best first.
+// A trial of another shape, for the model's prior correction.
+struct PriorTrial {
+  KernelConfig config;
+  Problem problem;
+  double time_us = 0;
+};
+
+struct StrategyContext {
+  ModelContext model;  // model.family null: no model (exhaustive and random need none)
+  std::vector<KernelConfig> nearest;
+  std::vector<PriorTrial> prior;  // other shapes' ok trials of the family on this device
+  double exploration = 0.1;       // share of the model's proposals drawn at random (seeded)
+};
+
+// name: "exhaustive" (every legal config, in order), "random" (a uniform sample without
+// replacement, seeded), "model" (ranked by PerformanceModel, refined from each batch; see
+// ModelStrategy) or "nearest" (context.nearest first, then as "model"). `budget` caps the
+// number of configs proposed (0 = no cap). Throws Error naming the accepted strategies for
+// any other name, for "model"/"nearest" without a family in the context (and a non-empty
+// space), and for a budget above kMaxBudget. The random sample is the same for a seed on
+// every platform (own bounded draw from std::mt19937_64).
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
-                                        uint64_t budget, uint64_t seed);
+                                        uint64_t budget, uint64_t seed,
+                                        const StrategyContext& context = {});
 
 // The names make_strategy() accepts, for --help texts and error messages.
 std::vector<std::string> strategy_names();

@@ -26,6 +26,8 @@
 #include "tuner/report/progress_line.h"
 #include "tuner/report/text_columns.h"
 #include "tuner/search/ask_tell.h"
+#include "tuner/search/budget.h"
+#include "tuner/search/model_strategy.h"
 #include "tuner/search/search_space.h"
 #include "tuner/search/strategy.h"
 
@@ -154,6 +156,8 @@ class Session {
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
     uint64_t configs_asked = 0;
+    for (const VariantGroup& group : groups) pairs_left_ += group.families.size();
+    time_started_ = Clock::now();
     for (VariantGroup& group : groups) {
       std::vector<ProblemState> states;
       for (const NamedProblem* named : group.problems) {
@@ -184,6 +188,11 @@ class Session {
         summary += fmt::format(", {} {}", n, to_string(status));
       if (client_) summary += fmt::format("; worker restarts: {}", client_->restarts());
     }
+    if (opt_.time_budget_s > 0)
+      summary += fmt::format(
+          "; time budget {:g} s: {:.1f} s spent asking, {} of {} family run(s) "
+          "stopped by it",
+          opt_.time_budget_s, seconds_since(time_started_), pairs_stopped_, pairs_total_);
     summary += fmt::format("; total {}", format_duration(seconds_since(started)));
     db.finish_run(run_id_, summary);
     if (device_) print_table(reports);
@@ -313,31 +322,94 @@ class Session {
     // The strategy's configs, preceded by the shipped defaults: every tuned shape then
     // measures the kernel an untuned call would get, and a small budget always holds a
     // known-good start (Kernel Tuner's x0).
-    auto strategy = seeded_strategy(
-        default_configs(fs, group.variant.types),
-        make_strategy(opt_.strategy, fs.enumeration->legal, opt_.budget, opt_.seed));
+    const auto& legal = fs.enumeration->legal;
+    const uint64_t budget = opt_.budget_fraction > 0
+                                ? Budget{0, opt_.budget_fraction, 0}.configs_for(legal.size())
+                                : opt_.budget;
+    std::unique_ptr<Strategy> strategy =
+        seeded_strategy(default_configs(fs, group.variant.types),
+                        make_strategy(opt_.strategy, legal, budget, opt_.seed,
+                                      strategy_context(db, group, fs, *states)));
+    bool expired = false;
+    if (opt_.time_budget_s > 0) {
+      // An even share of what is left for each pair still to tune: one that finishes early
+      // leaves its time to the others.
+      const double left = opt_.time_budget_s - seconds_since(time_started_);
+      const double share = std::max(0.0, left) / double(std::max<size_t>(1, pairs_left_));
+      strategy =
+          time_limited(std::move(strategy),
+                       Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)), &expired);
+    }
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
-                 fs.enumeration->legal.size(), opt_.strategy);
-    constexpr size_t kBatch = 256;
-    return run_ask_tell(*strategy, kBatch, [&](const std::vector<KernelConfig>& batch) {
-      ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
-      const auto t0 = Clock::now();
-      const std::string what =
-          fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
-                      group.variant.layout(), limits_.arch);
-      auto outcomes = compile.run(*fs.family, batch, group.variant, [&](size_t done, size_t total) {
-        line.update({what, done, total, seconds_since(t0)});
+                 legal.size(), opt_.strategy);
+    // Batches of a few compiles per job: the model strategy learns between them.
+    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
+    const uint64_t asked =
+        run_ask_tell_by_problem(*strategy, batch, [&](const std::vector<KernelConfig>& configs) {
+          ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
+          const auto t0 = Clock::now();
+          const std::string what =
+              fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
+                          group.variant.layout(), limits_.arch);
+          auto outcomes =
+              compile.run(*fs.family, configs, group.variant, [&](size_t done, size_t total) {
+                line.update({what, done, total, seconds_since(t0)});
+              });
+          line.finish();
+          std::vector<std::vector<TrialResult>> results(states->size());
+          if (!device_) return results;
+          for (size_t p = 0; p < states->size(); ++p)
+            results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p]);
+          return results;
+        });
+    --pairs_left_;
+    ++pairs_total_;
+    if (expired) {
+      ++pairs_stopped_;
+      spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
+                   fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
+    }
+    return asked;
+  }
+
+  // What the model strategies need besides the configs: the problems, the family, the
+  // target and its roofs, and the recorded bests of the nearest tuned shapes.
+  StrategyContext strategy_context(TuningDb& db, const VariantGroup& group, const FamilySpace& fs,
+                                   const std::vector<ProblemState>& states) {
+    StrategyContext ctx;
+    ctx.exploration = opt_.exploration;
+    if (opt_.strategy != "model" && opt_.strategy != "nearest") return ctx;
+    ctx.model.family = fs.family;
+    for (const ProblemState& st : states) ctx.model.problems.push_back(st.named->problem);
+    ctx.model.limits = limits_;
+    ctx.model.sm_count = device_ ? device_->sm_count : default_sm_count(limits_.arch);
+    const std::vector<DeviceCeiling> ceilings =
+        device_ ? db.ceilings(device_->name, device_->arch) : std::vector<DeviceCeiling>{};
+    ctx.model.roofs = roofs_from(ceilings, limits_.arch, group.variant.types);
+    // What this database measured on other shapes of this device: the nearest shapes' bests
+    // and the model's prior correction.
+    std::vector<TrialRecord> trials;
+    if (device_)
+      for (TrialRecord& r : db.trials("", device_->name))
+        if (r.arch == limits_.arch && r.trial.config.template_name == fs.space.template_name())
+          trials.push_back(std::move(r));
+    for (const TrialRecord& r : trials) {
+      const bool in_group = std::any_of(states.begin(), states.end(), [&](const ProblemState& st) {
+        return st.named->problem.key() == r.problem.key();
       });
-      line.finish();
-      std::vector<TrialResult> results;
-      if (!device_) return results;
-      for (ProblemState& st : *states) {
-        auto measured = measure_batch(db, *fs.family, outcomes, &st);
-        results.insert(results.end(), measured.begin(), measured.end());
+      if (!in_group && r.trial.status == TrialStatus::ok)
+        ctx.prior.push_back({r.trial.config, r.problem, r.trial.time_median_us});
+    }
+    if (opt_.strategy == "nearest") {
+      for (const KernelConfig& c :
+           nearest_tuned_configs(ctx.model.problems, trials, fs.space.template_name())) {
+        KernelConfig ordered = in_space_order(fs.space, c);
+        if (!ordered.params.empty() && !fs.space.rejection(ordered, limits_))
+          ctx.nearest.push_back(std::move(ordered));
       }
-      return results;
-    });
+    }
+    return ctx;
   }
 
   // The device's roofs, measured by the worker the first time this database meets the GPU, so
@@ -533,6 +605,9 @@ class Session {
   int64_t device_id_ = 0;
   CurrentBuild current_;
   TrialCounts counts_;
+  Clock::time_point time_started_;  // the time budget's start
+  size_t pairs_left_ = 0;           // (variant, family) runs still to tune
+  size_t pairs_total_ = 0, pairs_stopped_ = 0;
 };
 
 }  // namespace

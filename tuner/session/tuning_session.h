@@ -32,7 +32,12 @@ struct TuneOptions {
   std::string arch;  // empty: the GPU's, or sm_75 without one
   // The spaces hold tens of thousands of legal configs: sample by default.
   std::string strategy = "random";
-  uint64_t budget = 200;  // configs per layout, 0 = all the strategy proposes
+  uint64_t budget = 200;       // configs per layout, 0 = all the strategy proposes
+  double budget_fraction = 0;  // > 0: the budget is this share of each family's legal space
+  // > 0: stop asking for configs once this many seconds are spent, shared out evenly over
+  // the (variant, family) pairs still to tune (what one pair leaves over goes to the rest)
+  double time_budget_s = 0;
+  double exploration = 0.1;  // model and nearest: share of the proposals drawn at random
   uint64_t seed = 1;
   int jobs = 1;
   int device = 0;

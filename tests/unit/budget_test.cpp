@@ -1,0 +1,69 @@
+// --budget's forms (a count, a share of the space, a time), its refusals, and the time limit
+// wrapped around a strategy.
+#include "tuner/search/budget.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "src/core/error.h"
+
+namespace tgemm {
+namespace {
+
+TEST(Budget, reads_counts_shares_and_times) {
+  EXPECT_EQ(parse_budget("200").configs, 200u);
+  EXPECT_EQ(parse_budget("010").configs, 10u);  // decimal, not octal
+  EXPECT_EQ(parse_budget("0").configs, 0u);
+  EXPECT_DOUBLE_EQ(parse_budget("10%").fraction, 0.10);
+  EXPECT_DOUBLE_EQ(parse_budget("100%").fraction, 1.0);
+  EXPECT_DOUBLE_EQ(parse_budget("90s").seconds, 90);
+  EXPECT_DOUBLE_EQ(parse_budget("5m").seconds, 300);
+  EXPECT_DOUBLE_EQ(parse_budget("1.5h").seconds, 5400);
+  EXPECT_EQ(parse_budget("90s").configs, 0u);  // a time alone sets no count
+}
+
+TEST(Budget, rejects_negative_zero_time_and_unknown_units) {
+  for (const std::string bad : {"-1", "10x", "0s", "0m", "0%", "101%", "", "s", "%", "1e3", "1e3s",
+                                "-5s", "1..5m", "1000001", "99999999999999999999", "8d", "1000h"}) {
+    try {
+      parse_budget(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("--budget"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("90s"), std::string::npos) << msg;  // says what is allowed
+      EXPECT_NE(msg.find("'" + bad + "'"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(Budget, a_share_caps_each_space_at_least_at_one_config) {
+  EXPECT_EQ(parse_budget("10%").configs_for(68), 7u);
+  EXPECT_EQ(parse_budget("10%").configs_for(3), 1u);
+  EXPECT_EQ(parse_budget("25").configs_for(3), 25u);  // a count is a count
+  EXPECT_EQ(parse_budget("10%").describe(), "10% of the space");
+  EXPECT_EQ(parse_budget("90s").describe(), "90 s");
+}
+
+class Endless final : public Strategy {
+ public:
+  std::vector<KernelConfig> propose(size_t max_count) override {
+    return std::vector<KernelConfig>(max_count, KernelConfig{"x", {{"ID", 1}}});
+  }
+};
+
+TEST(Budget, a_time_limit_stops_proposing_once_spent) {
+  bool expired = false;
+  auto limited =
+      time_limited(std::make_unique<Endless>(),
+                   std::chrono::steady_clock::now() + std::chrono::milliseconds(30), &expired);
+  EXPECT_EQ(limited->propose(3).size(), 3u);
+  EXPECT_FALSE(expired);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  EXPECT_TRUE(limited->propose(3).empty());
+  EXPECT_TRUE(expired);
+}
+
+}  // namespace
+}  // namespace tgemm

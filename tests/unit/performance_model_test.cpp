@@ -1,0 +1,134 @@
+// PerformanceModel: its pieces (waves, padding, registers, occupancy effect) and whole
+// predictions that must order configs the way the hardware does: wave quantisation, split-K
+// for skinny large-K shapes, memory-bound against compute-bound problems.
+#include "tuner/search/performance_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/common/sgemm_configs.h"
+
+namespace tgemm {
+namespace {
+
+using testing::sgemm_config;
+
+PerformanceModel h200_model() {
+  ModelContext ctx;
+  ctx.family = &template_named("sgemm_simt");
+  ctx.limits = arch_limits("sm_90");
+  ctx.sm_count = 132;
+  ctx.roofs = default_roofs("sm_90", GemmTypes{});
+  return PerformanceModel(ctx);
+}
+
+Problem nn(int64_t m, int64_t n, int64_t k) {
+  return Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k);
+}
+
+TEST(PerformanceModel, waves_round_up_over_resident_slots) {
+  EXPECT_EQ(PerformanceModel::waves(132, 132), 1);
+  EXPECT_EQ(PerformanceModel::waves(133, 132), 2);
+  EXPECT_EQ(PerformanceModel::waves(1, 264), 1);
+  EXPECT_EQ(PerformanceModel::waves(0, 132), 0);
+}
+
+TEST(PerformanceModel, useful_fraction_counts_padded_tiles_and_k_steps) {
+  const TileShape t{128, 128, 8, 1, 1};
+  EXPECT_DOUBLE_EQ(PerformanceModel::useful_fraction(t, nn(256, 256, 64)), 1.0);
+  EXPECT_DOUBLE_EQ(PerformanceModel::useful_fraction(t, nn(100, 128, 64)), 100.0 / 128);
+  EXPECT_DOUBLE_EQ(PerformanceModel::useful_fraction(t, nn(129, 129, 64)),
+                   (129.0 / 256) * (129.0 / 256));
+  // Four K slices of whole 8-deep steps: K=40 pads to 64.
+  EXPECT_DOUBLE_EQ(PerformanceModel::useful_fraction({128, 128, 8, 4, 1}, nn(128, 128, 40)),
+                   40.0 / 64);
+}
+
+TEST(PerformanceModel, registers_grow_with_the_thread_tile_and_staging) {
+  const int small = PerformanceModel::estimated_registers({64, 64, 8, 1, 1}, 256);    // 4x4
+  const int large = PerformanceModel::estimated_registers({128, 128, 8, 1, 1}, 256);  // 8x8
+  const int deep = PerformanceModel::estimated_registers({128, 128, 32, 1, 1}, 256);
+  EXPECT_LT(small, large);
+  EXPECT_GE(large, 64 + 16);  // the accumulators and the fragments at least
+  EXPECT_GT(deep, large);     // BK=32 stages four times the elements per thread
+}
+
+TEST(PerformanceModel, few_resident_warps_lose_rate) {
+  EXPECT_DOUBLE_EQ(PerformanceModel::occupancy_efficiency(4), 0.5);
+  EXPECT_NEAR(PerformanceModel::occupancy_efficiency(8), 0.707, 0.001);
+  EXPECT_DOUBLE_EQ(PerformanceModel::occupancy_efficiency(16), 1.0);
+  EXPECT_DOUBLE_EQ(PerformanceModel::occupancy_efficiency(64), 1.0);
+  EXPECT_DOUBLE_EQ(PerformanceModel::occupancy_efficiency(0), 0.0);
+}
+
+TEST(PerformanceModel, one_tile_row_past_a_full_wave_costs_another_wave) {
+  const PerformanceModel model = h200_model();
+  // 128x128 tiles of 256 threads, ~112 registers each: two blocks per SM, 264 resident.
+  const KernelConfig c = sgemm_config();
+  const double full = model.predict_us(c, nn(128 * 24, 128 * 11, 4096));      // 264 tiles
+  const double over = model.predict_us(c, nn(128 * 24 + 1, 128 * 11, 4096));  // 275 tiles
+  // The 11 extra tiles run alone on their SMs: a block alone does its work in half the time
+  // of two sharing the SM, but at 8 warps it hides latency worse (occupancy_efficiency).
+  EXPECT_GT(over, 1.5 * full);
+  EXPECT_LT(over, 1.8 * full);
+}
+
+TEST(PerformanceModel, split_k_wins_on_a_skinny_large_k_shape_and_loses_on_a_square) {
+  const PerformanceModel model = h200_model();
+  const KernelConfig one = sgemm_config({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}});
+  KernelConfig four = one;
+  four.set("SPLIT_K", 4);
+  // 4096x128x4096 launches 128 blocks of 64x64, one per SM; four K slices put four on each
+  // (measured on the H200: 155 us against 190 us).
+  EXPECT_LT(model.predict_us(four, nn(4096, 128, 4096)),
+            0.85 * model.predict_us(one, nn(4096, 128, 4096)));
+  EXPECT_GT(model.predict_us(four, nn(4096, 4096, 4096)),
+            model.predict_us(one, nn(4096, 4096, 4096)));
+}
+
+TEST(PerformanceModel, a_matrix_vector_shape_is_memory_bound) {
+  const PerformanceModel model = h200_model();
+  const KernelConfig c = sgemm_config({{"BM", 64}, {"BN", 16}, {"TM", 4}, {"TN", 4}, {"VEC", 1}});
+  const Problem gemv = nn(16384, 1, 16384);
+  const double bytes = 16384.0 * 16384 * 4;
+  const double memory_us = bytes / default_roofs("sm_90", GemmTypes{}).bytes_per_s * 1e6;
+  const double compute_us = gemv.flops() / 66.9e12 * 1e6;
+  const double predicted = model.predict_us(c, gemv);
+  EXPECT_GT(memory_us, 10 * compute_us);
+  EXPECT_GE(predicted, memory_us);
+  EXPECT_LT(predicted, 3 * memory_us);
+}
+
+TEST(PerformanceModel, a_large_square_is_compute_bound_near_the_ffma_roof) {
+  const PerformanceModel model = h200_model();
+  const Problem square = nn(8192, 8192, 8192);
+  const double roof_us = square.flops() / 66.9e12 * 1e6;
+  const double predicted = model.predict_us(sgemm_config({{"MIN_BLOCKS", 2}}), square);
+  EXPECT_GT(predicted, roof_us);
+  EXPECT_LT(predicted, 2 * roof_us);
+}
+
+TEST(PerformanceModel, a_config_that_cannot_run_the_problem_is_infinitely_slow) {
+  const PerformanceModel model = h200_model();
+  Problem misaligned = nn(1024, 1024, 1024);
+  misaligned.align_a = 4;  // VEC=4 needs 16 bytes
+  EXPECT_TRUE(std::isinf(model.predict_us(sgemm_config(), misaligned)));
+  // More K slices than K steps.
+  EXPECT_TRUE(std::isinf(model.predict_us(sgemm_config({{"SPLIT_K", 64}}), nn(256, 256, 64))));
+}
+
+TEST(PerformanceModel, measured_ceilings_replace_the_defaults) {
+  std::vector<DeviceCeiling> measured = {{kCopyBandwidthCeiling, 1e12, "copy", ""},
+                                         {kFfmaCeiling, 5e13, "ffma", ""}};
+  const Roofs r = roofs_from(measured, "sm_90", GemmTypes{});
+  EXPECT_DOUBLE_EQ(r.bytes_per_s, 1e12);
+  EXPECT_DOUBLE_EQ(r.flops_per_s, 5e13);
+  const Roofs d = roofs_from({}, "sm_90", GemmTypes{});
+  EXPECT_DOUBLE_EQ(d.flops_per_s, 66.9e12);
+  EXPECT_DOUBLE_EQ(d.bytes_per_s, 4.26e12);
+  EXPECT_EQ(default_sm_count("sm_80"), 108);
+}
+
+}  // namespace
+}  // namespace tgemm

@@ -1,0 +1,33 @@
+// Budget: how much of a space a strategy may ask for, as `--budget` spells it: a count of
+// configs, a share of the legal space ("10%"), or a time ("90s", "5m", "1h").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tuner/search/strategy.h"
+
+namespace tgemm {
+
+struct Budget {
+  uint64_t configs = 0;  // a count per layout and family; 0 = the whole space
+  double fraction = 0;   // of the legal space, in (0, 1]; 0 = not a share
+  double seconds = 0;    // a time for the whole run; 0 = no time limit
+
+  // The count cap for a space of `legal` configs (0 = no cap).
+  uint64_t configs_for(size_t legal) const;
+  std::string describe() const;  // "200 configs", "10% of the space", "90 s"
+};
+
+// "0".."1000000", "N%" with 0 < N <= 100, or "Ns" / "Nm" / "Nh" with 0 < N and at most a
+// week (decimals allowed: "1.5m"). Throws Error naming --budget and what is allowed.
+Budget parse_budget(const std::string& text);
+
+// `inner` until `deadline`: after it, propose() returns nothing and `*expired` is set.
+std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner,
+                                       std::chrono::steady_clock::time_point deadline,
+                                       bool* expired);
+
+}  // namespace tgemm

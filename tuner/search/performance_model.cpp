@@ -1,0 +1,167 @@
+#include "tuner/search/performance_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "src/core/occupancy.h"
+
+namespace tgemm {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Every launch costs about this much on its own (launch latency plus the ramp of a grid).
+constexpr double kLaunchUs = 2.5;
+// Tile loads of neighbouring blocks mostly hit L2, which serves about this many times the
+// device-memory copy rate.
+constexpr double kL2OverDram = 2.5;
+// Resident warps per SM that hide the FFMA, shared- and global-memory latencies of a
+// register-tiled kernel; with fewer the rate falls as the square root (one 8-warp block alone
+// on an SM reaches ~70%: on the H200, 4096x128x4096 runs 1.2x faster split four ways).
+constexpr double kWarpsToHideLatency = 16;
+// A config the register estimate says must spill (MIN_BLOCKS caps its registers) runs about
+// this much slower, or fails the spill check outright.
+constexpr double kSpillFactor = 3.0;
+// A block spends about this many main-loop steps' time outside its loop (filling the
+// pipeline, the epilogue), which small K slices and shallow BK pay most.
+constexpr double kFixedSteps = 4.0;
+// Split-K partials go through L2 atomics or a workspace round trip, at about a third of the
+// copy rate per byte.
+constexpr double kPartialCost = 3.0;
+
+struct ArchRoofs {
+  const char* arch;
+  double ffma_tflops, copy_tbps;
+  int sms;
+};
+constexpr ArchRoofs kArchRoofs[] = {{"sm_75", 8.1, 0.28, 40},
+                                    {"sm_80", 19.5, 1.5, 108},
+                                    {"sm_86", 35.0, 0.8, 84},
+                                    {"sm_89", 30.0, 0.27, 58},
+                                    {"sm_90", 66.9, 4.26, 132}};
+
+const ArchRoofs& roofs_of(const std::string& arch) {
+  for (const ArchRoofs& r : kArchRoofs)
+    if (arch == r.arch) return r;
+  return kArchRoofs[4];  // newer than the table: the sm_90 figures
+}
+
+// The compute roof's multiple of FFMA for the tensor types, and the ceiling kind measuring it.
+double tensor_factor(const GemmTypes& types, const char** kind) {
+  *kind = kFfmaCeiling;
+  if (types.compute == ComputeType::tf32) return *kind = "tf32", 8.0;
+  if (types.compute == ComputeType::f32x3) return *kind = "tf32", 8.0 / 3.0;
+  if (types.a == DType::f16) return *kind = "f16", 16.0;
+  if (types.a == DType::bf16) return *kind = "bf16", 16.0;
+  return 1.0;
+}
+
+}  // namespace
+
+Roofs default_roofs(const std::string& arch, const GemmTypes& types) {
+  const char* kind;
+  const ArchRoofs& r = roofs_of(arch);
+  return {r.ffma_tflops * 1e12 * tensor_factor(types, &kind), r.copy_tbps * 1e12};
+}
+
+Roofs roofs_from(const std::vector<DeviceCeiling>& ceilings, const std::string& arch,
+                 const GemmTypes& types) {
+  Roofs roofs = default_roofs(arch, types);
+  const char* kind;
+  tensor_factor(types, &kind);
+  const double passes = types.compute == ComputeType::f32x3 ? 3 : 1;  // 3xTF32: three MMAs
+  for (const DeviceCeiling& c : ceilings) {
+    if (c.value <= 0) continue;
+    if (c.kind == kCopyBandwidthCeiling) roofs.bytes_per_s = c.value;
+    if (c.kind == kind) roofs.flops_per_s = c.value / passes;
+  }
+  return roofs;
+}
+
+int default_sm_count(const std::string& arch) { return roofs_of(arch).sms; }
+
+int64_t PerformanceModel::waves(int64_t blocks, int64_t resident) {
+  return (blocks + resident - 1) / std::max<int64_t>(1, resident);
+}
+
+double PerformanceModel::useful_fraction(const TileShape& t, const Problem& p) {
+  const double padded_m = double((p.m + t.m - 1) / t.m * t.m);
+  const double padded_n = double((p.n + t.n - 1) / t.n * t.n);
+  const int64_t k_unit = t.k * t.split_k;  // every slice runs whole K steps
+  const double padded_k = double((p.k + k_unit - 1) / k_unit * k_unit);
+  return double(p.m) / padded_m * double(p.n) / padded_n * double(p.k) / padded_k;
+}
+
+int PerformanceModel::estimated_registers(const TileShape& t, int threads) {
+  const double accumulators = double(t.m * t.n) / std::max(1, threads);
+  const double fragments = 2 * std::sqrt(accumulators);
+  const double staging = double((t.m + t.n) * t.k) / std::max(1, threads);
+  return int(std::ceil(accumulators + fragments + staging)) + 24;
+}
+
+double PerformanceModel::occupancy_efficiency(int warps_per_sm) {
+  return std::min(1.0, std::sqrt(double(std::max(0, warps_per_sm)) / kWarpsToHideLatency));
+}
+
+double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p) const {
+  const GemmTemplate& family = *ctx_.family;
+  if (family.unsupported_reason(config, p, ctx_.limits.arch)) return kInf;
+  const TileShape t = family.tile(config);
+  const int64_t k_tiles = (p.k + t.k - 1) / t.k;
+  if (t.split_k > std::max<int64_t>(1, k_tiles)) return kInf;
+  const BlockResources res = family.block_resources(config);
+  const LaunchPlan plan = family.plan_launch(config, p);
+  int64_t blocks = 0;
+  for (const KernelLaunch& l : plan)
+    if (l.entry == 0) blocks = int64_t(l.grid[0]) * l.grid[1] * l.grid[2];
+
+  // Registers: the estimate, capped where MIN_BLOCKS makes the compiler fit more blocks.
+  const ArchLimits& lim = ctx_.limits;
+  const int wanted = estimated_registers(t, res.threads);
+  const int cap = std::min<int>(
+      lim.max_regs_per_thread,
+      int(lim.regs_per_sm / std::max<int64_t>(1, res.threads * t.blocks_per_sm)) / 8 * 8);
+  const Occupancy occ = occupancy(lim, res.threads, std::min(wanted, cap), res.dynamic_smem_bytes);
+  if (occ.blocks_per_sm == 0 || blocks == 0) return kInf;
+
+  // Compute: each wave puts q blocks on an SM; they share its FFMA rate at the efficiency of
+  // the register tile (FFMAs per shared-memory load) and of the warps resident.
+  const int sms = std::max(1, ctx_.sm_count);
+  const int64_t resident = int64_t(sms) * occ.blocks_per_sm;
+  const int warps = (res.threads + 31) / 32;
+  const double k_slice = double((k_tiles + t.split_k - 1) / t.split_k * t.k);
+  const double block_flops = 2.0 * double(t.m * t.n) * (k_slice + kFixedSteps * double(t.k));
+  const double per_thread = std::sqrt(double(t.m * t.n) / std::max(1, res.threads)) / 2;
+  const double tile_efficiency = per_thread / (per_thread + 1.5);
+  const double sm_rate = ctx_.roofs.flops_per_s / sms * tile_efficiency;
+  const auto wave_s = [&](int64_t per_sm) {
+    return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
+  };
+  const int64_t full = blocks / resident, tail = blocks % resident;
+  double compute_s = double(full) * wave_s(occ.blocks_per_sm);
+  if (tail) compute_s += wave_s((tail + sms - 1) / sms);
+
+  // Memory: the operands once from device memory, the tiles' loads from L2, and the split-K
+  // partials (atomics or workspace) through memory.
+  const double a_bytes = element_bytes(p.types.a), c_bytes = element_bytes(p.types.c);
+  const double mn = double(p.m) * double(p.n);
+  const double unique = (double(p.m) * p.k + double(p.k) * p.n) * a_bytes + 2 * mn * c_bytes;
+  const double tiles = double(blocks) * double(t.m + t.n) * k_slice * a_bytes;
+  const double partials = t.split_k > 1 ? kPartialCost * mn * 4 * double(t.split_k) : 0;
+  const double bw = ctx_.roofs.bytes_per_s;
+  const double memory_s = std::max(unique / bw, tiles / (kL2OverDram * bw)) + partials / bw;
+
+  double us = std::max(compute_s, memory_s) * 1e6 + kLaunchUs * plan.count;
+  if (wanted > cap) us *= kSpillFactor;
+  return us;
+}
+
+std::vector<double> PerformanceModel::predict_all(const KernelConfig& config) const {
+  std::vector<double> out;
+  out.reserve(ctx_.problems.size());
+  for (const Problem& p : ctx_.problems) out.push_back(predict_us(config, p));
+  return out;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,228 @@
+#include "tuner/search/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "db/tuning_db.h"
+#include "src/core/error.h"
+#include "src/templates/template_registry.h"
+#include "tuner/search/ask_tell.h"
+#include "tuner/search/model_strategy.h"
+
+namespace tgemm {
+
+ReplayInput load_replay_input(TuningDb& db) { return {db.trials(), db.devices(), db.ceilings()}; }
+
+size_t ReplayResult::within(double share) const {
+  return size_t(std::count_if(problems.begin(), problems.end(), [&](const ReplayProblem& p) {
+    return p.best_found_us > 0 && p.best_found_us <= p.best_recorded_us * (1 + share);
+  }));
+}
+
+namespace {
+
+// The trials of one family on one variant of the replayed device.
+struct ReplayGroup {
+  std::string family;
+  std::vector<Problem> problems;
+  std::vector<std::string> keys;
+  std::vector<KernelConfig> space;  // distinct recorded configs, by their parameter text
+  std::vector<std::unordered_map<std::string, const TrialRecord*>> trial;  // per problem
+};
+
+std::vector<ReplayGroup> group_trials(const std::vector<TrialRecord>& trials,
+                                      const std::string& device) {
+  std::map<std::pair<std::string, std::string>, ReplayGroup> groups;  // (variant, family)
+  std::map<std::pair<std::string, std::string>, std::map<std::string, KernelConfig>> spaces;
+  for (const TrialRecord& r : trials) {
+    if (r.device_name != device) continue;
+    const std::pair<std::string, std::string> id{build_variant(r.problem).functional_key(),
+                                                 r.trial.config.template_name};
+    ReplayGroup& g = groups[id];
+    g.family = id.second;
+    const std::string key = r.problem.key();
+    auto at = std::find(g.keys.begin(), g.keys.end(), key);
+    if (at == g.keys.end()) {
+      g.keys.push_back(key);
+      g.problems.push_back(r.problem);
+      g.trial.emplace_back();
+      at = g.keys.end() - 1;
+    }
+    const std::string params = r.trial.config.params_text();
+    g.trial[size_t(at - g.keys.begin())].emplace(params, &r);
+    spaces[id].emplace(params, r.trial.config);
+  }
+  std::vector<ReplayGroup> out;
+  for (auto& [id, g] : groups) {
+    for (auto& [params, config] : spaces[id]) g.space.push_back(config);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// Each problem of a group as a group of its own (a new shape tuned beside a database of
+// the others).
+std::vector<ReplayGroup> one_per_problem(std::vector<ReplayGroup> groups) {
+  std::vector<ReplayGroup> out;
+  for (ReplayGroup& g : groups)
+    for (size_t p = 0; p < g.keys.size(); ++p)
+      out.push_back({g.family, {g.problems[p]}, {g.keys[p]}, g.space, {g.trial[p]}});
+  return out;
+}
+
+StrategyContext replay_context(const ReplayGroup& g, const DeviceInfo& device,
+                               const ReplayInput& input, const ReplayOptions& options) {
+  StrategyContext ctx;
+  ctx.exploration = options.exploration;
+  if (options.strategy != "model" && options.strategy != "nearest") return ctx;
+  ctx.model.family = &template_named(g.family);
+  ctx.model.problems = g.problems;
+  ctx.model.limits =
+      device.limits.smem_per_block_optin > 0 ? device.limits : arch_limits(device.arch);
+  ctx.model.limits.arch = device.arch;
+  ctx.model.sm_count = device.sm_count > 0 ? device.sm_count : default_sm_count(device.arch);
+  std::vector<DeviceCeiling> mine;
+  for (const DeviceCeiling& c : input.ceilings)
+    if (c.device_name == device.name && c.arch == device.arch) mine.push_back(c);
+  ctx.model.roofs = roofs_from(mine, device.arch, g.problems.front().types);
+  if (options.strategy == "nearest")
+    ctx.nearest = nearest_tuned_configs(g.problems, input.trials, g.family);
+  // What the database knows of other shapes, as the tuner would find it there.
+  for (const TrialRecord& r : input.trials)
+    if (r.device_name == device.name && r.trial.config.template_name == g.family &&
+        r.trial.status == TrialStatus::ok &&
+        std::find(g.keys.begin(), g.keys.end(), r.problem.key()) == g.keys.end())
+      ctx.prior.push_back({r.trial.config, r.problem, r.trial.time_median_us});
+  return ctx;
+}
+
+}  // namespace
+
+namespace {
+
+std::string replayed_device(const ReplayInput& input, const std::string& wanted) {
+  if (!wanted.empty()) return wanted;
+  for (const TrialRecord& r : input.trials)
+    if (r.trial.status == TrialStatus::ok) return r.device_name;
+  fail("the database holds no ok trial to replay");
+}
+
+const DeviceInfo& device_named(const ReplayInput& input, const std::string& name) {
+  for (const DeviceInfo& d : input.devices)
+    if (d.name == name) return d;
+  fail("no device '{}' in the database", name);
+}
+
+bool faster(const TrialResult& t, double best_us) {
+  return t.status == TrialStatus::ok && t.time_median_us > 0 &&
+         (best_us == 0 || t.time_median_us < best_us);
+}
+
+}  // namespace
+
+ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
+  if (options.budget.seconds > 0)
+    fail(
+        "--budget {}: a replay spends a count or a share of the space; the database holds no "
+        "compile times to spend a time on",
+        options.budget.describe());
+  ReplayResult result;
+  result.device = replayed_device(input, options.device);
+  const DeviceInfo& dev = device_named(input, result.device);
+  std::map<std::string, ReplayProblem> rows;  // by problem key, over the families
+  std::vector<std::string> order;
+  std::vector<ReplayGroup> groups = group_trials(input.trials, result.device);
+  if (options.per_problem) groups = one_per_problem(std::move(groups));
+  for (const ReplayGroup& g : groups) {
+    for (size_t p = 0; p < g.keys.size(); ++p) {
+      if (!rows.count(g.keys[p])) order.push_back(g.keys[p]);
+      ReplayProblem& row = rows[g.keys[p]];
+      row.key = g.keys[p];
+      for (const auto& [params, r] : g.trial[p])
+        if (faster(r->trial, row.best_recorded_us)) {
+          row.best_recorded_us = r->trial.time_median_us;
+          row.family = g.family;
+        }
+    }
+    auto strategy =
+        make_strategy(options.strategy, g.space, options.budget.configs_for(g.space.size()),
+                      options.seed, replay_context(g, dev, input, options));
+    result.space += g.space.size();
+    result.asked += run_ask_tell_by_problem(
+        *strategy, options.batch, [&](const std::vector<KernelConfig>& batch) {
+          std::vector<std::vector<TrialResult>> out(g.problems.size());
+          for (size_t p = 0; p < g.problems.size(); ++p) {
+            ReplayProblem& row = rows[g.keys[p]];
+            for (const KernelConfig& c : batch) {
+              ++row.asked;
+              auto it = g.trial[p].find(c.params_text());
+              if (it == g.trial[p].end()) {
+                ++row.unmeasured;
+                continue;
+              }
+              ++row.measured;
+              out[p].push_back(it->second->trial);
+              if (faster(it->second->trial, row.best_found_us))
+                row.best_found_us = it->second->trial.time_median_us;
+            }
+          }
+          return out;
+        });
+  }
+  double log_sum = 0;
+  for (const std::string& key : order) {
+    const ReplayProblem& row = rows[key];
+    if (row.best_recorded_us <= 0) continue;
+    result.unmeasured += row.unmeasured;
+    log_sum += std::log(row.best_found_us > 0 ? row.best_found_us / row.best_recorded_us
+                                              : ReplayResult::kNothingFound);
+    result.problems.push_back(row);
+  }
+  if (result.problems.empty()) fail("the database holds no ok trial on {}", result.device);
+  result.geomean_ratio = std::exp(log_sum / double(result.problems.size()));
+  return result;
+}
+
+std::string model_predictions_csv(const ReplayInput& input, const std::string& device) {
+  const std::string name = replayed_device(input, device);
+  const DeviceInfo& dev = device_named(input, name);
+  ReplayOptions options;
+  std::string out = "problem,config,predicted_us,recorded_us\n";
+  for (const ReplayGroup& g : group_trials(input.trials, name)) {
+    if (!find_template(g.family)) continue;
+    const PerformanceModel model(replay_context(g, dev, input, options).model);
+    for (size_t p = 0; p < g.keys.size(); ++p)
+      for (const auto& [params, r] : g.trial[p])
+        if (r->trial.status == TrialStatus::ok && r->trial.time_median_us > 0)
+          out += fmt::format("{},{},{:.2f},{:.2f}\n", g.keys[p], r->trial.config.canonical_name(),
+                             model.predict_us(r->trial.config, g.problems[p]),
+                             r->trial.time_median_us);
+  }
+  return out;
+}
+
+std::string format_replay(const ReplayResult& r, const ReplayOptions& options) {
+  std::string out =
+      fmt::format("{:<44} {:<11} {:>11} {:>11} {:>7} {:>6} {:>10}\n", "problem", "family",
+                  "recorded us", "found us", "ratio", "asked", "unmeasured");
+  for (const ReplayProblem& p : r.problems) {
+    const std::string found = p.best_found_us > 0 ? fmt::format("{:.1f}", p.best_found_us) : "-";
+    const std::string ratio =
+        p.best_found_us > 0 ? fmt::format("{:.3f}", p.best_found_us / p.best_recorded_us) : "none";
+    out += fmt::format("{:<44} {:<11} {:>11.1f} {:>11} {:>7} {:>6} {:>10}\n", p.key, p.family,
+                       p.best_recorded_us, found, ratio, p.asked, p.unmeasured);
+  }
+  out += fmt::format(
+      "strategy {} (seed {}), budget {}: {} config(s) asked of {} recorded on {}; geometric "
+      "mean found/recorded best {:.4f}; {} of {} problem(s) within 3%, {} within 10%; {} asked "
+      "config-problem pair(s) unmeasured in the database (not counted as found)\n",
+      options.strategy, options.seed, options.budget.describe(), r.asked, r.space, r.device,
+      r.geomean_ratio, r.within(0.03), r.problems.size(), r.within(0.10), r.unmeasured);
+  return out;
+}
+
+}  // namespace tgemm
