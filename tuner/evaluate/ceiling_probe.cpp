@@ -71,14 +71,16 @@ extern "C" __global__ void ffma_peak(float* out, int iterations, float seed) {
 }
 )cuda";
 
-std::vector<char> compile_ffma(int major, int minor) {
+}  // namespace
+
+std::vector<char> ffma_probe_cubin(int major, int minor) {
   nvrtcProgram program;
   if (nvrtcCreateProgram(&program, kFfmaSource, "ffma_peak.cu", 0, nullptr, nullptr) !=
       NVRTC_SUCCESS)
     fail("nvrtcCreateProgram failed");
   const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", major, minor);
-  const char* options[] = {arch.c_str(), "-O3"};
-  const nvrtcResult rc = nvrtcCompileProgram(program, 2, options);
+  const char* options[] = {arch.c_str()};  // NVRTC optimises by default (and has no -O3)
+  const nvrtcResult rc = nvrtcCompileProgram(program, 1, options);
   size_t size = 0;
   std::vector<char> cubin;
   if (rc == NVRTC_SUCCESS && nvrtcGetCUBINSize(program, &size) == NVRTC_SUCCESS) {
@@ -90,10 +92,12 @@ std::vector<char> compile_ffma(int major, int minor) {
   return cubin;
 }
 
+namespace {
+
 void measure_ffma_kernel(int device, cudaStream_t stream, CeilingMeasurements* m) {
   cudaDeviceProp prop;
   TGEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  const CudaLibrary library(compile_ffma(prop.major, prop.minor));
+  const CudaLibrary library(ffma_probe_cubin(prop.major, prop.minor));
   const cudaKernel_t kernel = library.kernel("ffma_peak");
   DeviceBuffer out(1024 * sizeof(float));
   const int threads = 1024, blocks = prop.multiProcessorCount * 4;

@@ -3,11 +3,17 @@
 // rate per tensor type the tuner tunes. A few seconds of GPU time, once per device.
 #pragma once
 
+#include <vector>
+
 #include "tuner/evaluate/evaluation_types.h"
 
 namespace tgemm {
 
 // Uses the current device; never throws (a failure is `error`, and what was reached stays).
 CeilingMeasurements measure_ceilings(int device);
+
+// The FFMA peak kernel (`ffma_peak`) compiled by NVRTC for sm_<major><minor>; no GPU needed.
+// Throws Error when NVRTC refuses it.
+std::vector<char> ffma_probe_cubin(int major, int minor);
 
 }  // namespace tgemm
