@@ -9,6 +9,7 @@
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/pack_operand.cuh"
 #include "common/tile_swizzle.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -48,6 +49,22 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1  // blocks per SM the registers must allow (__launch_bounds__)
 #endif
+#ifndef PACK_B
+#define PACK_B 0  // 1: B first copied into the workspace as [k][n], rows padded to whole tiles
+#endif
+
+// The layout sgemm_warp_pack_b reads (the caller's) and, as TGEMM_OP_B from here on, the one
+// the main kernel reads: a packed B is always [k][n] (VEC-wide copies at any alignment, no
+// transposing 4-byte copies for a k-contiguous B).
+#if TGEMM_OP_B
+#define TGEMM_SRC_OP_B 1
+#else
+#define TGEMM_SRC_OP_B 0
+#endif
+#if PACK_B
+#undef TGEMM_OP_B
+#define TGEMM_OP_B 0
+#endif
 
 // ---- Derived constants --------------------------------------------------------------
 #define WARPS_M (BM / WM)  // warps along M in a block
@@ -76,6 +93,7 @@ static_assert(BM % VEC == 0 && BN % VEC == 0, "BM and BN must be multiples of VE
 static_assert(BK >= 2 && BK % 2 == 0,
               "BK must be even: the fragment buffers alternate across slices");
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2, 3 or 4");
+static_assert(PACK_B == 0 || PACK_B == 1, "PACK_B must be 0 or 1");
 #if __CUDA_ARCH__ < 800
 static_assert(STAGES == 2, "sm_75 has no cp.async: STAGES must be 2 (register prefetch)");
 #endif
@@ -441,6 +459,29 @@ extern "C" __global__ void sgemm_warp_prepare_c(const tgemm::GemmParams p) {
   tgemm::scale_c_by_beta<float>(p);
 }
 
+namespace tgemm_warp {
+// Where sgemm_warp_pack_b puts B (K x N, n-contiguous) in the workspace; the host's plan
+// (src/templates/sgemm_warp.cpp) asks the same function for the bytes.
+__device__ __forceinline__ tgemm::PackedLayout packed_b(const tgemm::GemmParams& p) {
+  return tgemm::packed_layout(p.k, p.n, BK, BN, 4);
+}
+struct SameWord {
+  __device__ unsigned operator()(unsigned w) const { return w; }
+};
+}  // namespace tgemm_warp
+
+#if PACK_B
+// B copied as [k][n] into the workspace: transposed from [n][k] (T layout), else re-strided.
+extern "C" __global__ void sgemm_warp_pack_b(const tgemm::GemmParams p) {
+  const tgemm::PackedLayout to = tgemm_warp::packed_b(p);
+#if TGEMM_SRC_OP_B
+  tgemm::pack_operand_transposed32(p.b, p.ldb, p.n, p.k, p.workspace, to, tgemm_warp::SameWord{});
+#else
+  tgemm::pack_operand<4>(p.b, p.ldb, p.k, p.n, p.workspace, to, tgemm_warp::SameWord{});
+#endif
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     sgemm_warp(const tgemm::GemmParams p) {
   using namespace tgemm_warp;
@@ -448,7 +489,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As, Bs), padded rows
 
   const float* const a_ptr = static_cast<const float*>(p.a);
+#if PACK_B
+  const float* const b_ptr = static_cast<const float*>(p.workspace);
+  const long long ldb = tgemm_warp::packed_b(p).ld;
+#else
   const float* const b_ptr = static_cast<const float*>(p.b);
+  const long long ldb = p.ldb;
+#endif
   float* const c_ptr = static_cast<float*>(p.c);
   int tile_m, tile_n;  // this block's tile of C, SWIZZLE tile rows launched together
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
@@ -485,9 +532,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   else
     a_rows.init(a_ptr, p.lda, m0, p.m, k_first, skip);
   if (TGEMM_OP_B)
-    b_rows.init(b_ptr, p.ldb, n0, p.n, k_first, skip);
+    b_rows.init(b_ptr, ldb, n0, p.n, k_first, skip);
   else
-    b_cols.init(b_ptr, p.ldb, n0, p.n, k_first, skip);
+    b_cols.init(b_ptr, ldb, n0, p.n, k_first, skip);
 #if __CUDA_ARCH__ >= 800
   const unsigned smem_bytes0 = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   // Slice t into the stage at byte address as: every copy predicated (edges, slice 0) or none.
@@ -498,9 +545,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       a_rows.template issue<false>(as, a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.template issue<false>(bs, b_ptr, p.ldb, t);
+      b_rows.template issue<false>(bs, b_ptr, ldb, t);
     else
-      b_cols.template issue<false>(bs, b_ptr, p.ldb, t);
+      b_cols.template issue<false>(bs, b_ptr, ldb, t);
   };
   auto issue_whole = [&](int t, unsigned as) {
     const unsigned bs = as + BK * A_STRIDE * 4;
@@ -509,9 +556,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       a_rows.template issue<true>(as, a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.template issue<true>(bs, b_ptr, p.ldb, t);
+      b_rows.template issue<true>(bs, b_ptr, ldb, t);
     else
-      b_cols.template issue<true>(bs, b_ptr, p.ldb, t);
+      b_cols.template issue<true>(bs, b_ptr, ldb, t);
   };
   // Slice t > 0 into the stage stage_off floats from smem: unpredicated when the block is inside.
   auto issue_slice = [&](int t, int stage_off) {
@@ -528,9 +575,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       a_rows.load(a_ptr, p.lda, t);
     if (TGEMM_OP_B)
-      b_rows.load(b_ptr, p.ldb, t);
+      b_rows.load(b_ptr, ldb, t);
     else
-      b_cols.load(b_ptr, p.ldb, t);
+      b_cols.load(b_ptr, ldb, t);
   };
   auto store_slice = [&](int stage_off) {
     float* const as = smem + stage_off;

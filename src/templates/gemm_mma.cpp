@@ -141,24 +141,6 @@ class GemmMma final : public GemmTemplate {
     return out;
   }
 
-  // One thread per 16 bytes of the packed copy, grid-stride past 65535 blocks; a transposing
-  // pack takes one 32 x 32 tile per block of 32 x 8 threads.
-  static KernelLaunch pack_launch(const PackedLayout& l, int element, bool transpose, int entry) {
-    KernelLaunch launch;
-    launch.entry = entry;
-    if (transpose) {
-      launch.grid[0] = unsigned((l.ld + 31) / 32);
-      launch.grid[1] = unsigned((l.rows + 31) / 32);
-      launch.block[0] = 32;
-      launch.block[1] = 8;
-      return launch;
-    }
-    const int64_t chunks = l.rows * l.ld * element / 16;
-    launch.grid[0] = unsigned(std::clamp<int64_t>((chunks + 255) / 256, 1, 65535));
-    launch.block[0] = 256;
-    return launch;
-  }
-
   // PACK reads any element-aligned A and B (the packs take them) and 16-byte copies of the
   // packed copies in the main loop; its workspace is A and B again, capped.
   std::optional<std::string> pack_unsupported(const KernelConfig& config,

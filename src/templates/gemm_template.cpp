@@ -101,4 +101,20 @@ void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices
   plan->workspace_bytes = std::max(plan->workspace_bytes, split_k_workspace_bytes(problem, slices));
 }
 
+KernelLaunch pack_launch(const PackedLayout& packed, int element, bool transpose, int entry) {
+  KernelLaunch launch;
+  launch.entry = entry;
+  if (transpose) {
+    launch.grid[0] = unsigned((packed.ld + 31) / 32);
+    launch.grid[1] = unsigned((packed.rows + 31) / 32);
+    launch.block[0] = 32;
+    launch.block[1] = 8;
+    return launch;
+  }
+  const int64_t chunks = packed.rows * packed.ld * element / 16;
+  launch.grid[0] = unsigned(std::clamp<int64_t>((chunks + 255) / 256, 1, 65535));
+  launch.block[0] = 256;
+  return launch;
+}
+
 }  // namespace tgemm

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_templates/common/pack_layout.h"
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/jit/kernel_source.h"
@@ -97,6 +98,11 @@ constexpr size_t kMaxSplitKWorkspaceBytes = size_t(256) << 20;
 // The most workspace an operand pack pre-pass may ask for (a packed A and B): past it the
 // family refuses the config, as the copies would hold more memory than the caller's inputs.
 constexpr size_t kMaxPackWorkspaceBytes = size_t(1) << 30;
+
+// The launch of a pack pre-pass (common/pack_operand.cuh), entry `entry`, writing `packed`
+// (elements of `element` bytes): one thread per 16 bytes, grid-stride past 65535 blocks, or,
+// transposing, one 32 x 32 tile per block of 32 x 8 threads.
+KernelLaunch pack_launch(const PackedLayout& packed, int element, bool transpose, int entry);
 // Why `slices` partials of this problem's C do not fit kMaxSplitKWorkspaceBytes, or nullopt.
 std::optional<std::string> split_k_workspace_unsupported(const Problem& problem, int64_t slices);
 // Appends the reduction (entry `entry`, a kernel calling split_k_reduce with `slices`) after

@@ -1,5 +1,7 @@
 // Host side of sgemm_warp (kernel_templates/sgemm_warp.cuh, configs/spaces/sgemm_warp.yaml):
-// warp-tiled FP32 GEMM on the CUDA cores with a cp.async pipeline, split-K through atomics.
+// warp-tiled FP32 GEMM on the CUDA cores with a cp.async pipeline, split-K through atomics;
+// PACK_B=1 first copies B into the workspace as [k][n] (common/pack_operand.cuh), so a
+// k-contiguous or misaligned B is read with VEC-wide copies.
 #include <fmt/format.h>
 
 #include "src/core/arch_limits.h"
@@ -31,20 +33,27 @@ class SgemmWarp final : public GemmTemplate {
     if (problem.op_a == Op::T && problem.align_a % vec_bytes != 0)
       return fmt::format("VEC={} needs A (T layout) aligned to {} bytes (have {})", vec, vec_bytes,
                          problem.align_a);
+    if (config.get_or("PACK_B", 0) != 0) return pack_b_unsupported(problem);
     if (problem.op_b == Op::N && problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs B (N layout) aligned to {} bytes (have {})", vec, vec_bytes,
                          problem.align_b);
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override {
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    if (config.get_or("PACK_B", 0) != 0) return {name(), name() + "_prepare_c", name() + "_pack_b"};
     return {name(), name() + "_prepare_c"};
   }
 
-  // Split-K slices add into C, so C = beta * C runs first.
+  // The pack of B first (PACK_B); split-K slices add into C, so C = beta * C runs next.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
+    if (config.get_or("PACK_B", 0) != 0) {
+      const PackedLayout b = packed_b(config, problem);
+      plan.add(pack_launch(b, 4, problem.op_b == Op::T, 2));
+      plan.workspace_bytes = size_t(b.bytes);
+    }
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
     const BlockResources r = block_resources(config);
     plan.add(tiled_launch(t, problem, r.threads, r.dynamic_smem_bytes));
@@ -65,6 +74,29 @@ class SgemmWarp final : public GemmTemplate {
 
   TileShape tile(const KernelConfig& config) const override {
     return tile_from_block_params(config);
+  }
+
+ private:
+  // B as the kernel's packed_b lays it out: K x N, rows padded to whole BK x BN tiles.
+  static PackedLayout packed_b(const KernelConfig& config, const Problem& p) {
+    return packed_layout(p.k, p.n, int(config.get("BK")), int(config.get("BN")), 4);
+  }
+
+  // A pack pays only for a B the main loop cannot read VEC-wide: k-contiguous (T) or
+  // misaligned; the pack itself reads any 4-byte aligned B.
+  static std::optional<std::string> pack_b_unsupported(const Problem& problem) {
+    if (problem.op_b == Op::N && problem.align_b % 16 == 0)
+      return std::string(
+          "PACK_B=1 packs a B stored k-contiguous (T layout) or not 16-byte aligned; this B is "
+          "N layout and aligned, read as it is (PACK_B=0)");
+    if (problem.align_b % 4 != 0)
+      return fmt::format("PACK_B=1 needs B aligned to 4 bytes (have {})", problem.align_b);
+    const PackedLayout b = packed_layout(problem.k, problem.n, 1, 1, 4);
+    if (size_t(b.bytes) > kMaxPackWorkspaceBytes)
+      return fmt::format(
+          "PACK_B=1 needs {} MiB of workspace for the packed B of {}x{} (at most {} MiB)",
+          b.bytes >> 20, problem.k, problem.n, kMaxPackWorkspaceBytes >> 20);
+    return std::nullopt;
   }
 };
 

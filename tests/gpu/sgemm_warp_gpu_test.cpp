@@ -36,7 +36,8 @@ KernelConfig warp(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, in
            {"MIN_BLOCKS", min_blocks}}};
 }
 
-// 16x8 / 8x16 / 8x8 / 4x8 thread tiles, STAGES 2/3/4, VEC 1/2/4, BK 8/16, split-K 4/16.
+// 16x8 / 8x16 / 8x8 / 4x8 thread tiles, STAGES 2/3/4, VEC 1/2/4, BK 8/16, split-K 4/16,
+// PACK_B.
 std::vector<KernelConfig> sample_configs(const std::string& arch) {
   std::vector<KernelConfig> configs = {
       warp(256, 128, 8, 64, 64, 16, 8, 3, 4, 1, 8, 1),  // 0: cuBLAS's shape
@@ -45,7 +46,12 @@ std::vector<KernelConfig> sample_configs(const std::string& arch) {
       warp(128, 128, 16, 32, 64, 8, 8, 4, 4, 4, 1, 1),  // 3: split-K 4
       warp(64, 64, 16, 32, 32, 4, 8, 3, 1, 16, 8, 1),   // 4: VEC 1, split-K 16
       warp(64, 128, 8, 32, 64, 8, 8, 2, 2, 1, 1, 2),    // 5: VEC 2, two 128-thread blocks per SM
+      warp(128, 256, 8, 64, 64, 16, 8, 4, 4, 1, 8, 1),  // 6: PACK_B (below)
+      warp(64, 64, 16, 32, 32, 4, 8, 3, 4, 16, 8, 1),   // 7: PACK_B with split-K 16
   };
+  // B packed as [k][n] first: runs T-layout and misaligned B, refuses an aligned N-layout one.
+  configs[6].set("PACK_B", 1);
+  configs[7].set("PACK_B", 1);
   if (arch == "sm_75")
     for (KernelConfig& c : configs) c.set("STAGES", 2);
   return configs;

@@ -31,7 +31,8 @@ KernelConfig warp_config(std::initializer_list<std::pair<const char*, int64_t>> 
                   {"VEC", 4},
                   {"SPLIT_K", 1},
                   {"SWIZZLE", 8},
-                  {"MIN_BLOCKS", 1}}};
+                  {"MIN_BLOCKS", 1},
+                  {"PACK_B", 0}}};
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }
@@ -81,6 +82,23 @@ KernelConfig for_arch(KernelConfig c, const std::string& arch) {
 }
 
 class SgemmWarpCompiles : public ::testing::TestWithParam<const char*> {};
+
+// PACK_B: the main kernel and the pack entry, for a B stored as [n][k] (transposing pack) and
+// [k][n] (re-strided), legal and without spills.
+TEST_P(SgemmWarpCompiles, pack_b_configs_compile_with_their_pack_entry) {
+  const std::string arch = GetParam();
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const KernelConfig c =
+      for_arch(warp_config({{"BM", 128}, {"BN", 256}, {"STAGES", 4}, {"PACK_B", 1}}), arch);
+  EXPECT_EQ(space.rejection(c, arch_limits(arch)), std::nullopt) << c.canonical_name();
+  for (Op b : {Op::N, Op::T}) {
+    auto k = testing::compile_f32(c, Op::N, b, arch);
+    ASSERT_TRUE(k.ok) << c.canonical_name() << " " << to_string(b) << "\n" << k.error;
+    EXPECT_EQ(k.resources.spill_store_bytes, 0) << c.canonical_name() << " " << arch;
+    const std::string bytes(k.cubin.begin(), k.cubin.end());
+    EXPECT_NE(bytes.find("sgemm_warp_pack_b"), std::string::npos);
+  }
+}
 
 TEST_P(SgemmWarpCompiles, representative_configs_are_legal_and_compile_without_spills) {
   const std::string arch = GetParam();
@@ -181,6 +199,33 @@ TEST(SgemmWarpHost, asks_vec_alignment_only_of_the_operands_it_copies_as_vectors
   EXPECT_EQ(
       family.unsupported_reason(warp_config({{"VEC", 1}}), aligned(Op::T, Op::N, 4, 4), "sm_90"),
       std::nullopt);
+}
+
+// PACK_B packs only a B the main loop cannot read VEC-wide (T layout or misaligned), and then
+// needs no alignment of B beyond a float; the plan runs the pack first with B's bytes.
+TEST(SgemmWarpHost, pack_b_serves_a_k_contiguous_or_misaligned_b_and_plans_its_workspace) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const KernelConfig pack = warp_config({{"PACK_B", 1}});
+  auto why = family.unsupported_reason(pack, aligned(Op::N, Op::N, 16, 16), "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("read as it is (PACK_B=0)"), std::string::npos) << *why;
+  EXPECT_EQ(family.unsupported_reason(pack, aligned(Op::N, Op::T, 4, 16), "sm_90"), std::nullopt);
+  EXPECT_EQ(family.unsupported_reason(pack, aligned(Op::N, Op::N, 4, 4), "sm_90"), std::nullopt);
+  EXPECT_TRUE(family.unsupported_reason(warp_config(), aligned(Op::N, Op::N, 4, 4), "sm_90"))
+      << "unpacked VEC=4 still needs an aligned B";
+
+  const Problem nt = Problem::packed(GemmTypes{}, Op::N, Op::T, 1000, 300, 4097);
+  const LaunchPlan plan = family.plan_launch(pack, nt);
+  ASSERT_EQ(plan.count, 2);
+  EXPECT_EQ(family.entries(pack)[size_t(plan.launches[0].entry)], "sgemm_warp_pack_b");
+  EXPECT_EQ(plan.launches[0].block[0], 32u) << "transposing pack: 32 x 8 threads";
+  EXPECT_EQ(plan.launches[0].block[1], 8u);
+  EXPECT_EQ(plan.launches[1].entry, 0);
+  // K rounded up to BK = 8 (4104), N to BN = 128 (384), floats, rounded up to 256 bytes.
+  EXPECT_EQ(plan.workspace_bytes, size_t(4104) * 384 * 4);
+  const LaunchPlan plain = family.plan_launch(warp_config(), nt);
+  EXPECT_EQ(plain.workspace_bytes, 0u);
+  EXPECT_EQ(family.entries(warp_config()).size(), 2u);
 }
 
 // The dispatcher's `*` default lines reach sm_75 through this check alone (no space there).
