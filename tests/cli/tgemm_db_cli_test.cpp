@@ -373,7 +373,9 @@ TEST_F(TgemmDbCli, prune_and_vacuum_refuse_an_existing_output_and_keep_it) {
   for (const char* cmd : {"prune", "vacuum"}) {
     const CommandResult r = run_db(std::string(cmd) + " '" + out.string() + "'");
     EXPECT_EQ(r.exit_code, 1) << cmd;
-    EXPECT_TRUE(contains(r.err, "exists; prune and vacuum write a new database")) << r.err;
+    EXPECT_TRUE(contains(r.err, std::string(cmd) + ": '" + out.string() + "' exists; " + cmd +
+                                    " writes a new database and never overwrites one"))
+        << r.err;
     EXPECT_EQ(read_bytes(out), "precious");
   }
 }

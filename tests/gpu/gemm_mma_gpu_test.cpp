@@ -5,14 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <map>
-#include <thread>
 #include <tuple>
 
 #include "src/core/device_info.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/gpu/mma_gpu_harness.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 
 namespace tgemm {
@@ -57,99 +55,17 @@ const std::vector<KernelConfig>& configs() {
   return c;
 }
 
-const std::vector<const char*> kTypes = {"f16",          "f16_out_f32", "bf16",
-                                         "bf16_out_f32", "tf32",        "f32x3"};
+const auto& kTypes = testing::kMmaTypes;
+GemmEvaluator& evaluator() { return testing::mma_evaluator(); }
+const TimingOptions& kQuick = testing::kMmaQuick;
 
-// Every config for every type and layout, compiled once in parallel; a config the family
-// refuses for a type (a static_assert would stop it) is left unbuilt.
-class Kernels {
- public:
-  static const Kernels& get(const std::string& arch) {
-    static const Kernels kernels(arch);
-    return kernels;
-  }
-  const CompiledKernel& at(size_t type, size_t config, Op a, Op b) const {
-    return compiled_[index(type, config, a, b)];
-  }
-
- private:
-  static size_t index(size_t type, size_t config, Op a, Op b) {
-    return ((type * configs().size() + config) * 2 + (a == Op::T)) * 2 + (b == Op::T);
-  }
-  explicit Kernels(const std::string& arch) : compiled_(kTypes.size() * configs().size() * 4) {
-    const GemmTemplate& family = template_named("gemm_mma");
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i = next++; i < compiled_.size(); i = next++) {
-        const Op b = i % 2 ? Op::T : Op::N, a = (i / 2) % 2 ? Op::T : Op::N;
-        const size_t config = (i / 4) % configs().size(), type = i / 4 / configs().size();
-        const Problem v = Problem::packed(parse_gemm_types(kTypes[type]), a, b, 64, 64, 64);
-        if (!family.unsupported_reason(configs()[config], v, arch))
-          compiled_[i] = build_kernel(family, configs()[config], v, arch);
-      }
-    };
-    std::vector<std::thread> pool;
-    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
-  std::vector<CompiledKernel> compiled_;
-};
-
-GemmEvaluator& evaluator() {
-  static GemmEvaluator* e = new GemmEvaluator(0);  // never destroyed: see the evaluator test
-  return *e;
-}
-
-const TimingOptions kQuick{0, 1, 1, 1.0, 0.5};
-
-class GemmMmaGpu : public ::testing::Test {
+class GemmMmaGpu : public testing::MmaGpuTest {
  protected:
-  void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
-    arch_ = query_device(0).arch;
-    if (arch_number(arch_) < 80) GTEST_SKIP() << "the cases need sm_80 (bf16, tf32, cp.async)";
+  GemmMmaGpu() : MmaGpuTest(configs()) {}
+  const testing::MmaKernels& kernels() const override {
+    static const testing::MmaKernels built(configs(), arch_);
+    return built;
   }
-
-  // Evaluates every config on `problem` (of types kTypes[type]): a config the family
-  // supports must be ok, any other invalid. Surprises go to failures_.
-  void run_case(size_t type, const Problem& problem, float alpha, float beta) {
-    const std::string what = fmt::format("{} lda {} ldb {} ldc {} alpha {} beta {}", problem.key(),
-                                         problem.lda, problem.ldb, problem.ldc, alpha, beta);
-    const CublasTiming prepared =
-        evaluator().prepare(problem, kQuick, GemmScalars{alpha, beta}, false);
-    if (!prepared.ok) {
-      failures_.push_back(what + ": prepare failed: " + prepared.error);
-      return;
-    }
-    for (size_t i = 0; i < configs().size(); ++i) {
-      const KernelConfig& config = configs()[i];
-      const bool supported = !template_named("gemm_mma").unsupported_reason(config, problem, arch_);
-      const CompiledKernel& kernel = Kernels::get(arch_).at(type, i, problem.op_a, problem.op_b);
-      if (kernel.cubin.empty()) {  // refused for the type: nothing was built
-        if (kernel.ok || !kernel.error.empty())
-          failures_.push_back(config.canonical_name() + ": compile failed: " + kernel.error);
-        continue;
-      }
-      const TrialResult r = evaluator().evaluate(config, kernel.cubin);
-      const TrialStatus expected = supported ? TrialStatus::ok : TrialStatus::invalid;
-      if (r.status != expected)
-        failures_.push_back(fmt::format("{} on {}: {} ({}), expected {}", config.canonical_name(),
-                                        what, to_string(r.status), r.error, to_string(expected)));
-      if (r.status == TrialStatus::ok) ++ok_runs_[{type, i}];
-      ASSERT_FALSE(evaluator().context_broken()) << config.canonical_name() << " on " << what;
-    }
-  }
-
-  void expect_no_failures() {
-    std::string all;
-    for (size_t i = 0; i < failures_.size() && i < 40; ++i) all += failures_[i] + "\n";
-    EXPECT_TRUE(failures_.empty()) << failures_.size() << " failure(s):\n" << all;
-  }
-
-  std::string arch_;
-  std::vector<std::string> failures_;
-  std::map<std::pair<size_t, size_t>, int> ok_runs_;
 };
 
 Problem typed(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, float beta) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -367,21 +368,41 @@ int run_stale(tgemm::TuningDb& db) {
   return 0;
 }
 
-// A new file OUT: a copy of the database, pruned (prune) or only compacted (vacuum), built
-// under a scratch name and linked to OUT when complete. The input is never written.
-int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
+// Builds a new database at OUT under a scratch name beside it (`build` fills the scratch
+// file) and links it to OUT only when complete: OUT is never overwritten nor left half
+// written, and link() fails where OUT appeared meanwhile, where a rename would replace it.
+void write_new_database(const std::string& command, const std::string& out_path,
+                        const std::function<void(const std::string& scratch)>& build) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(fs::symlink_status(out_path, ec)))
-    fail("'{}' exists; prune and vacuum write a new database and never overwrite one", out_path);
+    fail("{0}: '{1}' exists; {0} writes a new database and never overwrites one", command,
+         out_path);
   const std::string scratch = fmt::format("{}.writing-{}", out_path, ::getpid());
   const auto remove_scratch = [&scratch] {
     std::error_code ignored;
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       fs::remove(scratch + suffix, ignored);
   };
-  tgemm::PruneCounts counts;
   try {
+    build(scratch);
+  } catch (...) {
+    remove_scratch();
+    throw;
+  }
+  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
+    const int err = errno;
+    remove_scratch();
+    fail("{}: cannot create '{}': {}", command, out_path, std::strerror(err));
+  }
+  remove_scratch();
+}
+
+// A new file OUT: a copy of the database, pruned (prune) or only compacted (vacuum). The input
+// is never written.
+int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
+  tgemm::PruneCounts counts;
+  write_new_database(prune ? "prune" : "vacuum", out_path, [&](const std::string& scratch) {
     db.copy_to(scratch);
     tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
     tgemm::PruneOptions options;
@@ -391,16 +412,8 @@ int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bo
         return tgemm::this_build(d.driver_version);
       };
     counts = out.prune(options);
-  } catch (...) {
-    remove_scratch();
-    throw;
-  }
-  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
-    const int err = errno;
-    remove_scratch();
-    fail("cannot create '{}': {}", out_path, std::strerror(err));
-  }
-  remove_scratch();
+  });
+  namespace fs = std::filesystem;
   fmt::print(
       "wrote '{}' ({} bytes, from {} bytes): dropped {} failed trial(s), {} failed binaries, {} "
       "cubin(s) no best uses, {} stale trial(s), {} unused kernel(s)\n",
@@ -409,21 +422,10 @@ int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bo
   return 0;
 }
 
-// Every IN merged into a new OUT. The merge is built under a scratch name beside OUT and
-// linked to OUT only when complete, so OUT is never overwritten nor left half-merged.
+// Every IN merged into a new OUT (only read).
 int run_merge(const std::string& out_path, const std::vector<std::string>& in_paths) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(fs::symlink_status(out_path, ec)))
-    fail("merge: '{}' exists; merge writes a new database and never overwrites one", out_path);
-  const std::string scratch = fmt::format("{}.merging-{}", out_path, ::getpid());
-  const auto remove_scratch = [&scratch] {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      fs::remove(scratch + suffix, ignored);
-  };
   int64_t duplicates = 0;
-  try {
+  write_new_database("merge", out_path, [&](const std::string& scratch) {
     tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
     for (const std::string& in : in_paths) {
       const tgemm::MergeCounts c = out.merge_from(in);
@@ -434,17 +436,7 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
           in, c.runs, c.devices, c.problems, c.kernels, c.binaries, c.trials, c.duplicate_trials,
           c.replaced_trials);
     }
-  } catch (...) {
-    remove_scratch();
-    throw;
-  }
-  // link() fails when OUT appeared meanwhile, where a rename would replace it.
-  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
-    const int err = errno;
-    remove_scratch();
-    fail("merge: cannot create '{}': {}", out_path, std::strerror(err));
-  }
-  remove_scratch();
+  });
   fmt::print(
       "wrote '{}' from {} database(s); {} duplicate trial(s) (the same problem, kernel and "
       "device in two inputs: the faster ok one kept, else the first)\n",

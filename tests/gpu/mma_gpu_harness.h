@@ -1,0 +1,120 @@
+// What the gemm_mma GPU suites share: their configs built once for every type and layout, and
+// a fixture that runs each config on a problem through the evaluator (cuBLAS reference,
+// poisoned C), expecting ok from a config the family supports and invalid from any other.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "src/core/arch_limits.h"
+#include "src/core/device_info.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
+#include "tuner/evaluate/gemm_evaluator.h"
+
+namespace tgemm::testing {
+
+inline const std::vector<const char*> kMmaTypes = {"f16",          "f16_out_f32", "bf16",
+                                                   "bf16_out_f32", "tf32",        "f32x3"};
+
+// Every config for every type and layout, compiled in parallel; a config the family refuses
+// for a type (a static_assert would stop it) is left unbuilt.
+class MmaKernels {
+ public:
+  MmaKernels(const std::vector<KernelConfig>& configs, const std::string& arch)
+      : count_(configs.size()), compiled_(kMmaTypes.size() * configs.size() * 4) {
+    const GemmTemplate& family = template_named("gemm_mma");
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < compiled_.size(); i = next++) {
+        const Op b = i % 2 ? Op::T : Op::N, a = (i / 2) % 2 ? Op::T : Op::N;
+        const size_t config = (i / 4) % count_, type = i / 4 / count_;
+        const Problem v = Problem::packed(parse_gemm_types(kMmaTypes[type]), a, b, 64, 64, 64);
+        if (!family.unsupported_reason(configs[config], v, arch))
+          compiled_[i] = build_kernel(family, configs[config], v, arch);
+      }
+    };
+    std::vector<std::thread> pool;
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  const CompiledKernel& at(size_t type, size_t config, Op a, Op b) const {
+    return compiled_[((type * count_ + config) * 2 + (a == Op::T)) * 2 + (b == Op::T)];
+  }
+
+ private:
+  size_t count_;
+  std::vector<CompiledKernel> compiled_;
+};
+
+inline GemmEvaluator& mma_evaluator() {
+  static GemmEvaluator* e = new GemmEvaluator(0);  // never destroyed: see the evaluator test
+  return *e;
+}
+
+inline const TimingOptions kMmaQuick{0, 1, 1, 1.0, 0.5};
+
+class MmaGpuTest : public ::testing::Test {
+ protected:
+  explicit MmaGpuTest(const std::vector<KernelConfig>& configs) : configs_(configs) {}
+  // The suite's configs built for arch_ (one static per suite).
+  virtual const MmaKernels& kernels() const = 0;
+
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    arch_ = query_device(0).arch;
+    if (arch_number(arch_) < 80) GTEST_SKIP() << "the cases need sm_80 (bf16, tf32, cp.async)";
+  }
+
+  // Evaluates every config on `problem` (of types kMmaTypes[type]): a config the family
+  // supports must be ok, any other invalid. Surprises go to failures_.
+  void run_case(size_t type, const Problem& problem, float alpha, float beta) {
+    const std::string what = fmt::format("{} lda {} ldb {} ldc {} alpha {} beta {}", problem.key(),
+                                         problem.lda, problem.ldb, problem.ldc, alpha, beta);
+    const CublasTiming prepared =
+        mma_evaluator().prepare(problem, kMmaQuick, GemmScalars{alpha, beta}, false);
+    if (!prepared.ok) {
+      failures_.push_back(what + ": prepare failed: " + prepared.error);
+      return;
+    }
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      const KernelConfig& config = configs_[i];
+      const bool supported = !template_named("gemm_mma").unsupported_reason(config, problem, arch_);
+      const CompiledKernel& kernel = kernels().at(type, i, problem.op_a, problem.op_b);
+      if (kernel.cubin.empty()) {  // refused for the type: nothing was built
+        if (kernel.ok || !kernel.error.empty())
+          failures_.push_back(config.canonical_name() + ": compile failed: " + kernel.error);
+        continue;
+      }
+      const TrialResult r = mma_evaluator().evaluate(config, kernel.cubin);
+      const TrialStatus expected = supported ? TrialStatus::ok : TrialStatus::invalid;
+      if (r.status != expected)
+        failures_.push_back(fmt::format("{} on {}: {} ({}), expected {}", config.canonical_name(),
+                                        what, to_string(r.status), r.error, to_string(expected)));
+      if (r.status == TrialStatus::ok) ++ok_runs_[{type, i}];
+      ASSERT_FALSE(mma_evaluator().context_broken()) << config.canonical_name() << " on " << what;
+    }
+  }
+
+  void expect_no_failures() {
+    std::string all;
+    for (size_t i = 0; i < failures_.size() && i < 40; ++i) all += failures_[i] + "\n";
+    EXPECT_TRUE(failures_.empty()) << failures_.size() << " failure(s):\n" << all;
+  }
+
+  const std::vector<KernelConfig>& configs_;
+  std::string arch_;
+  std::vector<std::string> failures_;
+  std::map<std::pair<size_t, size_t>, int> ok_runs_;
+};
+
+}  // namespace tgemm::testing
