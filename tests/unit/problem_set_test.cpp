@@ -109,6 +109,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"quick.yaml", 3, "128x128x128", "NN", "f32"},
       {"tensor.yaml", 21, "4096x4096x4096", "NN", "f16"},
       {"f32x3.yaml", 8, "1024x1024x1024", "NN", "f32x3"},
+      {"heldout.yaml", 12, "tiny-mn-huge-k", "NN", "f32"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
