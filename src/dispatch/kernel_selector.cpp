@@ -132,17 +132,29 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   std::sort(near.begin(), near.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   if (near.size() > kNeighbours) near.resize(kNeighbours);
-  // Every config measured on those neighbours predicts its time here: its measured time
-  // scaled by the work it would do here over the work it did there, counted in whole waves
-  // of padded tiles, so tile waste and wave quantisation carry over. The fastest wins.
+  // Every config that can run here and ran well on those neighbours (within kGoodThere of
+  // the fastest of those there) predicts its time here: its measured time scaled by the work it
+  // would do here over the work it did there, counted in whole waves of padded tiles, so tile waste
+  // and wave quantisation carry over. The fastest wins. A config that was slow there is left out:
+  // the work ratio cannot tell memory-bound from compute-bound, and let slow kernels with small
+  // tiles (the naive one) win on paper.
+  constexpr double kGoodThere = 1.5;
   const Measurement* chosen = nullptr;
   std::string chosen_from;
   double best_us = std::numeric_limits<double>::infinity();
   for (const auto& [score, e] : near) {
     auto it = measured_.find(e->problem.key());
     if (it == measured_.end()) continue;
+    std::vector<const Measurement*> runnable;  // here: vector widths, split-K against K
+    double fastest_there = std::numeric_limits<double>::infinity();
     for (const Measurement& m : it->second) {
       if (!can_run(m.config, problem, arch_)) continue;
+      runnable.push_back(&m);
+      fastest_there = std::min(fastest_there, m.time_us);
+    }
+    for (const Measurement* mp : runnable) {
+      const Measurement& m = *mp;
+      if (m.time_us > kGoodThere * fastest_there) continue;
       const double predicted =
           m.time_us * padded_work(m.config, problem) / padded_work(m.config, e->problem);
       if (predicted < best_us) {

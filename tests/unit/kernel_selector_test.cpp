@@ -114,6 +114,21 @@ TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time)
   EXPECT_EQ(odd.tuned_key, Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048).key());
 }
 
+// A config that ran 3x slower than the best on the neighbour is not transferred even where
+// the padded-work ratio favours its smaller tiles: that ratio cannot tell memory-bound from
+// compute-bound work (replayed on the H200 databases of sessions 3 to 5, leaving this rule
+// out served the naive kernel to 1x4096x4096). Only configs that can run here compete.
+TEST(KernelSelector, does_not_transfer_a_config_that_was_slow_on_the_neighbour) {
+  const KernelConfig fast = simt(128, 4), small_tiles = simt(32, 4);
+  std::vector<BestEntry> tuned = {entry(2048, 1024, 1024, fast)};
+  std::vector<TrialRecord> trials = {trial(2048, 1024, 1024, fast, 30),
+                                     trial(2048, 1024, 1024, small_tiles, 10)};
+  KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 40, 1024, 1024));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, fast);
+}
+
 TEST(KernelSelector, counts_whole_waves_when_transferring) {
   // On 1024x1024x4096 the 64x128 tiles (128 blocks, one wave) beat the 128x128 ones
   // (64 blocks) by a little; on 2048x1024x4096 the 64x128 tiles need two waves of 132 SMs
