@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
-#include <map>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -1156,30 +1155,24 @@ PruneCounts TuningDb::prune(const PruneOptions& options) {
 // recomputes the best of every (problem, device) that lost one. Inside prune's transaction.
 int64_t TuningDb::drop_stale_trials(
     const std::function<CurrentBuild(const DeviceInfo&)>& current_for) {
-  std::map<std::string, CurrentBuild> builds;  // by device name and arch
-  for (const DeviceInfo& d : devices()) builds[d.name + "|" + d.arch] = current_for(d);
-  std::vector<int64_t> stale;
-  for (const TrialRecord& t : trials()) {
-    const auto it = builds.find(t.device_name + "|" + t.arch);
-    if (it != builds.end() &&
-        it->second.stale_reason(t.trial.config.template_name, t.template_hash, t.measured_with))
-      stale.push_back(t.id);
-  }
+  const BuildsByDevice builds(devices(), current_for);
   std::set<std::pair<int64_t, int64_t>> touched;  // (problem, device)
-  for (int64_t id : stale) {
-    Statement find(db_, path_, "drop a stale trial",
-                   "SELECT problem_id, device_id FROM trials WHERE id = ?1");
-    find.bind(1, id);
-    if (find.step()) touched.insert({find.int_at(0), find.int_at(1)});
+  int64_t dropped = 0;
+  for (const TrialRecord& t : trials()) {
+    if (!builds.stale_reason(t.device_name, t.arch, t.trial.config.template_name, t.template_hash,
+                             t.measured_with))
+      continue;
     Statement(db_, path_, "drop a stale trial", "DELETE FROM best WHERE trial_id = ?1")
-        .bind(1, id)
+        .bind(1, t.id)
         .run();
-    Statement(db_, path_, "drop a stale trial", "DELETE FROM trials WHERE id = ?1")
-        .bind(1, id)
-        .run();
+    Statement drop(db_, path_, "drop a stale trial",
+                   "DELETE FROM trials WHERE id = ?1 RETURNING problem_id, device_id");
+    drop.bind(1, t.id);
+    if (drop.step()) touched.insert({drop.int_at(0), drop.int_at(1)});
+    ++dropped;
   }
   for (auto [problem_id, device_id] : touched) update_best(problem_id, device_id);
-  return int64_t(stale.size());
+  return dropped;
 }
 
 int64_t TuningDb::forget_problem(const std::string& problem_key) {

@@ -22,6 +22,21 @@ std::optional<std::string> CurrentBuild::stale_reason(const std::string& family,
   return std::nullopt;
 }
 
+BuildsByDevice::BuildsByDevice(const std::vector<DeviceInfo>& devices,
+                               const std::function<CurrentBuild(const DeviceInfo&)>& make) {
+  for (const DeviceInfo& d : devices) builds_[{d.name, d.arch}] = make(d);
+}
+
+std::optional<std::string> BuildsByDevice::stale_reason(const std::string& device,
+                                                        const std::string& arch,
+                                                        const std::string& family,
+                                                        const std::string& template_hash,
+                                                        const MeasuredWith& with) const {
+  const auto it = builds_.find({device, arch});
+  if (it == builds_.end()) return std::nullopt;
+  return it->second.stale_reason(family, template_hash, with);
+}
+
 StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* entries,
                         std::vector<TrialRecord>* trials) {
   StaleDropped dropped;

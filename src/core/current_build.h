@@ -4,11 +4,13 @@
 // dispatcher does not serve it, tgemm-tune measures it again, `tgemm-db stale` lists it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "src/core/device_info.h"
 #include "src/core/measured_with.h"
 #include "src/core/tuning_records.h"
 
@@ -25,6 +27,22 @@ struct CurrentBuild {
   std::optional<std::string> stale_reason(const std::string& family,
                                           const std::string& template_hash,
                                           const MeasuredWith& with) const;
+};
+
+// The CurrentBuild of each device a database holds (by name and arch), for judging its
+// recorded trials without a GPU: `make` gives a device's build from its stored driver.
+class BuildsByDevice {
+ public:
+  BuildsByDevice(const std::vector<DeviceInfo>& devices,
+                 const std::function<CurrentBuild(const DeviceInfo&)>& make);
+  // CurrentBuild::stale_reason of the build of (device, arch); nullopt for a device not held.
+  std::optional<std::string> stale_reason(const std::string& device, const std::string& arch,
+                                          const std::string& family,
+                                          const std::string& template_hash,
+                                          const MeasuredWith& with) const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, CurrentBuild> builds_;
 };
 
 // What drop_stale removed: counts and the first entry's reason, for one log line.

@@ -33,7 +33,7 @@ class SgemmWarp final : public GemmTemplate {
     if (problem.op_a == Op::T && problem.align_a % vec_bytes != 0)
       return fmt::format("VEC={} needs A (T layout) aligned to {} bytes (have {})", vec, vec_bytes,
                          problem.align_a);
-    if (config.get_or("PACK_B", 0) != 0) return pack_b_unsupported(problem);
+    if (config.get_or("PACK_B", 0) != 0) return pack_b_unsupported(config, problem);
     if (problem.op_b == Op::N && problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs B (N layout) aligned to {} bytes (have {})", vec, vec_bytes,
                          problem.align_b);
@@ -84,14 +84,15 @@ class SgemmWarp final : public GemmTemplate {
 
   // A pack pays only for a B the main loop cannot read VEC-wide: k-contiguous (T) or
   // misaligned; the pack itself reads any 4-byte aligned B.
-  static std::optional<std::string> pack_b_unsupported(const Problem& problem) {
+  static std::optional<std::string> pack_b_unsupported(const KernelConfig& config,
+                                                       const Problem& problem) {
     if (problem.op_b == Op::N && problem.align_b % 16 == 0)
       return std::string(
           "PACK_B=1 packs a B stored k-contiguous (T layout) or not 16-byte aligned; this B is "
           "N layout and aligned, read as it is (PACK_B=0)");
     if (problem.align_b % 4 != 0)
       return fmt::format("PACK_B=1 needs B aligned to 4 bytes (have {})", problem.align_b);
-    const PackedLayout b = packed_layout(problem.k, problem.n, 1, 1, 4);
+    const PackedLayout b = packed_b(config, problem);
     if (size_t(b.bytes) > kMaxPackWorkspaceBytes)
       return fmt::format(
           "PACK_B=1 needs {} MiB of workspace for the packed B of {}x{} (at most {} MiB)",

@@ -1,8 +1,6 @@
 // Runs one of the tools as a user would and captures its output and exit code.
 #pragma once
 
-#include "tests/common/temp_dir.h"
-
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "tests/common/temp_dir.h"
 
 namespace tgemm::testing {
 
@@ -37,6 +37,15 @@ inline CliResult run_tool(const std::string& tool, const std::string& args) {
   return result;
 }
 
+// tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over
+// tests/data/shapes/tiny.yaml into `db`, then `extra`.
+inline std::string tiny_tune_args(const std::string& space, const std::string& db,
+                                  const std::string& extra = "") {
+  return std::string("--shapes ") + TGEMM_SOURCE_DIR + "/tests/data/shapes/tiny.yaml --space " +
+         TGEMM_SOURCE_DIR + "/tests/data/spaces/" + space +
+         ".yaml --strategy exhaustive --budget 0 " + extra + (extra.empty() ? "" : " ") + "--db " +
+         db;
+}
 
 // One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it; -1 on error.
 inline int64_t query_int(const std::string& db_path, const std::string& sql) {

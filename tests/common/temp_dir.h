@@ -17,8 +17,8 @@ class TempDir {
   explicit TempDir(const std::string& tag = "test") {
     static std::atomic<int> counter{0};
     path_ = std::filesystem::temp_directory_path() /
-            ("tgemm_" + tag + "_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++) + "_" + std::to_string(std::random_device{}()));
+            ("tgemm_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+             "_" + std::to_string(std::random_device{}()));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {

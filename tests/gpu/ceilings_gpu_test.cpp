@@ -36,11 +36,7 @@ TEST(CeilingsGpu, tune_stores_the_ceilings_once_per_device) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   TempDir dir("ceilings_gpu");
   const std::string db = dir.file("t.db");
-  const std::string args = std::string("--shapes ") + TGEMM_SOURCE_DIR +
-                           "/tests/data/shapes/tiny.yaml --space " + TGEMM_SOURCE_DIR +
-                           "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy exhaustive "
-                           "--budget 0 --db " +
-                           db;
+  const std::string args = testing::tiny_tune_args("tiny_sgemm_simt", db);
   auto first = run_tool("tgemm-tune", args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(query_int(db, "select count(*) from device_ceilings"), 5) << first.output;

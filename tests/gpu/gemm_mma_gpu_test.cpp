@@ -16,21 +16,7 @@
 namespace tgemm {
 namespace {
 
-KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t wn, int64_t stages,
-                 int64_t vec_bytes, int64_t smem_xor, int64_t split_k, int64_t swizzle) {
-  return {"gemm_mma",
-          {{"BM", bm},
-           {"BN", bn},
-           {"BK_BYTES", bk_bytes},
-           {"WM", wm},
-           {"WN", wn},
-           {"STAGES", stages},
-           {"VEC_BYTES", vec_bytes},
-           {"SMEM_XOR", smem_xor},
-           {"SPLIT_K", split_k},
-           {"SWIZZLE", swizzle},
-           {"SHIFT_COPY", 0}}};
-}
+using testing::mma;
 
 KernelConfig shifted(KernelConfig c) {
   c.set("SHIFT_COPY", 1);

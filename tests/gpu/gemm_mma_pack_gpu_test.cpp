@@ -18,22 +18,13 @@
 namespace tgemm {
 namespace {
 
+// A PACK config (16-byte copies of the packed operands).
 KernelConfig packed(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t wn,
                     int64_t stages, int64_t smem_xor, int64_t split_k, int64_t swizzle,
                     int64_t pack = 1) {
-  return {"gemm_mma",
-          {{"BM", bm},
-           {"BN", bn},
-           {"BK_BYTES", bk_bytes},
-           {"WM", wm},
-           {"WN", wn},
-           {"STAGES", stages},
-           {"VEC_BYTES", 16},
-           {"SMEM_XOR", smem_xor},
-           {"SPLIT_K", split_k},
-           {"SWIZZLE", swizzle},
-           {"SHIFT_COPY", 0},
-           {"PACK", pack}}};
+  KernelConfig c = testing::mma(bm, bn, bk_bytes, wm, wn, stages, 16, smem_xor, split_k, swizzle);
+  c.set("PACK", pack);
+  return c;
 }
 
 const std::vector<KernelConfig>& configs() {

@@ -22,6 +22,24 @@
 
 namespace tgemm::testing {
 
+// A gemm_mma config by its parameters in the space's order (SHIFT_COPY 0; PACK not set: 0).
+inline KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, int64_t wn,
+                        int64_t stages, int64_t vec_bytes, int64_t smem_xor, int64_t split_k,
+                        int64_t swizzle) {
+  return {"gemm_mma",
+          {{"BM", bm},
+           {"BN", bn},
+           {"BK_BYTES", bk_bytes},
+           {"WM", wm},
+           {"WN", wn},
+           {"STAGES", stages},
+           {"VEC_BYTES", vec_bytes},
+           {"SMEM_XOR", smem_xor},
+           {"SPLIT_K", split_k},
+           {"SWIZZLE", swizzle},
+           {"SHIFT_COPY", 0}}};
+}
+
 inline const std::vector<const char*> kMmaTypes = {"f16",          "f16_out_f32", "bf16",
                                                    "bf16_out_f32", "tf32",        "f32x3"};
 

@@ -24,11 +24,7 @@ TEST(TuneGpu, faulting_kernel_is_crashed_and_a_rerun_measures_nothing) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   TempDir dir("tune_gpu");
   const std::string db = dir.file("t.db");
-  const std::string args = std::string("--shapes ") + TGEMM_SOURCE_DIR +
-                           "/tests/data/shapes/tiny.yaml --space " + TGEMM_SOURCE_DIR +
-                           "/tests/data/spaces/fault_sgemm_simt.yaml --strategy exhaustive "
-                           "--budget 0 --timeout 20 --db " +
-                           db;
+  const std::string args = testing::tiny_tune_args("fault_sgemm_simt", db, "--timeout 20");
   auto first = run_tool("tgemm-tune", args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(query_int(db, "select count(*) from trials where status = 'crashed'"), 2)
@@ -50,11 +46,7 @@ TEST(TuneGpu, trials_of_another_driver_are_listed_stale_and_measured_again) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   TempDir dir("tune_stale_gpu");
   const std::string db = dir.file("t.db");
-  const std::string args = std::string("--shapes ") + TGEMM_SOURCE_DIR +
-                           "/tests/data/shapes/tiny.yaml --space " + TGEMM_SOURCE_DIR +
-                           "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy exhaustive "
-                           "--budget 0 --db " +
-                           db;
+  const std::string args = testing::tiny_tune_args("tiny_sgemm_simt", db);
   auto first = run_tool("tgemm-tune", args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const int64_t trials = query_int(db, "select count(*) from trials");

@@ -14,6 +14,7 @@
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/mma_configs.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
 
@@ -24,23 +25,7 @@ const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/gemm_mma.yaml";
 
 const GemmTemplate& mma() { return template_named("gemm_mma"); }
 
-KernelConfig mma_config(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
-  KernelConfig c{"gemm_mma",
-                 {{"BM", 128},
-                  {"BN", 128},
-                  {"BK_BYTES", 64},
-                  {"WM", 64},
-                  {"WN", 64},
-                  {"STAGES", 3},
-                  {"VEC_BYTES", 16},
-                  {"SMEM_XOR", 1},
-                  {"SPLIT_K", 1},
-                  {"SWIZZLE", 1},
-                  {"SHIFT_COPY", 0},
-                  {"PACK", 0}}};
-  for (const auto& [name, value] : overrides) c.set(name, value);
-  return c;
-}
+using testing::mma_config;
 
 CompiledKernel compile(const KernelConfig& config, const GemmTypes& types, Op a, Op b,
                        const std::string& arch) {

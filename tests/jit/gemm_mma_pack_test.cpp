@@ -11,6 +11,7 @@
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/mma_configs.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
 
@@ -19,20 +20,9 @@ namespace {
 
 const GemmTemplate& mma() { return template_named("gemm_mma"); }
 
+// The PACK default's shape: 128-byte slices, swizzle 8, PACK=1.
 KernelConfig pack_config(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
-  KernelConfig c{"gemm_mma",
-                 {{"BM", 128},
-                  {"BN", 128},
-                  {"BK_BYTES", 128},
-                  {"WM", 64},
-                  {"WN", 64},
-                  {"STAGES", 3},
-                  {"VEC_BYTES", 16},
-                  {"SMEM_XOR", 1},
-                  {"SPLIT_K", 1},
-                  {"SWIZZLE", 8},
-                  {"SHIFT_COPY", 0},
-                  {"PACK", 1}}};
+  KernelConfig c = testing::mma_config({{"BK_BYTES", 128}, {"SWIZZLE", 8}, {"PACK", 1}});
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }

@@ -10,6 +10,7 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tests/common/sgemm_configs.h"
+#include "tests/common/trial_records.h"
 
 namespace tgemm {
 namespace {
@@ -85,14 +86,9 @@ TEST(KernelSelector, nearest_skips_kernels_that_cannot_run_the_problem) {
 
 // A recorded trial of `config` on m x n x k (NN) at `tflops`.
 TrialRecord trial(int64_t m, int64_t n, int64_t k, const KernelConfig& config, double tflops) {
-  TrialRecord r;
-  r.problem = Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k);
-  r.device_name = "NVIDIA H200";
-  r.arch = "sm_90";
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k);
+  TrialRecord r = testing::ok_trial_record(p, config, p.flops() / (tflops * 1e6));
   r.template_hash = "abc";
-  r.trial.config = config;
-  r.trial.status = TrialStatus::ok;
-  r.trial.time_median_us = r.problem.flops() / (tflops * 1e6);
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tests/common/sgemm_configs.h"
+#include "tests/common/trial_records.h"
 #include "tuner/search/ask_tell.h"
 
 namespace tgemm {
@@ -148,14 +149,7 @@ TEST(ModelStrategy, seeds_come_first_but_take_at_most_half_the_budget) {
 }
 
 TrialRecord record(const Problem& p, const KernelConfig& c, double us) {
-  TrialRecord r;
-  r.problem = p;
-  r.device_name = "NVIDIA H200";
-  r.arch = "sm_90";
-  r.trial.config = c;
-  r.trial.status = TrialStatus::ok;
-  r.trial.time_median_us = us;
-  return r;
+  return testing::ok_trial_record(p, c, us);
 }
 
 TEST(NearestTunedConfigs, takes_the_nearest_shapes_fastest_and_skips_the_problem_itself) {

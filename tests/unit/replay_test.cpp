@@ -12,6 +12,7 @@
 #include "src/core/error.h"
 #include "tests/common/sgemm_configs.h"
 #include "tests/common/temp_dir.h"
+#include "tests/common/trial_records.h"
 
 namespace tgemm {
 namespace {
@@ -19,14 +20,7 @@ namespace {
 using testing::sgemm_config;
 
 TrialRecord record(const Problem& p, const KernelConfig& c, double us) {
-  TrialRecord r;
-  r.problem = p;
-  r.device_name = "NVIDIA H200";
-  r.arch = "sm_90";
-  r.trial.config = c;
-  r.trial.status = TrialStatus::ok;
-  r.trial.time_median_us = us;
-  return r;
+  return testing::ok_trial_record(p, c, us);
 }
 
 ReplayInput synthetic() {

@@ -337,24 +337,19 @@ int run_report(tgemm::TuningDb& db, const std::string& out_path, int top) {
 // The best entries and trials that this build would not serve: another template source or
 // NVRTC, or a driver older than the one last seen on that device.
 int run_stale(tgemm::TuningDb& db) {
-  std::map<std::string, tgemm::CurrentBuild> builds;  // by device name and arch
-  for (const tgemm::DeviceInfo& d : db.devices())
-    builds[d.name + "|" + d.arch] = tgemm::this_build(d.driver_version);
-  auto reason = [&](const std::string& device, const std::string& arch, const auto& config,
-                    const std::string& hash, const tgemm::MeasuredWith& with) {
-    const auto it = builds.find(device + "|" + arch);
-    return it == builds.end() ? std::nullopt
-                              : it->second.stale_reason(config.template_name, hash, with);
-  };
+  const tgemm::BuildsByDevice builds(
+      db.devices(), [](const tgemm::DeviceInfo& d) { return tgemm::this_build(d.driver_version); });
   TextColumns table({"device", "problem", "kernel", "why it is stale"},
                     {false, false, false, false});
   for (const tgemm::BestEntry& e : db.best_entries())
-    if (auto why = reason(e.device_name, e.arch, e.config, e.template_hash, e.measured_with))
+    if (auto why = builds.stale_reason(e.device_name, e.arch, e.config.template_name,
+                                       e.template_hash, e.measured_with))
       table.add({e.device_name, e.problem.key(), e.config.canonical_name(), *why});
   int64_t stale_trials = 0, trials = 0;
   for (const tgemm::TrialRecord& t : db.trials()) {
     ++trials;
-    if (reason(t.device_name, t.arch, t.trial.config, t.template_hash, t.measured_with))
+    if (builds.stale_reason(t.device_name, t.arch, t.trial.config.template_name, t.template_hash,
+                            t.measured_with))
       ++stale_trials;
   }
   if (table.empty())
