@@ -228,6 +228,21 @@ TEST(SgemmWarpHost, pack_b_serves_a_k_contiguous_or_misaligned_b_and_plans_its_w
   EXPECT_EQ(family.entries(warp_config()).size(), 2u);
 }
 
+// PACK_B's own refusals: a B not even float-aligned, and a packed copy over the workspace cap.
+TEST(SgemmWarpHost, pack_b_refuses_an_unaligned_b_and_a_copy_over_the_workspace_cap) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const KernelConfig pack = warp_config({{"PACK_B", 1}});
+  auto why = family.unsupported_reason(pack, aligned(Op::N, Op::T, 4, 2), "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "PACK_B=1 needs B aligned to 4 bytes (have 2)");
+  const Problem huge = Problem::packed(GemmTypes{}, Op::N, Op::T, 64, 8192, 65536);  // 2 GiB
+  why = family.unsupported_reason(pack, huge, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why,
+            "PACK_B=1 needs 2048 MiB of workspace for the packed B of 65536x8192 (at most "
+            "1024 MiB)");
+}
+
 // The dispatcher's `*` default lines reach sm_75 through this check alone (no space there).
 TEST(SgemmWarpHost, refuses_cp_async_stages_on_sm_75_for_the_dispatcher) {
   const GemmTemplate& family = template_named("sgemm_warp");
