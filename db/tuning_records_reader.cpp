@@ -26,6 +26,11 @@ class DbTuningRecords final : public TuningRecords {
     return out;
   }
 
+  std::vector<DeviceCeiling> ceilings(const std::string& device_name,
+                                      const std::string& arch) override {
+    return db_.ceilings(device_name, arch);
+  }
+
   std::optional<BinaryRecord> find_binary(const KernelConfig& config,
                                           const std::string& template_hash, const Problem& variant,
                                           const std::string& arch,

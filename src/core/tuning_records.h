@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/device_ceiling.h"
 #include "src/core/kernel_config.h"
 #include "src/core/measured_with.h"
 #include "src/core/problem.h"
@@ -70,6 +71,9 @@ class TuningRecords {
                                               const std::string& arch) = 0;
   virtual std::vector<TrialRecord> trials(const std::string& device_name,
                                           const std::string& arch) = 0;
+  // The measured roofs of one GPU (copy bandwidth, FLOP rates), for the performance model.
+  virtual std::vector<DeviceCeiling> ceilings(const std::string& device_name,
+                                              const std::string& arch) = 0;
   // The cubin of a kernel (config and template hash) built for this problem's layout and
   // types, for `arch` and this NVRTC version.
   virtual std::optional<BinaryRecord> find_binary(const KernelConfig& config,

@@ -155,11 +155,13 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
     state->workspace = std::make_unique<DeviceWorkspace>(workspace_allocator_);
     std::vector<BestEntry> tuned;
     std::vector<TrialRecord> measured;
+    std::vector<DeviceCeiling> ceilings;
     if (db_) {
       try {
         tuned = db_->best_entries(state->info.name, state->info.arch);
         measured = db_->trials(state->info.name, state->info.arch);
         skip_stale(state->info, &tuned, &measured);
+        ceilings = db_->ceilings(state->info.name, state->info.arch);
       } catch (const std::exception& e) {
         spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }
@@ -168,7 +170,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
                   measured.size(), state->info.name, state->info.arch);
     state->selector = std::make_unique<KernelSelector>(
         std::move(tuned), options_.defaults ? *options_.defaults : shipped_default_kernels(),
-        state->info.arch, state->info.sm_count, measured);
+        state->info.arch, state->info.sm_count, measured, std::move(ceilings));
     slot = std::move(state);
   }
   return *slot;

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
+#include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
 
 namespace tgemm {
@@ -47,6 +49,33 @@ TileShape tile_of(const KernelConfig& config) {
   return template_named(config.template_name).tile(config);
 }
 
+// A config measured on a tuned shape is evidence for others only when it ran within this
+// factor of that shape's fastest: slower ones are where the model misjudges (the naive kernel).
+constexpr double kGoodThere = 1.5;
+
+// Squared distance of two shapes in log M, N, K; other alignments pay kAlignmentPenalty:
+// their kernels chose vector widths for them.
+double distance(const Problem& a, const Problem& b) {
+  constexpr double kAlignmentPenalty = 2.0;
+  const double dm = std::log(double(a.m) / double(b.m));
+  const double dn = std::log(double(a.n) / double(b.n));
+  const double dk = std::log(double(a.k) / double(b.k));
+  const bool same_alignment =
+      a.align_a == b.align_a && a.align_b == b.align_b && a.align_c == b.align_c;
+  return dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : kAlignmentPenalty);
+}
+
+// A config's family and parameters, as one key.
+std::string config_id(const KernelConfig& config) {
+  return config.template_name + " " + config.params_text();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
 }  // namespace
 
 bool can_run(const KernelConfig& config, const Problem& problem, const std::string& arch) {
@@ -58,20 +87,45 @@ bool can_run(const KernelConfig& config, const Problem& problem, const std::stri
 
 KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
                                std::string arch, int sm_count,
-                               const std::vector<TrialRecord>& measured)
+                               const std::vector<TrialRecord>& measured,
+                               std::vector<DeviceCeiling> ceilings)
     : tuned_(std::move(tuned)),
       defaults_(std::move(defaults)),
       arch_(std::move(arch)),
-      sm_count_(sm_count) {
+      sm_count_(sm_count),
+      ceilings_(std::move(ceilings)) {
   for (const TrialRecord& r : measured) {
     if (r.trial.status != TrialStatus::ok || r.trial.time_median_us <= 0) continue;
     measured_[r.problem.key()].push_back({r.trial.config, r.template_hash, r.trial.time_median_us});
   }
   // Without recorded trials, each tuned problem's best is its one measurement.
+  std::map<std::string, const Problem*> problem_of;
   for (const BestEntry& e : tuned_) {
     auto& list = measured_[e.problem.key()];
     if (list.empty()) list.push_back({e.config, e.template_hash, e.trial.time_median_us});
+    problem_of[e.problem.key()] = &e.problem;
   }
+  fit_model_scale(problem_of);
+}
+
+// Per config, the median of measured / predicted over the problems where it ran within
+// kGoodThere of the fastest on this GPU: how far the model's absolute times are off for it
+// here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
+void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>& problem_of) {
+  std::map<std::string, std::vector<double>> config_ratios;
+  for (const auto& [key, list] : measured_) {
+    auto problem = problem_of.find(key);
+    if (problem == problem_of.end()) continue;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const Measurement& m : list) fastest = std::min(fastest, m.time_us);
+    for (const Measurement& m : list) {
+      if (m.time_us > kGoodThere * fastest) continue;
+      const double model = model_us(m.config, *problem->second);
+      if (!std::isfinite(model) || model <= 0) continue;
+      config_ratios[config_id(m.config)].push_back(m.time_us / model);
+    }
+  }
+  for (auto& [config, r] : config_ratios) model_scale_[config] = median(std::move(r));
 }
 
 namespace {
@@ -98,12 +152,87 @@ double tile_fill(const KernelConfig& config, const Problem& problem) {
 
 }  // namespace
 
+double KernelSelector::model_us(const KernelConfig& config, const Problem& problem) const {
+  ModelContext ctx;
+  ctx.family = find_template(config.template_name);
+  if (!ctx.family) return std::numeric_limits<double>::infinity();
+  ctx.limits = arch_limits(arch_);
+  ctx.sm_count = sm_count_ > 0 ? sm_count_ : default_sm_count(arch_);
+  ctx.roofs = roofs_from(ceilings_, arch_, problem.types);
+  return PerformanceModel(std::move(ctx)).predict_us(config, problem);
+}
+
+// Tile work a config does on a problem, in whole waves of resident blocks.
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
   const TileShape t = tile_of(config);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const int64_t waves = (launched_blocks(config, problem) + resident - 1) / resident;
   const int64_t k_tiles_per_slice = ((problem.k + t.k - 1) / t.k + t.split_k - 1) / t.split_k;
   return double(waves) * double(t.m * t.n) * double(k_tiles_per_slice * t.k);
+}
+
+double KernelSelector::carried_us(const KernelConfig& config, double us_there, const Problem& there,
+                                  const Problem& here) const {
+  const double model_here = model_us(config, here), model_there = model_us(config, there);
+  if (!std::isfinite(model_here) || !std::isfinite(model_there) || model_there <= 0)
+    return std::numeric_limits<double>::infinity();
+  const double by_model = us_there * model_here / model_there;
+  const double by_work = us_there * padded_work(config, here) / padded_work(config, there);
+  // Each misjudges what the other sees (the model: vector widths and the family's habits; the
+  // work ratio: memory against compute); their geometric mean replays best on the H200
+  // databases (leave-one-out best/chosen, S3-S6: 0.979, 0.982, 0.971, 0.941; the model alone
+  // 0.932-0.956, the work alone 0.903-0.975).
+  return std::sqrt(by_model * by_work);
+}
+
+std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem) const {
+  constexpr size_t kNeighbours = 2;
+  std::vector<std::pair<double, const BestEntry*>> near;
+  for (const BestEntry& e : tuned_) {
+    const Problem& t = e.problem;
+    if (t.types != problem.types || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
+    near.emplace_back(distance(t, problem), &e);
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const BestEntry*> out;
+  for (size_t i = 0; i < near.size() && i < kNeighbours; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+// Every config that can run here and ran well on the neighbours (within kGoodThere of the
+// fastest there) carries its measured time here (carried_us), so tile waste, wave quantisation,
+// split-K and memory- against compute-bound carry over. A config slow there is left out: the model
+// misjudges some (the naive kernel), and a neighbour's fast kernels are the evidence. The defaults
+// never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
+// alone, scaled by their own model_scale_ where they ran well elsewhere on this GPU (a family's
+// scale alone let unmeasured lines win on paper). The fastest wins.
+KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem) const {
+  Prediction best;
+  std::set<std::string> seen;  // family and params of every config measured nearby
+  for (const BestEntry* e : neighbours(problem)) {
+    auto it = measured_.find(e->problem.key());
+    if (it == measured_.end()) continue;
+    double fastest_there = std::numeric_limits<double>::infinity();
+    for (const Measurement& m : it->second) {
+      seen.insert(config_id(m.config));
+      if (can_run(m.config, problem, arch_)) fastest_there = std::min(fastest_there, m.time_us);
+    }
+    for (const Measurement& m : it->second) {
+      if (!can_run(m.config, problem, arch_) || m.time_us > kGoodThere * fastest_there) continue;
+      const double us = carried_us(m.config, m.time_us, e->problem, problem);
+      if (us < best.us) best = {&m.config, m.template_hash, e->problem.key(), us};
+    }
+  }
+  for (const DefaultKernel& d : defaults_) {
+    if ((d.arch != arch_ && d.arch != "*") || d.types != problem.types) continue;
+    if (seen.count(config_id(d.config))) continue;
+    auto scale = model_scale_.find(config_id(d.config));
+    if (scale == model_scale_.end() || !can_run(d.config, problem, arch_)) continue;
+    const double us = model_us(d.config, problem) * scale->second;
+    if (us < best.us) best = {&d.config, "", "", us};
+  }
+  return best;
 }
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {
@@ -114,57 +243,10 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
     if (e.problem.key() == key && launchable(e.config, problem, arch_))
       return {Selection::exact, e.config, e.template_hash, key};
   }
-  // The kNeighbours tuned problems of the same types and layout nearest in log(M, N, K)
-  // (other alignments pay kAlignmentPenalty: their kernels chose vector widths for them).
-  constexpr double kAlignmentPenalty = 2.0;
-  constexpr size_t kNeighbours = 2;
-  std::vector<std::pair<double, const BestEntry*>> near;
-  for (const BestEntry& e : tuned_) {
-    const Problem& t = e.problem;
-    if (t.types != problem.types || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
-    const double dm = std::log(double(t.m) / double(problem.m));
-    const double dn = std::log(double(t.n) / double(problem.n));
-    const double dk = std::log(double(t.k) / double(problem.k));
-    const bool same_alignment = t.align_a == problem.align_a && t.align_b == problem.align_b &&
-                                t.align_c == problem.align_c;
-    near.emplace_back(dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : kAlignmentPenalty), &e);
-  }
-  std::sort(near.begin(), near.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (near.size() > kNeighbours) near.resize(kNeighbours);
-  // Every config that can run here and ran well on those neighbours (within kGoodThere of
-  // the fastest of those there) predicts its time here: its measured time scaled by the work it
-  // would do here over the work it did there, counted in whole waves of padded tiles, so tile waste
-  // and wave quantisation carry over. The fastest wins. A config that was slow there is left out:
-  // the work ratio cannot tell memory-bound from compute-bound, and let slow kernels with small
-  // tiles (the naive one) win on paper.
-  constexpr double kGoodThere = 1.5;
-  const Measurement* chosen = nullptr;
-  std::string chosen_from;
-  double best_us = std::numeric_limits<double>::infinity();
-  for (const auto& [score, e] : near) {
-    auto it = measured_.find(e->problem.key());
-    if (it == measured_.end()) continue;
-    std::vector<const Measurement*> runnable;  // here: vector widths, split-K against K
-    double fastest_there = std::numeric_limits<double>::infinity();
-    for (const Measurement& m : it->second) {
-      if (!can_run(m.config, problem, arch_)) continue;
-      runnable.push_back(&m);
-      fastest_there = std::min(fastest_there, m.time_us);
-    }
-    for (const Measurement* mp : runnable) {
-      const Measurement& m = *mp;
-      if (m.time_us > kGoodThere * fastest_there) continue;
-      const double predicted =
-          m.time_us * padded_work(m.config, problem) / padded_work(m.config, e->problem);
-      if (predicted < best_us) {
-        best_us = predicted;
-        chosen = &m;
-        chosen_from = e->problem.key();
-      }
-    }
-  }
-  if (chosen) return {Selection::nearest, chosen->config, chosen->template_hash, chosen_from};
+  const Prediction p = choose_untuned(problem);
+  if (p.config)
+    return {p.from.empty() ? Selection::fallback_default : Selection::nearest, *p.config,
+            p.template_hash, p.from};
   if (const KernelConfig* d = choose_default(problem))
     return {Selection::fallback_default, *d, "", ""};
   return {Selection::cublas, {}, "", ""};

@@ -3,11 +3,13 @@
 // per-arch defaults. Pure logic: no CUDA, no SQL, so it is tested on the CPU.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "src/core/device_ceiling.h"
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/tuning_records.h"
@@ -38,13 +40,15 @@ class KernelSelector {
   // `tuned`: best entries of this GPU (the dispatcher filters by device name and arch).
   // `sm_count`: the GPU's multiprocessors, for wave counts and sizing defaults (0: unknown).
   // `measured`: every trial recorded on this GPU; without them each best is its problem's
-  // only measurement.
+  // only measurement. `ceilings`: the GPU's measured roofs for the performance model (empty:
+  // the arch's datasheet-like figures).
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
-                 std::string arch, int sm_count = 0, const std::vector<TrialRecord>& measured = {});
+                 std::string arch, int sm_count = 0, const std::vector<TrialRecord>& measured = {},
+                 std::vector<DeviceCeiling> ceilings = {});
 
-  // Exact key -> the config measured on the two nearest tuned shapes (log M, N, K; other
-  // alignments count as farther) with the best predicted time here -> a default sized for
-  // the problem -> cublas.
+  // Exact key -> the fastest predicted here of the configs measured on the nearest tuned
+  // shapes (log M, N, K; other alignments count as farther) and of the defaults that can
+  // run it (see choose_untuned) -> a default sized for the problem -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
   // The opt-in FP32-accurate tensor-core path (MathMode::f32_via_3xtf32) for a plain f32
@@ -61,15 +65,33 @@ class KernelSelector {
     std::string template_hash;
     double time_us;
   };
+  struct Prediction {
+    const KernelConfig* config = nullptr;
+    std::string template_hash, from;  // empty for a default never measured nearby
+    double us = std::numeric_limits<double>::infinity();
+  };
+  // The tuned problems of the same types and layout nearest the problem, nearest first.
+  std::vector<const BestEntry*> neighbours(const Problem& problem) const;
+  Prediction choose_untuned(const Problem& problem) const;
   const KernelConfig* choose_default(const Problem& problem) const;
+  void fit_model_scale(const std::map<std::string, const Problem*>& problem_of);
+  // The performance model's time for a config on a problem here (infinity: cannot run).
+  double model_us(const KernelConfig& config, const Problem& problem) const;
   // Tile work a config does on a problem, in whole waves of resident blocks.
   double padded_work(const KernelConfig& config, const Problem& problem) const;
+  // A time measured on `there` carried to `here` by the ratios of the two shapes' model
+  // times and padded work.
+  double carried_us(const KernelConfig& config, double us_there, const Problem& there,
+                    const Problem& here) const;
 
   std::vector<BestEntry> tuned_;
   std::vector<DefaultKernel> defaults_;
   std::string arch_;
   int sm_count_;
+  std::vector<DeviceCeiling> ceilings_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
+  // Measured / predicted here, by config (family and parameters).
+  std::map<std::string, double> model_scale_;
 };
 
 // Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is

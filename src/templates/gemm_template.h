@@ -55,6 +55,9 @@ class GemmTemplate {
   virtual LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const = 0;
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
   virtual TileShape tile(const KernelConfig& config) const = 0;
+  // Whether the family streams its large operand once at memory bandwidth (GEMV-like) instead
+  // of reusing register tiles: the performance model then counts its bytes, not tile FLOPs.
+  virtual bool bandwidth_bound() const { return false; }
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.

@@ -81,6 +81,8 @@ class GemvSimt final : public GemmTemplate {
     return r;
   }
 
+  bool bandwidth_bound() const override { return true; }
+
   // For the selector: ROWS along the small side, the strip along the large (as when X is
   // contiguous along it), KB deep.
   TileShape tile(const KernelConfig& config) const override {

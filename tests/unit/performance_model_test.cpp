@@ -1,7 +1,7 @@
 // PerformanceModel: its pieces (waves, padding, registers, occupancy effect) and whole
 // predictions that must order configs the way the hardware does: wave quantisation, split-K
 // for skinny large-K shapes, memory-bound against compute-bound problems.
-#include "tuner/search/performance_model.h"
+#include "src/model/performance_model.h"
 
 #include <gtest/gtest.h>
 
@@ -116,6 +116,30 @@ TEST(PerformanceModel, a_config_that_cannot_run_the_problem_is_infinitely_slow) 
   EXPECT_TRUE(std::isinf(model.predict_us(sgemm_config(), misaligned)));
   // More K slices than K steps.
   EXPECT_TRUE(std::isinf(model.predict_us(sgemm_config({{"SPLIT_K", 64}}), nn(256, 256, 64))));
+}
+
+// gemv_simt streams A once: before it said so (bandwidth_bound), the model priced its narrow
+// tile as a register tile doing K / KB times the work, 1366 us for 6144x4x2048 (29 us on the
+// H200). Now: its bytes at the copy rate, its launches, and the K slices' partial sums.
+TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {
+  ModelContext ctx;
+  ctx.family = &template_named("gemv_simt");
+  ctx.limits = arch_limits("sm_90");
+  ctx.sm_count = 132;
+  ctx.roofs = default_roofs("sm_90", GemmTypes{});
+  const PerformanceModel model(ctx);
+  const KernelConfig gemv = KernelConfig::from_params_text(
+      "gemv_simt", "SIDE=1,ROWS=4,VEC=2,WARPS=8,KB=512,LW=2,SPLIT_MODE=1");
+  const Problem p = nn(6144, 4, 2048);
+  const double bytes_us = (6144.0 * 2048 + 2048 * 4 + 2 * 6144 * 4) * 4 / 4.26e12 * 1e6;
+  const double predicted = model.predict_us(gemv, p);
+  EXPECT_GT(predicted, bytes_us);
+  EXPECT_LT(predicted, bytes_us + 10);
+  // Eight times the K slices of a 64-deep KB cost more partial traffic than the 512-deep one.
+  const KernelConfig shallow = KernelConfig::from_params_text(
+      "gemv_simt", "SIDE=1,ROWS=4,VEC=2,WARPS=8,KB=64,LW=1,SPLIT_MODE=1");
+  EXPECT_GT(model.predict_us(shallow, nn(512, 4, 500000)),
+            model.predict_us(gemv, nn(512, 4, 500000)));
 }
 
 TEST(PerformanceModel, measured_ceilings_replace_the_defaults) {

@@ -6,6 +6,7 @@ DatabaseSelector::DatabaseSelector(TuningDb& db, const DeviceInfo& device) : dev
   for (TrialRecord& r : db.trials("", device.name))
     if (r.arch == device.arch) measured_.push_back(std::move(r));
   tuned_ = db.best_entries("", device.name, device.arch);
+  ceilings_ = db.ceilings(device.name, device.arch);
 }
 
 KernelSelector DatabaseSelector::selector(const std::string& left_out) const {
@@ -16,7 +17,7 @@ KernelSelector DatabaseSelector::selector(const std::string& left_out) const {
   for (const TrialRecord& r : measured_)
     if (r.problem.key() != left_out) kept_trials.push_back(r);
   return KernelSelector(std::move(kept_tuned), shipped_default_kernels(), device_.arch,
-                        device_.sm_count, kept_trials);
+                        device_.sm_count, kept_trials, ceilings_);
 }
 
 }  // namespace tgemm

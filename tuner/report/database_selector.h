@@ -26,6 +26,7 @@ class DatabaseSelector {
   DeviceInfo device_;
   std::vector<BestEntry> tuned_;
   std::vector<TrialRecord> measured_;
+  std::vector<DeviceCeiling> ceilings_;
 };
 
 }  // namespace tgemm

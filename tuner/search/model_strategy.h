@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "src/core/tuning_records.h"
-#include "tuner/search/performance_model.h"
+#include "src/model/performance_model.h"
 #include "tuner/search/strategy.h"
 
 namespace tgemm {

@@ -10,7 +10,7 @@
 
 #include "src/core/kernel_config.h"
 #include "src/core/trial_result.h"
-#include "tuner/search/performance_model.h"
+#include "src/model/performance_model.h"
 
 namespace tgemm {
 

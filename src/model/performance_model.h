@@ -65,6 +65,13 @@ class PerformanceModel {
   std::vector<double> predict_all(const KernelConfig& config) const;
 
  private:
+  // Bytes every kernel moves at least (A and B once, C read and written), and the split-K
+  // partials' traffic.
+  static double unique_bytes(const Problem& p);
+  static double partial_bytes(const Problem& p, int64_t split_k);
+  // A bandwidth-bound family's time: its bytes at the copy rate plus its launches.
+  double streamed_us(const Problem& p, int64_t split_k, size_t launches) const;
+
   ModelContext ctx_;
 };
 

@@ -1,4 +1,4 @@
-#include "tuner/search/performance_model.h"
+#include "src/model/performance_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,6 +125,11 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const Occupancy occ = occupancy(lim, res.threads, std::min(wanted, cap), res.dynamic_smem_bytes);
   if (occ.blocks_per_sm == 0 || blocks == 0) return kInf;
 
+  // A streaming family reads its operands once at the copy rate; its tile is no register tile.
+  // Its blocks each cover t.k of K, so K / t.k partial sums meet in C.
+  if (family.bandwidth_bound())
+    return streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count);
+
   // Compute: each wave puts q blocks on an SM; they share its FFMA rate at the efficiency of
   // the register tile (FFMAs per shared-memory load) and of the warps resident.
   const int sms = std::max(1, ctx_.sm_count);
@@ -144,17 +149,29 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
 
   // Memory: the operands once from device memory, the tiles' loads from L2, and the split-K
   // partials (atomics or workspace) through memory.
-  const double a_bytes = element_bytes(p.types.a), c_bytes = element_bytes(p.types.c);
-  const double mn = double(p.m) * double(p.n);
-  const double unique = (double(p.m) * p.k + double(p.k) * p.n) * a_bytes + 2 * mn * c_bytes;
+  const double a_bytes = element_bytes(p.types.a);
   const double tiles = double(blocks) * double(t.m + t.n) * k_slice * a_bytes;
-  const double partials = t.split_k > 1 ? kPartialCost * mn * 4 * double(t.split_k) : 0;
   const double bw = ctx_.roofs.bytes_per_s;
-  const double memory_s = std::max(unique / bw, tiles / (kL2OverDram * bw)) + partials / bw;
+  const double memory_s =
+      std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw)) + partial_bytes(p, t.split_k) / bw;
 
   double us = std::max(compute_s, memory_s) * 1e6 + kLaunchUs * plan.count;
   if (wanted > cap) us *= kSpillFactor;
   return us;
+}
+
+double PerformanceModel::unique_bytes(const Problem& p) {
+  const double a_bytes = element_bytes(p.types.a), c_bytes = element_bytes(p.types.c);
+  return (double(p.m) * p.k + double(p.k) * p.n) * a_bytes + 2 * double(p.m) * p.n * c_bytes;
+}
+
+double PerformanceModel::partial_bytes(const Problem& p, int64_t split_k) {
+  return split_k > 1 ? kPartialCost * double(p.m) * double(p.n) * 4 * double(split_k) : 0;
+}
+
+double PerformanceModel::streamed_us(const Problem& p, int64_t split_k, size_t launches) const {
+  const double bw = ctx_.roofs.bytes_per_s;
+  return (unique_bytes(p) + partial_bytes(p, split_k)) / bw * 1e6 + kLaunchUs * double(launches);
 }
 
 std::vector<double> PerformanceModel::predict_all(const KernelConfig& config) const {
