@@ -18,6 +18,9 @@
 #   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
 #   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
 #                                      rerun must measure only what the kill left unmeasured
+#   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
+#                                      one unsharded run (random strategy, same seed): the bests
+#   devices:<set>:<budget>:<list>      tgemm-tune --devices <list> into devices.db
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -97,6 +100,20 @@ for stage in "$@"; do
       "${tune[@]}" 2>&1 | tee "$OUT/killtune_rerun.log" | grep -E "^configs:|trials:" ;
       echo "after the rerun: $(q "$(db "$a3")" 'select count(*) from trials') trials;" \
         "integrity: $(q "$(db "$a3")" 'pragma integrity_check')" ;;
+    shard)
+      tune=("$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --strategy random --budget "$a2"
+            --jobs 16 --quiet)
+      rm -f "$(db shard0.db)" "$(db shard1.db)" "$(db merged.db)" "$(db whole.db)"
+      for i in 0 1; do
+        "${tune[@]}" --db "$(db shard$i.db)" --shard "$i/2" 2>&1 | tail -1 | tee -a "$OUT/shard.log"
+      done
+      "$B/tuner/tgemm-db" merge "$(db merged.db)" "$(db shard0.db)" "$(db shard1.db)" 2>&1 |
+        tee -a "$OUT/shard.log"
+      "${tune[@]}" --db "$(db whole.db)" 2>&1 | tail -1 | tee -a "$OUT/shard.log"
+      python3 scripts/compare_bests.py "$(db merged.db)" "$(db whole.db)" 2>&1 | tee -a "$OUT/shard.log" ;;
+    devices)
+      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db devices.db)" --devices "$a3" \
+        --strategy model --budget "$a2" --jobs 16 2>&1 | tee "$OUT/devices.log" | grep -v "^\[" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
