@@ -68,6 +68,17 @@ TEST_F(CompileStageTest, queued_batches_compile_before_they_are_collected) {
   EXPECT_THROW(stage.collect(first, {}), Error);
 }
 
+// Longest first: a batch's heaviest compile (most unrolled work per thread) starts first, so the
+// batch does not end on it with the other threads idle. One thread: stored in queue order.
+TEST_F(CompileStageTest, queues_the_heaviest_compile_of_a_batch_first) {
+  CompileStage stage(db_, run_, arch_limits("sm_75"), 1);
+  const KernelConfig heavy = sgemm_config({{"BM", 64}, {"BN", 64}, {"BK", 16}});  // 8x8x16
+  const auto out = stage.run(family_, {small_split(1), heavy}, variant_, {});
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_TRUE(out[0].compiled.ok && out[1].compiled.ok) << out[0].reason << out[1].reason;
+  EXPECT_LT(out[1].binary_id, out[0].binary_id);
+}
+
 // One NVRTC program per config: its one stored binary holds the main kernel and the helpers
 // (beta pre-pass, split-K reduction), none compiled on its own.
 TEST_F(CompileStageTest, each_config_is_one_program_with_its_helper_entries) {
