@@ -59,6 +59,21 @@ TEST_F(TuneCli, compile_only_fills_database_then_rerun_compiles_nothing) {
   EXPECT_EQ(query_int(db_, "select count(*) from runs"), 2);
 }
 
+// The summary gives the compile pool's throughput beside its counts; a rerun compiles nothing.
+TEST_F(TuneCli, summary_reports_configs_per_second_of_compiling) {
+  auto first = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto at = first.output.find(" configs/s with 2 job(s))");
+  ASSERT_NE(at, std::string::npos) << first.output;
+  const double rate = std::stod(first.output.substr(first.output.rfind(", ", at) + 2));
+  EXPECT_GT(rate, 0) << first.output;
+
+  auto second = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("(0.0 s, 0.0 configs/s with 2 job(s))"), std::string::npos)
+      << second.output;
+}
+
 // Not a terminal: progress comes as whole plain lines (no carriage returns); --quiet leaves
 // only the results on stdout, and cannot be combined with a log level.
 TEST_F(TuneCli, progress_is_plain_lines_off_a_terminal_and_quiet_silences_it) {

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -131,6 +133,34 @@ struct ProblemState {
   std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
 };
 
+// Ask/tell with the next batch compiling while one is measured: batch i + 1 is asked and
+// submitted before batch i is collected, so the compile pool never waits for the worker (or
+// for a batch's slowest compile). The strategy hears of batch i before batch i + 2 is asked.
+uint64_t run_pipelined(
+    Strategy& strategy, size_t batch_size,
+    const std::function<CompileStage::Ticket(const std::vector<KernelConfig>&)>& submit,
+    const std::function<std::vector<std::vector<TrialResult>>(CompileStage::Ticket)>& measure) {
+  uint64_t asked = 0;
+  std::deque<CompileStage::Ticket> in_flight;
+  bool more = true;
+  const auto ask = [&] {
+    auto configs = strategy.propose(batch_size);
+    more = !configs.empty();
+    if (!more) return;
+    asked += configs.size();
+    in_flight.push_back(submit(configs));
+  };
+  ask();
+  while (!in_flight.empty()) {
+    if (more) ask();
+    const CompileStage::Ticket ticket = in_flight.front();
+    in_flight.pop_front();
+    const auto per_problem = measure(ticket);
+    for (size_t p = 0; p < per_problem.size(); ++p) strategy.report_problem(p, per_problem[p]);
+  }
+  return asked;
+}
+
 class Session {
  public:
   explicit Session(const TuneOptions& options) : opt_(options) {}
@@ -176,11 +206,13 @@ class Session {
       if (device_)
         for (ProblemState& st : states) reports.push_back(finish_problem(db, st));
     }
-    const auto& cs = compile.stats();
+    const CompileStats cs = compile.stats();
+    // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do.
     std::string summary = fmt::format(
         "configs: {} asked over {} variant(s); binaries: {} compiled, {} from cache, {} pruned by "
-        "resources, {} failed to compile ({:.1f} s)",
-        configs_asked, groups.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds);
+        "resources, {} failed to compile ({:.1f} s, {:.1f} configs/s with {} job(s))",
+        configs_asked, groups.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds,
+        cs.configs_per_second(), opt_.jobs);
     if (device_) {
       summary += fmt::format("; trials: {} run, {} already recorded, {} stale re-measured",
                              counts_.total(), counts_.skipped, counts_.stale);
@@ -345,17 +377,20 @@ class Session {
                  legal.size(), opt_.strategy);
     // Batches of a few compiles per job: the model strategy learns between them.
     const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
-    const uint64_t asked =
-        run_ask_tell_by_problem(*strategy, batch, [&](const std::vector<KernelConfig>& configs) {
+    const std::string what =
+        fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
+                    group.variant.layout(), limits_.arch);
+    const uint64_t asked = run_pipelined(
+        *strategy, batch,
+        [&](const std::vector<KernelConfig>& c) {
+          return compile.submit(*fs.family, c, group.variant);
+        },
+        [&](CompileStage::Ticket ticket) {
           ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
           const auto t0 = Clock::now();
-          const std::string what =
-              fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
-                          group.variant.layout(), limits_.arch);
-          auto outcomes =
-              compile.run(*fs.family, configs, group.variant, [&](size_t done, size_t total) {
-                line.update({what, done, total, seconds_since(t0)});
-              });
+          auto outcomes = compile.collect(ticket, [&](size_t done, size_t total) {
+            line.update({what, done, total, seconds_since(t0)});
+          });
           line.finish();
           std::vector<std::vector<TrialResult>> results(states->size());
           if (!device_) return results;
