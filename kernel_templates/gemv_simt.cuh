@@ -5,8 +5,8 @@
 // SIDE=0, op(A)^T for SIDE=1) is streamed once with coalesced VEC-wide loads, and the small
 // one W (S x K) is staged in shared memory and broadcast. A block owns a strip of L and KB
 // values of K (one K slice); its warps split the strip's K (X contiguous along L) or its rows
-// (X contiguous along K), and the slices meet in C through atomics or the deterministic
-// workspace reduction (common/split_k.cuh).
+// (X contiguous along K), and the slices meet in C through atomics, the deterministic
+// workspace reduction (common/split_k.cuh), or that reduction done by each strip's last block.
 // Every tunable is a macro with a default; configs/spaces/gemv_simt.yaml repeats each
 // static_assert with a readable reason.
 
@@ -34,7 +34,9 @@
 #define LW 1  // per lane: VEC-vectors along L (X contiguous along L) or rows of L per warp
 #endif
 #ifndef SPLIT_MODE
-#define SPLIT_MODE 1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable)
+#define SPLIT_MODE \
+  1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable);
+     // 2 workspace, the strip's last block reduces (repeatable, one launch)
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
@@ -60,7 +62,15 @@ static_assert(LW >= 1 && LW <= 4, "LW must be 1..4");
 static_assert(KB % (32 * VEC) == 0, "KB must be a multiple of 32*VEC (one warp-wide K step)");
 static_assert(KB % (4 * WARPS) == 0, "KB must be a multiple of 4*WARPS (K groups of 4 per warp)");
 static_assert(LW * ROWS * VEC <= 64, "LW*ROWS*VEC accumulators per thread must stay <= 64");
-static_assert(SPLIT_MODE == 0 || SPLIT_MODE == 1, "SPLIT_MODE must be 0 or 1");
+static_assert(SPLIT_MODE >= 0 && SPLIT_MODE <= 2, "SPLIT_MODE must be 0, 1 or 2");
+
+#if SPLIT_MODE == 2
+// Blocks of K slices that have arrived, per strip of L. Module-scope: zero when the cubin loads
+// (PTX zero-fills .global), private to this loaded config (the shared workspace holds other
+// plans' data), and back to zero after every call (the last arrival wraps it).
+#define GEMV_MAX_STRIPS 65536  // src/templates/gemv_simt.cpp's kMaxArrivalStrips
+__device__ unsigned int gemv_simt_arrivals[GEMV_MAX_STRIPS];
+#endif
 
 namespace tgemm_gemv {
 
@@ -93,7 +103,7 @@ __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, f
   float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
   if (gridDim.y == 1) {
     *c = p.alpha * v + (p.beta != 0.0f ? p.beta * *c : 0.0f);
-  } else if (SPLIT_MODE == 1) {
+  } else if (SPLIT_MODE != 0) {
     tgemm::split_k_store_partial(p, blockIdx.y, row, col, v);
   } else {
     atomicAdd(c, p.alpha * v);  // C was scaled by beta first (gemv_simt_prepare_c)
@@ -255,6 +265,36 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
     }
 }
 
+#if SPLIT_MODE == 2
+// After every thread stored its partials: the strip's last block to arrive sums all slices in
+// slice order (split_k_reduce's rounding, so SPLIT_MODE 1 and 2 agree bitwise) and writes C.
+__device__ __forceinline__ void finish_strip(const tgemm::GemmParams& p, const View& v) {
+  __shared__ bool last;
+  __threadfence();  // this thread's partials are visible device-wide before the block arrives
+  __syncthreads();
+  const unsigned slices = gridDim.y;
+  if (threadIdx.x == 0)  // atomicInc wraps slices-1 to 0: the last arrival resets the count
+    last = atomicInc(&gemv_simt_arrivals[blockIdx.x], slices - 1) == slices - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // read the other blocks' partials only after seeing them all arrive
+  const float* const ws = static_cast<const float*>(p.workspace);
+  const long long mn = (long long)p.m * p.n;
+  const int l0 = blockIdx.x * TILE_L, width = min(TILE_L, v.l - l0);
+  for (int idx = threadIdx.x; idx < v.s * width; idx += THREADS) {
+    // Consecutive threads on consecutive columns of C (coalesced partials and C).
+    const int s = SIDE == 0 ? idx / width : idx % v.s;
+    const int l = l0 + (SIDE == 0 ? idx % width : idx / v.s);
+    const int row = SIDE == 0 ? s : l, col = SIDE == 0 ? l : s;
+    const float* const part = ws + (long long)row * p.n + col;
+    float sum = 0.0f;
+    for (int z = 0; z < (int)slices; ++z) sum += __ldcg(part + z * mn);  // L2: not a stale L1
+    float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+    *c = p.alpha * sum + (p.beta != 0.0f ? p.beta * *c : 0.0f);
+  }
+}
+#endif
+
 }  // namespace tgemm_gemv
 
 // C = beta * C (zero when beta == 0): run before atomic K slices add into C.
@@ -283,5 +323,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemv_simt(const tgemm::Gem
   strip_along_k(p, v, k0, k_end, ws);
 #else
   strip_along_l(p, v, k0, k_end, ws);
+#endif
+#if SPLIT_MODE == 2
+  if (gridDim.y > 1) finish_strip(p, v);
 #endif
 }

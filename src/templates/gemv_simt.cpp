@@ -1,6 +1,7 @@
 // Host side of gemv_simt (kernel_templates/gemv_simt.cuh, configs/spaces/gemv_simt.yaml):
 // FP32 GEMM with one side of at most ROWS (GEMV-like shapes), the large operand streamed once;
-// K slices meet in C through atomics (SPLIT_MODE=0) or the deterministic workspace reduction.
+// K slices meet in C through atomics (SPLIT_MODE=0) or the deterministic workspace reduction,
+// in a second launch (1) or by each strip's last block to arrive (2, one launch).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,7 +46,13 @@ class GemvSimt final : public GemmTemplate {
     if (strips_of(config, problem) > kMaxGridX)
       return fmt::format("{} = {} needs more than {} blocks", small_m ? "N" : "M",
                          small_m ? problem.n : problem.m, kMaxGridX);
-    if (config.get("SPLIT_MODE") == 1 && slices > 1)
+    if (config.get("SPLIT_MODE") == 2 && slices > 1 &&
+        strips_of(config, problem) > kMaxArrivalStrips)
+      return fmt::format(
+          "SPLIT_MODE=2 counts arrivals for at most {} strips; {} = {} needs {} (use SPLIT_MODE=1)",
+          kMaxArrivalStrips, small_m ? "N" : "M", small_m ? problem.n : problem.m,
+          strips_of(config, problem));
+    if (config.get("SPLIT_MODE") != 0 && slices > 1)
       return split_k_workspace_unsupported(problem, slices);
     return std::nullopt;
   }
@@ -56,11 +63,12 @@ class GemvSimt final : public GemmTemplate {
     return out;
   }
 
-  // One K slice per grid row; atomic slices need C = beta * C first, deterministic ones a
-  // reduction after.
+  // One K slice per grid row; atomic slices need C = beta * C first, SPLIT_MODE=1 a reduction
+  // after, SPLIT_MODE=2 only the workspace (its main launch reduces).
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const int64_t slices = slices_of(config, problem);
-    const bool atomics = config.get("SPLIT_MODE") == 0;
+    const int64_t mode = config.get("SPLIT_MODE");
+    const bool atomics = mode == 0;
     LaunchPlan plan;
     if (slices > 1 && atomics) plan.add(scale_c_launch(problem, 1));
     KernelLaunch main;
@@ -70,7 +78,8 @@ class GemvSimt final : public GemmTemplate {
     main.block[0] = unsigned(r.threads);
     main.smem_bytes = r.dynamic_smem_bytes;
     plan.add(main);
-    if (slices > 1 && !atomics) add_split_k_reduce(&plan, problem, slices, 2);
+    if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 2);
+    if (slices > 1 && mode == 2) plan.workspace_bytes = split_k_workspace_bytes(problem, slices);
     return plan;
   }
 
@@ -95,6 +104,8 @@ class GemvSimt final : public GemmTemplate {
  private:
   static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
   static constexpr int64_t kMaxGridY = 65535;
+  // The kernel's GEMV_MAX_STRIPS: SPLIT_MODE=2's arrival counters, one per strip.
+  static constexpr int64_t kMaxArrivalStrips = 65536;
 
   // The kernel's slices_of: K in KB-deep slices, one for K <= KB (K = 0 included).
   static int64_t slices_of(const KernelConfig& config, const Problem& problem) {

@@ -134,6 +134,14 @@ TEST_P(CompilesForArch, gemv_simt_compiles_every_layout_and_side_without_spills)
             GetParam());
 }
 
+// SPLIT_MODE=2 (the strip's last block reduces) on both strips, with the most accumulators.
+TEST_P(CompilesForArch, gemv_simt_last_block_reduction_compiles_without_spills) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (int64_t side : {0, 1})
+        expect_clean_compile(gemv_config(side, 16, 4, 1, 2), a, b, GetParam());
+}
+
 TEST_P(CompilesForArch, sample_of_gemv_simt_space_compiles) {
   const std::string arch = GetParam();
   auto space = SearchSpace::load(TGEMM_SOURCE_DIR "/configs/spaces/gemv_simt.yaml");

@@ -125,6 +125,43 @@ TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
   EXPECT_EQ(one.launches[0].grid[0], 4096u / 8);  // B^T: a row of L per warp
 }
 
+TEST(GemvSimt, last_block_reduction_is_one_launch_with_the_partials_workspace) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 3, 4096, 1000);
+  const KernelConfig one_launch = gemv({{"SPLIT_MODE", 2}});
+  ASSERT_FALSE(family.unsupported_reason(one_launch, p, "sm_75"));
+  const LaunchPlan plan = family.plan_launch(one_launch, p);
+  ASSERT_EQ(plan.count, 1);  // no C = beta * C pass, no reduce pass
+  EXPECT_EQ(plan.launches[0].entry, 0);
+  EXPECT_EQ(plan.launches[0].grid[0], 4096u / 128);
+  EXPECT_EQ(plan.launches[0].grid[1], 4u);
+  EXPECT_EQ(plan.workspace_bytes, size_t(4) * 3 * 4096 * 4);
+  // K within one slice: C written directly, no workspace.
+  const LaunchPlan direct =
+      family.plan_launch(one_launch, Problem::packed(GemmTypes{}, Op::N, Op::N, 3, 4096, 256));
+  EXPECT_EQ(direct.count, 1);
+  EXPECT_EQ(direct.workspace_bytes, 0u);
+}
+
+TEST(GemvSimt, last_block_reduction_refuses_more_strips_than_its_arrival_counters) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  // B^T with WARPS=4, LW=1: strips of 4 rows of L; 65537 strips past the 65536 counters.
+  const KernelConfig c = gemv({{"SPLIT_MODE", 2}, {"WARPS", 4}, {"VEC", 1}});
+  const auto wide = Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4 * 65536 + 1, 512);
+  const auto why = family.unsupported_reason(c, wide, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("SPLIT_MODE=2 counts arrivals for at most 65536 strips"), std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("65537"), std::string::npos) << *why;
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"SPLIT_MODE", 1}, {"WARPS", 4}, {"VEC", 1}}), wide,
+                                         "sm_90"));
+  // One K slice counts nothing; 65536 strips fit.
+  EXPECT_FALSE(family.unsupported_reason(
+      c, Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4 * 65536 + 1, 256), "sm_90"));
+  EXPECT_FALSE(family.unsupported_reason(
+      c, Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4 * 65536, 512), "sm_90"));
+}
+
 // A fake device: allocations are counted, the ones over `limit` fail.
 struct FakeAllocator {
   size_t limit = size_t(1) << 20;

@@ -1,0 +1,175 @@
+// gemv_simt SPLIT_MODE=2 on a GPU: K slices meet in one launch (the strip's last block to
+// arrive reduces). Against a double-precision host reference and bitwise against SPLIT_MODE=1,
+// with NaN in C for beta == 0, K not a multiple of KB, several calls on one loaded kernel (the
+// arrival counters reset), and a workspace full of garbage (the counters do not live there).
+// Skips cleanly without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "src/core/device_info.h"
+#include "tests/common/direct_gemm.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig gemv(int64_t side, int64_t rows, int64_t vec, int64_t warps, int64_t kb, int64_t lw,
+                  int64_t split_mode) {
+  return {"gemv_simt",
+          {{"SIDE", side},
+           {"ROWS", rows},
+           {"VEC", vec},
+           {"WARPS", warps},
+           {"KB", kb},
+           {"LW", lw},
+           {"SPLIT_MODE", split_mode}}};
+}
+
+KernelConfig with_mode(KernelConfig config, int64_t mode) {
+  config.set("SPLIT_MODE", mode);
+  return config;
+}
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+class GemvOneLaunchGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    arch_ = query_device(0).arch;
+  }
+
+  // `calls` runs of g through one loaded kernel and one workspace filled with 0xFF bytes, C
+  // uploaded before each (all NaN when beta == 0: a read or unwritten C shows); each call's C.
+  // Empty when the family refuses the problem (*why says why).
+  std::vector<std::vector<float>> run_calls(const KernelConfig& config,
+                                            const std::vector<char>& cubin,
+                                            const testing::DirectGemm& g, int calls,
+                                            std::string* why) const {
+    const GemmTemplate& family = template_named(config.template_name);
+    DeviceBuffer da(g.a.size() * 4), db(g.b.size() * 4), dc(g.c0.size() * 4);
+    const Problem p = g.problem(da.get(), db.get(), dc.get());
+    if (auto reason = family.unsupported_reason(config, p, arch_)) {
+      *why = *reason;
+      return {};
+    }
+    TGEMM_CUDA_CHECK(cudaMemcpy(da.get(), g.a.data(), g.a.size() * 4, cudaMemcpyHostToDevice));
+    TGEMM_CUDA_CHECK(cudaMemcpy(db.get(), g.b.data(), g.b.size() * 4, cudaMemcpyHostToDevice));
+    GemmKernel kernel(config, cubin, family.entries(config),
+                      family.block_resources(config).dynamic_smem_bytes);
+    const LaunchPlan plan = family.plan_launch(config, p);
+    DeviceBuffer workspace(std::max<size_t>(plan.workspace_bytes, 4));
+    TGEMM_CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, workspace.bytes()));
+    const std::vector<float> c_init =
+        g.beta == 0.0f ? std::vector<float>(g.c0.size(), std::numeric_limits<float>::quiet_NaN())
+                       : g.c0;
+    std::vector<std::vector<float>> out;
+    for (int call = 0; call < calls; ++call) {
+      TGEMM_CUDA_CHECK(
+          cudaMemcpy(dc.get(), c_init.data(), c_init.size() * 4, cudaMemcpyHostToDevice));
+      TGEMM_CUDA_CHECK(kernel.launch(plan,
+                                     make_params(p, da.get(), db.get(), dc.get(), g.alpha, g.beta),
+                                     workspace.get(), nullptr));
+      TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      out.emplace_back(g.c0.size());
+      TGEMM_CUDA_CHECK(
+          cudaMemcpy(out.back().data(), dc.get(), out.back().size() * 4, cudaMemcpyDeviceToHost));
+    }
+    return out;
+  }
+
+  // Every (small, long, K, beta) case in every layout: two calls of SPLIT_MODE=2 each within the
+  // reference's bound and bitwise equal to each other and to one call of SPLIT_MODE=1.
+  void expect_correct(const KernelConfig& config, bool small_m,
+                      const std::vector<std::tuple<int, int, int, float>>& cases) {
+    const KernelConfig reduce_pass = with_mode(config, 1);
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T}) {
+        const CompiledKernel k = testing::compile_f32(config, a, b, arch_);
+        const CompiledKernel k1 = testing::compile_f32(reduce_pass, a, b, arch_);
+        ASSERT_TRUE(k.ok && k1.ok) << config.canonical_name() << "\n" << k.error << k1.error;
+        int ran = 0;
+        for (auto [s, l, kk, beta] : cases) {
+          const int m = small_m ? s : l, n = small_m ? l : s;
+          const auto g = testing::DirectGemm::make(a, b, m, n, kk, 0, 0, 1.25f, beta,
+                                                   uint32_t(m * 131 + n * 7 + kk));
+          const std::string what = fmt::format("{} {}{} {}x{}x{} beta {}", config.canonical_name(),
+                                               to_string(a), to_string(b), m, n, kk, beta);
+          std::string why;
+          const auto twice = run_calls(config, k.cubin, g, 2, &why);
+          if (!why.empty()) {
+            EXPECT_NE(why.find("aligned to"), std::string::npos) << what << ": " << why;
+            continue;
+          }
+          ++ran;
+          EXPECT_LT(g.relative_error(twice[0]), 1e-5) << what << " (first call)";
+          EXPECT_TRUE(same_bits(twice[0], twice[1])) << what << ": the second call differs";
+          const auto one_pass = run_calls(reduce_pass, k1.cubin, g, 1, &why);
+          ASSERT_EQ(one_pass.size(), 1u) << what << ": " << why;
+          EXPECT_TRUE(same_bits(twice[0], one_pass[0])) << what << ": differs from SPLIT_MODE=1";
+        }
+        EXPECT_GT(ran, 0) << config.canonical_name() << " " << to_string(a) << to_string(b);
+      }
+  }
+
+  std::string arch_;
+};
+
+// Small sides 1, 4 and 16 (up to ROWS); K = 1000 and 2056 are no multiple of KB, K = 100 is one
+// slice (C written directly); beta 0 (C all NaN) and 0.5. Small enough for the host reference
+// (the first version, with 16 x 4096 x 2056, ran past 30 s on the H200's host).
+std::vector<std::tuple<int, int, int, float>> cases(int rows) {
+  std::vector<std::tuple<int, int, int, float>> out;
+  for (int s : {1, 4, 16})
+    if (s <= rows)
+      for (auto [l, k, beta] : {std::tuple{1000, 1000, 0.0f}, std::tuple{1024, 2056, 0.5f},
+                                std::tuple{36, 1000, 0.5f}, std::tuple{1000, 100, 0.0f}})
+        out.emplace_back(s, l, k, beta);
+  return out;
+}
+
+TEST_F(GemvOneLaunchGpu, small_m_matches_reference_and_split_mode_1_bitwise) {
+  expect_correct(gemv(0, 16, 4, 8, 128, 1, 2), true, cases(16));
+  expect_correct(gemv(0, 4, 2, 4, 256, 2, 2), true, cases(4));
+}
+
+TEST_F(GemvOneLaunchGpu, small_n_matches_reference_and_split_mode_1_bitwise) {
+  expect_correct(gemv(1, 16, 4, 8, 128, 1, 2), false, cases(16));
+  expect_correct(gemv(1, 4, 2, 4, 256, 2, 2), false, cases(4));
+}
+
+TEST_F(GemvOneLaunchGpu, beta_zero_never_reads_c_full_of_nan) {
+  const KernelConfig config = gemv(0, 1, 4, 8, 128, 2, 2);
+  const auto g = testing::DirectGemm::make(Op::N, Op::N, 1, 4096, 4096, 0, 0, 1.0f, 0.0f, 7);
+  const CompiledKernel k = testing::compile_f32(config, Op::N, Op::N, arch_);
+  ASSERT_TRUE(k.ok) << k.error;
+  std::string why;
+  const auto c = run_calls(config, k.cubin, g, 1, &why);
+  ASSERT_EQ(c.size(), 1u) << why;
+  EXPECT_LT(g.relative_error(c[0]), 1e-5);  // infinite for any NaN left in C
+}
+
+// Many strips and slices (32 x 512 blocks for B^T), five calls on one loaded kernel: a count
+// left behind by one call would make a later call reduce early or never.
+TEST_F(GemvOneLaunchGpu, every_call_finds_the_arrival_counters_reset) {
+  const KernelConfig config = gemv(0, 16, 4, 4, 128, 1, 2);
+  const auto g = testing::DirectGemm::make(Op::N, Op::T, 16, 2048, 4096, 0, 0, 0.75f, 0.0f, 11);
+  const CompiledKernel k = testing::compile_f32(config, Op::N, Op::T, arch_);
+  ASSERT_TRUE(k.ok) << k.error;
+  std::string why;
+  const auto calls = run_calls(config, k.cubin, g, 5, &why);
+  ASSERT_EQ(calls.size(), 5u) << why;
+  EXPECT_LT(g.relative_error(calls[0]), 1e-5);
+  for (size_t i = 1; i < calls.size(); ++i)
+    EXPECT_TRUE(same_bits(calls[0], calls[i])) << "call " << i << " differs from the first";
+}
+
+}  // namespace
+}  // namespace tgemm
