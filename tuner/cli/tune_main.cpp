@@ -6,13 +6,17 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "src/core/error.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/search/budget.h"
 #include "tuner/search/strategy.h"
+#include "tuner/session/device_split.h"
+#include "tuner/session/multi_device_run.h"
 #include "tuner/session/tuning_session.h"
 
 namespace {
@@ -37,6 +41,25 @@ CLI::Validator budget_check() {
         }
       },
       fmt::format("0..{} | N% | Ns | Nm | Nh", tgemm::kMaxBudget));
+}
+
+// --devices: the GPUs listed (or all there are), one session each; one GPU, or compile-only
+// work (which measures on none), is a plain session on the first of them, as --device N.
+void tune_on_devices(tgemm::TuneOptions opt, const std::string& devices) {
+  const tgemm::DeviceList list = tgemm::parse_device_list(devices);
+  std::string why_none;
+  const auto timeout = std::chrono::milliseconds(int64_t(opt.timeout_s * 1000));
+  const std::vector<tgemm::DeviceInfo> gpus = tgemm::resolve_devices(
+      list, tgemm::visible_gpus(opt.worker_path, timeout, &why_none), why_none);
+  if (gpus.size() > 1 && !opt.compile_only) {
+    tgemm::run_on_devices(opt, gpus);
+    return;
+  }
+  if (gpus.size() > 1)
+    spdlog::info("--compile-only measures on no GPU: one session compiles for GPU {}'s arch",
+                 gpus.front().ordinal);
+  if (!gpus.empty()) opt.device = gpus.front().ordinal;
+  tgemm::run_tuning_session(opt);
 }
 
 }  // namespace
@@ -76,9 +99,14 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", opt.jobs, "parallel NVRTC compiles")
       ->capture_default_str()
       ->transform(tgemm::cli::whole_number(1, 1024, "a number of parallel compiles"));
-  app.add_option("--device", opt.device, "CUDA device ordinal")
-      ->capture_default_str()
-      ->transform(tgemm::cli::device_ordinal());
+  auto* device_option = app.add_option("--device", opt.device, "CUDA device ordinal")
+                            ->capture_default_str()
+                            ->transform(tgemm::cli::device_ordinal());
+  std::string devices;
+  auto* devices_option = app.add_option(
+      "--devices", devices,
+      "all | 0,1,...: tune on several GPUs of this host at once, the problems shared out "
+      "between them (a worker each), into one database; --compile-only compiles once");
   app.add_option("--timeout", opt.timeout_s, "seconds before a kernel run counts as hung")
       ->capture_default_str()
       ->transform(tgemm::cli::number_from(0.001, 3600, "seconds"));
@@ -112,7 +140,15 @@ int main(int argc, char** argv) {
     opt.budget = b.configs;
     opt.budget_fraction = b.fraction;
     opt.time_budget_s = b.seconds;
-    tgemm::run_tuning_session(opt);
+    if (*devices_option && device_option->count() > 0)
+      tgemm::fail(
+          "--device {} and --devices {} cannot be used together: --devices lists every GPU to "
+          "tune on (--devices {} for that GPU alone)",
+          opt.device, devices, opt.device);
+    if (*devices_option)
+      tune_on_devices(opt, devices);
+    else
+      tgemm::run_tuning_session(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tgemm-tune: error: %s\n", e.what());
     return 1;

@@ -235,10 +235,11 @@ class Session {
   }
 
  private:
-  // Drops the problems of other shards; false (after saying so) when none is left.
+  // Drops the problems of other shards, then those not in an explicit list; false (after
+  // saying so) when none is left.
   bool keep_shard() {
     const Shard& shard = opt_.shard;
-    if (shard.count == 1) return true;
+    if (shard.count == 1) return keep_listed();
     const size_t all = problems_.size();
     std::erase_if(problems_,
                   [&](const NamedProblem& p) { return !in_shard(p.problem.key(), shard); });
@@ -251,6 +252,24 @@ class Session {
       return false;
     }
     spdlog::info("{}: {} of {} problem(s)", which, problems_.size(), all);
+    return keep_listed();
+  }
+
+  // With opt_.problem_keys, only those problems, in the list's order (which sets the order
+  // the variants are tuned in); a key the shape file or shard lacks is an error.
+  bool keep_listed() {
+    if (opt_.problem_keys.empty()) return true;
+    std::vector<NamedProblem> listed;
+    for (const std::string& key : opt_.problem_keys) {
+      auto it = std::find_if(problems_.begin(), problems_.end(),
+                             [&](const NamedProblem& p) { return p.problem.key() == key; });
+      if (it == problems_.end())
+        fail("problem {} is not among the {} problem(s) of {} this run tunes", key,
+             problems_.size(), opt_.shapes_path);
+      listed.push_back(*it);
+    }
+    spdlog::info("device {}: {} of {} problem(s)", opt_.device, listed.size(), problems_.size());
+    problems_ = std::move(listed);
     return true;
   }
 

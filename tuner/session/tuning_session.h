@@ -48,6 +48,9 @@ struct TuneOptions {
   double timeout_s = 10;     // watchdog for one kernel evaluation
   std::string worker_path;   // tgemm-worker
   std::string command_line;  // recorded with the run
+  // Non-empty: only these problems (Problem::key()s of the shape file's, within the shard),
+  // tuned in this order; --devices hands each GPU's session its share this way.
+  std::vector<std::string> problem_keys;
 };
 
 // Runs the whole session; throws Error for bad input or a database it cannot use.
