@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "src/core/arch_limits.h"
+#include "src/core/error.h"
 #include "src/core/hash.h"
 #include "src/jit/cubin_resources.h"
 
@@ -48,7 +49,11 @@ std::string NvrtcCompiler::version() {
 
 std::vector<std::string> NvrtcCompiler::options(const std::vector<std::string>& defines,
                                                 const std::string& arch) {
-  arch_number(base_arch(arch));  // throws on a malformed arch
+  try {
+    arch_number(base_arch(arch));
+  } catch (const Error&) {  // name the arch as given, not its stripped form
+    fail("bad arch '{}' (expected sm_XY or sm_XYa)", arch);
+  }
   // A real arch (sm_XY, not compute_XY) makes NVRTC emit a cubin: nothing is left to the driver.
   std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "-Xptxas=-v"};
   opts.insert(opts.end(), defines.begin(), defines.end());

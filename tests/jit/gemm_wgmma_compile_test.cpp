@@ -255,7 +255,14 @@ TEST(GemmWgmmaHost, builds_as_sm_90a_and_keys_the_cache_apart_from_a_plain_sm_90
   EXPECT_NE(kernel_cache_key(wgmma(), c, v, "sm_90"),
             NvrtcCompiler::cache_key(wgmma().source(), wgmma().defines(c, v), "sm_90"));
   EXPECT_NO_THROW(NvrtcCompiler::options({}, "sm_90a"));
-  EXPECT_THROW(NvrtcCompiler::options({}, "sm_9xa"), Error);
+  for (const char* bad : {"sm_9xa", "gfx90a"}) {
+    try {
+      NvrtcCompiler::options({}, bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_TRUE(contains(e.what(), std::string("'") + bad + "'")) << e.what();
+    }
+  }
 }
 
 }  // namespace
