@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "src/core/arch_limits.h"
+#include "src/core/error.h"
 #include "src/core/hash.h"
 #include "src/jit/cubin_resources.h"
 
@@ -32,6 +33,12 @@ std::string program_log(nvrtcProgram program) {
   return log;
 }
 
+// The arch an arch-specific target ("sm_90a") runs on ("sm_90"); other archs unchanged.
+std::string base_arch(const std::string& arch) {
+  if (arch.size() > 4 && arch.back() == 'a') return arch.substr(0, arch.size() - 1);
+  return arch;
+}
+
 }  // namespace
 
 std::string NvrtcCompiler::version() {
@@ -42,7 +49,11 @@ std::string NvrtcCompiler::version() {
 
 std::vector<std::string> NvrtcCompiler::options(const std::vector<std::string>& defines,
                                                 const std::string& arch) {
-  arch_number(arch);  // throws on a malformed arch
+  try {
+    arch_number(base_arch(arch));
+  } catch (const Error&) {  // name the arch as given, not its stripped form
+    fail("bad arch '{}' (expected sm_XY or sm_XYa)", arch);
+  }
   // A real arch (sm_XY, not compute_XY) makes NVRTC emit a cubin: nothing is left to the driver.
   std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "-Xptxas=-v"};
   opts.insert(opts.end(), defines.begin(), defines.end());
@@ -109,7 +120,8 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source,
     return out;
   }
   out.resources = parse_ptxas_log(out.log, out.entry);
-  if (!out.resources.found) out.resources = read_cubin_resources(out.cubin, out.entry, arch);
+  if (!out.resources.found)
+    out.resources = read_cubin_resources(out.cubin, out.entry, base_arch(arch));
   out.ok = true;
   return out;
 }

@@ -17,7 +17,7 @@ class NvrtcCompiler {
   static std::string version();
 
   // Every NVRTC option for this compile: arch, language, resource report, then `defines`.
-  // Throws Error on a malformed arch.
+  // `arch` is sm_XY or an arch-specific sm_XYa. Throws Error on a malformed arch.
   static std::vector<std::string> options(const std::vector<std::string>& defines,
                                           const std::string& arch);
   // Same inputs -> same key: source hash (template and headers), options, arch and NVRTC

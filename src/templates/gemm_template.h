@@ -63,6 +63,10 @@ class GemmTemplate {
   // default the problem's (problem_defines) then the config's parameters.
   virtual std::vector<std::string> defines(const KernelConfig& config,
                                            const Problem& problem) const;
+  // The NVRTC target of a cubin that runs on `arch` ("sm_90"): the arch itself, or its
+  // arch-specific variant ("sm_90a") for a family using instructions only that one has
+  // (wgmma). The cubin is still stored, found and loaded as `arch`'s.
+  virtual std::string nvrtc_arch(const std::string& arch) const { return arch; }
 
  protected:
   // What every family's unsupported_reason checks first: the config is this family's, and

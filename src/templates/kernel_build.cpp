@@ -6,7 +6,8 @@ namespace tgemm {
 
 std::string kernel_cache_key(const GemmTemplate& family, const KernelConfig& config,
                              const Problem& variant, const std::string& arch) {
-  return NvrtcCompiler::cache_key(family.source(), family.defines(config, variant), arch);
+  return NvrtcCompiler::cache_key(family.source(), family.defines(config, variant),
+                                  family.nvrtc_arch(arch));
 }
 
 CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& config,
@@ -14,10 +15,12 @@ CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& conf
   CompiledKernel out;
   try {
     out = NvrtcCompiler::compile(family.source(), family.defines(config, variant),
-                                 family.entries(config).front(), arch, config.canonical_name());
+                                 family.entries(config).front(), family.nvrtc_arch(arch),
+                                 config.canonical_name());
   } catch (const std::exception& e) {  // a template's host side refusing the config
     out.error = e.what();
   }
+  out.arch = arch;  // an sm_90a cubin is sm_90's in the database and the dispatcher
   out.op_a = variant.op_a;
   out.op_b = variant.op_b;
   out.types = variant.types;

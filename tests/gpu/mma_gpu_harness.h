@@ -1,6 +1,7 @@
-// What the gemm_mma GPU suites share: their configs built once for every type and layout, and
-// a fixture that runs each config on a problem through the evaluator (cuBLAS reference,
-// poisoned C), expecting ok from a config the family supports and invalid from any other.
+// What the tensor-core GPU suites (gemm_mma, gemm_wgmma) share: their configs built once for
+// every type and layout, and a fixture that runs each config on a problem through the
+// evaluator (cuBLAS reference, poisoned C), expecting ok from a config the family supports and
+// invalid from any other.
 #pragma once
 
 #include <fmt/format.h>
@@ -47,9 +48,10 @@ inline const std::vector<const char*> kMmaTypes = {"f16",          "f16_out_f32"
 // for a type (a static_assert would stop it) is left unbuilt.
 class MmaKernels {
  public:
-  MmaKernels(const std::vector<KernelConfig>& configs, const std::string& arch)
+  MmaKernels(const std::vector<KernelConfig>& configs, const std::string& arch,
+             const std::string& family_name = "gemm_mma")
       : count_(configs.size()), compiled_(kMmaTypes.size() * configs.size() * 4) {
-    const GemmTemplate& family = template_named("gemm_mma");
+    const GemmTemplate& family = template_named(family_name);
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i = next++; i < compiled_.size(); i = next++) {
@@ -83,7 +85,8 @@ inline const TimingOptions kMmaQuick{0, 1, 1, 1.0, 0.5};
 
 class MmaGpuTest : public ::testing::Test {
  protected:
-  explicit MmaGpuTest(const std::vector<KernelConfig>& configs) : configs_(configs) {}
+  explicit MmaGpuTest(const std::vector<KernelConfig>& configs, std::string family = "gemm_mma")
+      : configs_(configs), family_(std::move(family)) {}
   // The suite's configs built for arch_ (one static per suite).
   virtual const MmaKernels& kernels() const = 0;
 
@@ -106,7 +109,7 @@ class MmaGpuTest : public ::testing::Test {
     }
     for (size_t i = 0; i < configs_.size(); ++i) {
       const KernelConfig& config = configs_[i];
-      const bool supported = !template_named("gemm_mma").unsupported_reason(config, problem, arch_);
+      const bool supported = !template_named(family_).unsupported_reason(config, problem, arch_);
       const CompiledKernel& kernel = kernels().at(type, i, problem.op_a, problem.op_b);
       if (kernel.cubin.empty()) {  // refused for the type: nothing was built
         if (kernel.ok || !kernel.error.empty())
@@ -130,6 +133,7 @@ class MmaGpuTest : public ::testing::Test {
   }
 
   const std::vector<KernelConfig>& configs_;
+  const std::string family_;
   std::string arch_;
   std::vector<std::string> failures_;
   std::map<std::pair<size_t, size_t>, int> ok_runs_;

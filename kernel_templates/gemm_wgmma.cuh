@@ -1,0 +1,419 @@
+// gemm_wgmma: GEMM on Hopper's warpgroup tensor cores (wgmma.mma_async, sm_90a), f32
+// accumulation, row-major storage.
+//   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
+// Inputs f16 / bf16 (m64nNk16, C in the input type or f32), or f32 computed as tf32 (m64nNk8).
+// A block of WGS warpgroups computes a BM x BN tile of C; each warpgroup BM / WGS rows of it,
+// as m64 x BN wgmma tiles with the accumulators in registers. K is walked in slices of one
+// 128-byte swizzle row (BK = 64 16-bit or 32 f32 elements), staged in shared memory by a
+// STAGES-deep cp.async pipeline that every thread feeds, in the 128-byte swizzled layout the
+// matrix descriptors name (no TMA: its descriptors need the driver API). 16-bit operands are
+// read in the caller's layout (K-major, or MN-major through the descriptors' transpose bits)
+// with 16-byte copies that zero-fill past the matrix edges: any M, N, K, with A and B aligned
+// to 16 bytes. tf32 needs K-major operands: A and B are first packed into the workspace as
+// A [m][k] and B [n][k] rounded to tf32 (common/pack_operand.cuh, entries
+// gemm_wgmma_pack_a/_b). The space (configs/spaces/gemm_wgmma.yaml) repeats each static_assert.
+
+#include "common/elements.cuh"
+#include "common/gemm_params.h"
+#include "common/pack_operand.cuh"
+#include "common/tile_swizzle.cuh"
+
+// ---- Tunables ---------------------------------------------------------------------
+#ifndef BM
+#define BM 128  // rows of C per block: WGS warpgroups of BM / WGS rows (a multiple of 64)
+#endif
+#ifndef BN
+#define BN 256  // columns of C per block: the N of every wgmma (64, 128 or 256)
+#endif
+#ifndef WGS
+#define WGS 2  // warpgroups (128 threads each) per block; all copy, all compute
+#endif
+#ifndef STAGES
+#define STAGES 4  // K slices in shared memory: STAGES - 2 copied ahead, one read, one draining
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 8  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
+#endif
+
+// ---- Derived constants --------------------------------------------------------------
+#define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
+#define ROW_BYTES 128                           // one swizzled shared row (the swizzle span)
+#define BK (ROW_BYTES / ELEM_BYTES)             // K depth of a slice: 64 16-bit, 32 tf32
+#define WK (ELEM_BYTES == 2 ? 16 : 8)           // K of one wgmma: k16, or k8 for tf32
+#define THREADS (WGS * 128)
+#define WG_ROWS (BM / WGS)  // rows of C per warpgroup
+#define MT (WG_ROWS / 64)   // m64 wgmma tiles per warpgroup
+// The layout the main loop reads: tf32 reads the packed A [m][k] and B [n][k] (K-major).
+#define K_MAJOR_A (TGEMM_TYPE_A == 0 || TGEMM_OP_A == 0)
+#define K_MAJOR_B (TGEMM_TYPE_A == 0 || TGEMM_OP_B == 1)
+#define A_TILE_BYTES (BM * ROW_BYTES)
+#define B_TILE_BYTES (BN * ROW_BYTES)
+#define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
+
+static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
+static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1, "f32 inputs are computed as tf32 here");
+static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
+              "16-bit inputs accumulate in f32 (compute type f32)");
+static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
+static_assert(WGS == 1 || WGS == 2, "one or two warpgroups per block");
+static_assert(BM % (64 * WGS) == 0, "each warpgroup's rows must be whole m64 tiles");
+static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
+static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill");
+static_assert(STAGES >= 3 && STAGES <= 5, "STAGES must be 3..5");
+static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+static_assert(__CUDA_ARCH__ < 0, "gemm_wgmma needs sm_90a (wgmma.mma_async): Hopper only");
+#endif
+
+#if TGEMM_TYPE_A == 0
+#define TGEMM_WG_KIND "k8.f32.tf32.tf32"
+#define TGEMM_WG_TRANS(a, b) ""  // tf32 takes K-major operands only
+#elif TGEMM_TYPE_A == 1
+#define TGEMM_WG_KIND "k16.f32.f16.f16"
+#define TGEMM_WG_TRANS(a, b) ", " a ", " b
+#else
+#define TGEMM_WG_KIND "k16.f32.bf16.bf16"
+#define TGEMM_WG_TRANS(a, b) ", " a ", " b
+#endif
+
+namespace tgemm_wgmma {
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, of which the first `bytes` (0..16) are read and the rest zero.
+__device__ __forceinline__ void copy16(unsigned dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+// cp.async writes through the generic proxy; wgmma reads through the async one.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// One operand's slice as stored: ROWS rows of the stored matrix, CHUNKS 16-byte chunks of each
+// (K-major: ROWS = BM or BN, CHUNKS = 8; MN-major: ROWS = BK, CHUNKS = BM or BN / 8). Chunk c
+// of row r goes to shared row (c / 8) * ROWS + r (MN-major tiles are blocks of 64 columns),
+// at position (c % 8) ^ (r % 8): the 128-byte swizzle, which wgmma undoes on the address bits.
+template <int ROWS, int CHUNKS>
+struct SliceCopy {
+  static_assert((ROWS * CHUNKS) % THREADS == 0, "a slice must split over the threads");
+  static_assert(THREADS % CHUNKS == 0, "each thread copies one chunk column");
+  static constexpr int kPerThread = ROWS * CHUNKS / THREADS;
+  static constexpr int kRowStep = THREADS / CHUNKS;  // rows between a thread's copies
+
+  // src: the slice's first element; rows_left / bytes_left: what lies inside the matrix from
+  // there (rows, and bytes of each row).
+  __device__ __forceinline__ static void run(unsigned dst, const char* src, long long ld_bytes,
+                                             int rows_left, long long bytes_left) {
+    const int c = threadIdx.x % CHUNKS, r0 = threadIdx.x / CHUNKS;
+    long long in_row = bytes_left - 16LL * c;
+    const int row_bytes = in_row >= 16 ? 16 : in_row <= 0 ? 0 : int(in_row);
+    const unsigned dst0 = dst + ((c / 8) * ROWS) * ROW_BYTES;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int r = r0 + i * kRowStep;
+      const int bytes = r < rows_left ? row_bytes : 0;
+      const char* from = bytes > 0 ? src + r * ld_bytes + 16 * c : src;
+      copy16(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
+    }
+  }
+};
+
+// A shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte
+// units, 14 bits each) and the 128-byte swizzle (mode 1, bits 62-63). K-major tiles: the
+// stride is 1024 bytes between 8-row groups, the leading offset unused. MN-major tiles: the
+// leading offset is the distance between 64-column blocks, the stride between 8-row groups of K.
+__device__ __forceinline__ unsigned long long descriptor(unsigned addr, unsigned lead_bytes) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) |
+         ((unsigned long long)((lead_bytes >> 4) & 0x3FFF) << 16) |
+         ((unsigned long long)(1024 >> 4) << 32) | (1ULL << 62);
+}
+// A's descriptor for m64 rows from `row` (a multiple of 64) and k-step s of a slice.
+__device__ __forceinline__ unsigned long long a_descriptor(unsigned tile, int row, int s) {
+  return K_MAJOR_A ? descriptor(tile + row * ROW_BYTES + s * WK * ELEM_BYTES, 16)
+                   : descriptor(tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES,
+                                BK * ROW_BYTES);
+}
+__device__ __forceinline__ unsigned long long b_descriptor(unsigned tile, int s) {
+  return K_MAJOR_B ? descriptor(tile + s * WK * ELEM_BYTES, 16)
+                   : descriptor(tile + s * WK * ROW_BYTES, BK * ROW_BYTES);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// d (m64 x BN, f32) += A (m64 x WK) * B (WK x BN) from the descriptors; TA / TB: 1 where the
+// operand is MN-major (the transpose bits, 16-bit types only).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long long da,
+                                           unsigned long long db) {
+#if BN == 64
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64" TGEMM_WG_KIND " {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1" TGEMM_WG_TRANS("%35", "%36") ";\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+#elif BN == 128
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128" TGEMM_WG_KIND " {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+      "%60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1" TGEMM_WG_TRANS("%67", "%68") ";\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+#elif BN == 256
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256" TGEMM_WG_KIND " {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+      "%60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, "
+      "%72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, "
+      "%84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "
+      "%120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1" TGEMM_WG_TRANS("%131", "%132") ";\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
+        "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
+        "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
+        "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
+        "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+        "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
+        "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+        "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+#endif
+}
+
+// Two neighbouring elements of C in one aligned store: out = r + beta * out.
+__device__ __forceinline__ void store_two(float* out, float r0, float r1, float beta) {
+  float2* const dst = reinterpret_cast<float2*>(out);
+  if (beta != 0.0f) {
+    const float2 old = *dst;
+    r0 += beta * old.x;
+    r1 += beta * old.y;
+  }
+  *dst = make_float2(r0, r1);
+}
+template <typename T>  // Half or BFloat16: two elements in one 32-bit word, low one first
+__device__ __forceinline__ void store_two(T* out, float r0, float r1, float beta) {
+  unsigned* const dst = reinterpret_cast<unsigned*>(out);
+  if (beta != 0.0f) {
+    const unsigned old = *dst;
+    r0 += beta * tgemm::to_f32(T{(unsigned short)(old & 0xffffu)});
+    r1 += beta * tgemm::to_f32(T{(unsigned short)(old >> 16)});
+  }
+  *dst = unsigned(tgemm::from_f32<T>(r0).bits) | (unsigned(tgemm::from_f32<T>(r1).bits) << 16);
+}
+
+// The C elements (row, col) and (row, col + 1): alpha * acc + beta * C.
+__device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
+                                           float v1) {
+  using tgemm::ElementC;
+  if (row >= p.m || col >= p.n) return;
+  ElementC* const out = static_cast<ElementC*>(p.c) + (long long)row * p.ldc + col;
+  float r0 = p.alpha * v0, r1 = p.alpha * v1;
+  const bool both = col + 1 < p.n;
+  if (both && p.c_aligned16) {  // col is even: the pair is aligned to two elements
+    store_two(out, r0, r1, p.beta);
+    return;
+  }
+  if (p.beta != 0.0f) r0 += p.beta * tgemm::to_f32(out[0]);
+  out[0] = tgemm::from_f32<ElementC>(r0);
+  if (both) {
+    if (p.beta != 0.0f) r1 += p.beta * tgemm::to_f32(out[1]);
+    out[1] = tgemm::from_f32<ElementC>(r1);
+  }
+}
+
+// The packed tf32 operands in the workspace: A [m][k], then B [n][k], in whole slice tiles
+// (pack_layout.h; the host sizes the workspace alike).
+__device__ __forceinline__ tgemm::PackedLayout packed_a(const tgemm::GemmParams& p) {
+  return tgemm::packed_layout(p.m, p.k, BM, BK, ELEM_BYTES);
+}
+__device__ __forceinline__ tgemm::PackedLayout packed_b(const tgemm::GemmParams& p) {
+  return tgemm::packed_layout(p.n, p.k, BN, BK, ELEM_BYTES);
+}
+
+// What the pack does to each 32-bit word: f32 rounded to tf32 once (wgmma would truncate).
+struct RoundTf32 {
+  __device__ __forceinline__ unsigned operator()(unsigned w) const {
+    unsigned t = w;
+#if TGEMM_TYPE_A == 0
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(__uint_as_float(w)));
+#endif
+    return t;
+  }
+};
+
+}  // namespace tgemm_wgmma
+
+// The tf32 packs (before the main launch): A as [m][k] and B as [n][k] from the caller's
+// layout, transposing the MN-major ones. Built for 16-bit types too (never launched).
+extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm::GemmParams p) {
+  using namespace tgemm_wgmma;
+  if (TGEMM_OP_A)
+    tgemm::pack_operand_transposed32(p.a, p.lda, p.k, p.m, p.workspace, packed_a(p), RoundTf32{});
+  else
+    tgemm::pack_operand<ELEM_BYTES>(p.a, p.lda, p.m, p.k, p.workspace, packed_a(p), RoundTf32{});
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm::GemmParams p) {
+  using namespace tgemm_wgmma;
+  void* const dst = static_cast<char*>(p.workspace) + packed_a(p).bytes;
+  if (TGEMM_OP_B)
+    tgemm::pack_operand<ELEM_BYTES>(p.b, p.ldb, p.n, p.k, dst, packed_b(p), RoundTf32{});
+  else
+    tgemm::pack_operand_transposed32(p.b, p.ldb, p.k, p.n, dst, packed_b(p), RoundTf32{});
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm::GemmParams p) {
+  using namespace tgemm_wgmma;
+  extern __shared__ char smem_raw[];
+  // Stages start on 1024-byte boundaries (the swizzle pattern's period): the host adds 1 KiB.
+  const unsigned smem = (smem_address(smem_raw) + 1023u) & ~1023u;
+
+  int tile_m, tile_n;
+  tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
+  const int m0 = tile_m * BM, n0 = tile_n * BN;  // this block's first row and column of C
+  const int wg = threadIdx.x / 128;              // this thread's warpgroup
+
+  // The operands as the loop reads them: the caller's, or tf32's packed copies.
+  const char* a = static_cast<const char*>(p.a);
+  const char* b = static_cast<const char*>(p.b);
+  long long lda = p.lda, ldb = p.ldb;
+  if (ELEM_BYTES == 4) {
+    const tgemm::PackedLayout la = packed_a(p), lb = packed_b(p);
+    a = static_cast<const char*>(p.workspace);
+    b = a + la.bytes;
+    lda = la.ld;
+    ldb = lb.ld;
+  }
+  // Slice kt of A and B into stage `stage`, bounded by the matrix edges.
+  auto copy_slice = [&](int kt, int stage) {
+    const int k0 = kt * BK;
+    const unsigned at = smem + stage * STAGE_BYTES;
+    if (K_MAJOR_A)
+      SliceCopy<BM, ROW_BYTES / 16>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
+                                         lda * ELEM_BYTES, p.m - m0,
+                                         (long long)(p.k - k0) * ELEM_BYTES);
+    else
+      SliceCopy<BK, BM * ELEM_BYTES / 16>::run(at, a + ((long long)k0 * lda + m0) * ELEM_BYTES,
+                                               lda * ELEM_BYTES, p.k - k0,
+                                               (long long)(p.m - m0) * ELEM_BYTES);
+    if (K_MAJOR_B)
+      SliceCopy<BN, ROW_BYTES / 16>::run(at + A_TILE_BYTES,
+                                         b + ((long long)n0 * ldb + k0) * ELEM_BYTES,
+                                         ldb * ELEM_BYTES, p.n - n0,
+                                         (long long)(p.k - k0) * ELEM_BYTES);
+    else
+      SliceCopy<BK, BN * ELEM_BYTES / 16>::run(at + A_TILE_BYTES,
+                                               b + ((long long)k0 * ldb + n0) * ELEM_BYTES,
+                                               ldb * ELEM_BYTES, p.k - k0,
+                                               (long long)(p.n - n0) * ELEM_BYTES);
+  };
+
+  float acc[MT][BN / 2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
+
+  const int k_tiles = (p.k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; ++s) {
+    if (s < k_tiles) copy_slice(s, s);
+    async_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    async_wait<STAGES - 3>();  // slice kt has landed (this thread's copies)
+    fence_async_shared();
+    // Everyone's copies of slice kt are visible; every warpgroup has waited out the wgmmas of
+    // slice kt - 2, whose stage the copy below refills.
+    __syncthreads();
+    const int next = kt + STAGES - 2;
+    if (next < k_tiles) copy_slice(next, next % STAGES);
+    async_commit();
+    const unsigned stage = smem + (kt % STAGES) * STAGE_BYTES;
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < BK / WK; ++s)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+        wgmma_tile<!K_MAJOR_A, !K_MAJOR_B>(acc[mt], a_descriptor(stage, wg * WG_ROWS + mt * 64, s),
+                                           b_descriptor(stage + A_TILE_BYTES, s));
+    wgmma_commit();
+    wgmma_wait<1>();  // slice kt - 1's wgmmas are done: its stage may be refilled next time
+  }
+  wgmma_wait<0>();
+
+  // Epilogue: accumulator 4j + e of m64 tile mt is C row (warp's 16 rows) + g + 8 * (e / 2),
+  // column n0 + 8j + 2t + e % 2, with g = lane / 4 and t = lane % 4.
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int row = m0 + wg * WG_ROWS + mt * 64 + warp * 16 + g;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = n0 + j * 8 + 2 * t;
+      store_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+      store_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+// Host side of gemm_wgmma (kernel_templates/gemm_wgmma.cuh, configs/spaces/gemm_wgmma.yaml):
+// Hopper's warpgroup tensor cores (wgmma, built for sm_90a and stored as sm_90's) for f16 /
+// bf16 (C in the input type or f32) and tf32; one BM x BN tile per block of WGS warpgroups.
+// 16-bit operands are read in place with 16-byte copies (A and B aligned to 16 bytes); tf32
+// ones are packed K-major into the workspace first (common/pack_operand.cuh).
+#include <fmt/format.h>
+
+#include "kernel_templates/common/pack_layout.h"
+#include "src/core/arch_limits.h"
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
+constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its stages to the swizzle period
+
+class GemmWgmma final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    if (std::string why = types.invalid_reason(); !why.empty()) return why;
+    const bool ok = types.a == DType::f32 ? types.compute == ComputeType::tf32
+                                          : types.compute == ComputeType::f32;
+    if (!ok)
+      return fmt::format(
+          "{} computes f16 and bf16 (C in the input type or f32) and tf32 on Hopper's tensor "
+          "cores, not {}",
+          name(), types.name());
+    if (arch_number(arch) != 90)
+      return fmt::format(
+          "{} runs wgmma.mma_async, which only sm_90a (Hopper, compute capability 9.0) has; {} "
+          "has none (the mma.sync family serves it)",
+          name(), arch);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+    if (problem.types.a != DType::f32) {
+      if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
+        return fmt::format(
+            "{} copies A and B with 16-byte cp.async: they need 16-byte aligned pointers and "
+            "leading dimensions (have {} and {} bytes)",
+            name(), problem.align_a, problem.align_b);
+      return std::nullopt;
+    }
+    if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
+      return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
+                         problem.align_a, problem.align_b);
+    const Packed packed = packed_operands(config, problem);
+    const size_t bytes = size_t(packed.a.bytes + packed.b.bytes);
+    if (bytes > kMaxPackWorkspaceBytes)
+      return fmt::format("tf32 packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
+                         bytes >> 20, problem.m, problem.n, problem.k,
+                         kMaxPackWorkspaceBytes >> 20);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> entries(const KernelConfig&) const override {
+    return {name(), name() + "_pack_a", name() + "_pack_b"};
+  }
+
+  // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
+  // main launch.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+    LaunchPlan plan;
+    if (problem.types.a == DType::f32) {
+      const Packed packed = packed_operands(config, problem);
+      plan.add(pack_launch(packed.a, 4, problem.op_a == Op::T, 1));
+      plan.add(pack_launch(packed.b, 4, problem.op_b == Op::N, 2));
+      plan.workspace_bytes = size_t(packed.a.bytes + packed.b.bytes);
+    }
+    const BlockResources r = block_resources(config);
+    plan.add(tiled_launch(tile(config), problem, r.threads, r.dynamic_smem_bytes));
+    return plan;
+  }
+
+  // STAGES x (A + B) rows of 128 bytes, whatever the type and layout, plus the alignment slack.
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    r.threads = int(config.get("WGS") * 128);
+    r.dynamic_smem_bytes = size_t(
+        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem);
+    return r;
+  }
+
+  // K depth in 16-bit elements (tf32 slices are half as deep).
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BM"), config.get("BN"), kRowBytes / 2, 1, 1};
+  }
+
+  std::string nvrtc_arch(const std::string& arch) const override {
+    return arch_number(arch) == 90 ? arch + "a" : arch;
+  }
+
+ private:
+  struct Packed {
+    PackedLayout a, b;
+  };
+  // The tf32 copies as the kernel's packed_a / packed_b lay them out (B after A).
+  static Packed packed_operands(const KernelConfig& config, const Problem& p) {
+    const int bk = int(kRowBytes / 4);
+    return {packed_layout(p.m, p.k, int(config.get("BM")), bk, 4),
+            packed_layout(p.n, p.k, int(config.get("BN")), bk, 4)};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_gemm_wgmma_template(KernelSource source) {
+  return std::make_unique<GemmWgmma>(std::move(source));
+}
+
+}  // namespace tgemm

@@ -1,0 +1,74 @@
+// gemm_wgmma on an sm_90 GPU, through the evaluator (cuBLAS FP32 reference, FP64 for small
+// problems, poisoned C): f16, bf16 (C in the input type or f32) and tf32; the four layouts;
+// tiled, ragged (M, N, K not multiples of the tile) and, for tf32's pack, odd shapes;
+// beta != 0. Skips without an sm_90 GPU.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "src/core/device_info.h"
+#include "tests/gpu/mma_gpu_harness.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig wgmma(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle) {
+  return {"gemm_wgmma",
+          {{"BM", bm}, {"BN", bn}, {"WGS", wgs}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
+}
+
+// Both warpgroup counts, every BN, m64 tiles 1 and 2 per warpgroup, 3..5 stages.
+const std::vector<KernelConfig>& configs() {
+  static const std::vector<KernelConfig> c = {
+      wgmma(128, 256, 2, 4, 8),  // 0: the default
+      wgmma(128, 128, 1, 4, 1),  // 1: one warpgroup, two m64 tiles
+      wgmma(256, 128, 2, 3, 8),  // 2: two warpgroups of two m64 tiles, 3 stages
+      wgmma(64, 64, 1, 5, 1),    // 3: the smallest, 5 stages
+  };
+  return c;
+}
+
+const auto& kTypes = testing::kMmaTypes;
+
+class GemmWgmmaGpu : public testing::MmaGpuTest {
+ protected:
+  GemmWgmmaGpu() : MmaGpuTest(configs(), "gemm_wgmma") {}
+  void SetUp() override {
+    MmaGpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
+  }
+  const testing::MmaKernels& kernels() const override {
+    static const testing::MmaKernels built(configs(), arch_, "gemm_wgmma");
+    return built;
+  }
+};
+
+Problem typed(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, float beta) {
+  Problem p = Problem::packed(parse_gemm_types(kTypes[type]), a, b, m, n, k);
+  p.beta_zero = beta == 0.0f;
+  return p;
+}
+
+TEST_F(GemmWgmmaGpu, every_type_and_layout_is_correct_on_tiled_and_ragged_shapes) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  // 16-bit rows need 16-byte alignment: multiples of 8 (the 97 x 61 x 131 case runs tf32 only,
+  // the 16-bit kernels refuse it and the evaluator must say invalid).
+  const std::vector<Shape> shapes = {{256, 256, 256},   {64, 64, 64}, {200, 136, 264},
+                                     {1000, 520, 1000}, {8, 8, 8},    {97, 61, 131},
+                                     {1024, 1024, 1024}};
+  for (size_t type = 0; type < kTypes.size(); ++type)
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes) {
+          run_case(type, typed(type, a, b, m, n, k, 0.0f), 1.0f, 0.0f);
+          run_case(type, typed(type, a, b, m, n, k, 0.75f), -1.5f, 0.75f);
+        }
+  expect_no_failures();
+  for (size_t type : {0, 1, 2, 3, 4})
+    for (size_t i = 0; i < configs().size(); ++i)
+      EXPECT_GT((ok_runs_[{type, i}]), 0) << kTypes[type] << " " << configs()[i].canonical_name();
+}
+
+}  // namespace
+}  // namespace tgemm

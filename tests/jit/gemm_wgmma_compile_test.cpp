@@ -1,0 +1,269 @@
+// gemm_wgmma without a GPU: every legal config of its space compiles for sm_90 (as sm_90a,
+// stored as sm_90's) without spills in every type and layout; the PTX holds wgmma.mma_async;
+// the space and the host side refuse other archs, other types and misaligned operands with a
+// reason; the tf32 plan packs A and B first.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "src/core/error.h"
+#include "src/jit/nvrtc_compiler.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
+#include "tuner/compile/resource_check.h"
+#include "tuner/search/search_space.h"
+
+namespace tgemm {
+namespace {
+
+const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/gemm_wgmma.yaml";
+
+const GemmTemplate& wgmma() { return template_named("gemm_wgmma"); }
+
+KernelConfig wgmma_config(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle) {
+  return {"gemm_wgmma",
+          {{"BM", bm}, {"BN", bn}, {"WGS", wgs}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
+}
+
+bool contains(const std::string& text, const std::string& word) {
+  return text.find(word) != std::string::npos;
+}
+
+struct Case {
+  KernelConfig config;
+  GemmTypes types;
+  Op a, b;
+};
+
+// Builds every case on two threads; returns one message per case that failed to build clean.
+std::vector<std::string> unclean_builds(const std::vector<Case>& cases) {
+  std::vector<std::string> problems(cases.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      const Case& c = cases[i];
+      const std::string what = fmt::format("{} {} {}{}", c.config.canonical_name(), c.types.name(),
+                                           to_string(c.a), to_string(c.b));
+      const CompiledKernel k =
+          build_kernel(wgmma(), c.config, Problem::packed(c.types, c.a, c.b, 1, 1, 1), "sm_90");
+      if (!k.ok)
+        problems[i] = what + ": " + k.error;
+      else if (!k.resources.found || k.resources.spill_store_bytes != 0 ||
+               k.resources.spill_load_bytes != 0)
+        problems[i] = what + " spills or has no resource report:\n" + k.log;
+      else if (auto why =
+                   resource_violation(k, wgmma().block_resources(c.config), arch_limits("sm_90")))
+        problems[i] = what + ": " + *why;
+      else if (contains(k.log, "serialized"))  // ptxas had to wait out each wgmma
+        problems[i] = what + ": wgmma serialized:\n" + k.log;
+      else if (k.arch != "sm_90" || !contains(k.options, "-arch=sm_90a"))
+        problems[i] = what + ": built for " + k.options + " as " + k.arch;
+    }
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  std::vector<std::string> out;
+  for (const std::string& p : problems)
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
+  const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
+  ASSERT_GT(legal.size(), 10u);
+  std::vector<Case> cases;
+  std::set<std::string> seen;  // SWIZZLE changes no resource: one build per other parameters
+  for (const KernelConfig& c : legal) {
+    KernelConfig key = c;
+    key.set("SWIZZLE", 1);
+    if (!seen.insert(key.canonical_name()).second) continue;
+    // The MN-major 16-bit path (NN: B by its transpose bit) and the K-major one (TN's A is
+    // MN-major, B K-major in NT): the copies differ, so do the registers.
+    cases.push_back({c, gemm_types("f16"), Op::N, Op::N});
+    cases.push_back({c, gemm_types("bf16", "f32"), Op::T, Op::T});
+  }
+  const auto problems = unclean_builds(cases);
+  std::string names;
+  for (const std::string& p : problems) names += p.substr(0, p.find(':')) + "\n";
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean:\n"
+                                << names << "first: " << problems.front();
+}
+
+TEST(GemmWgmmaCompile, the_default_builds_in_every_type_and_layout) {
+  std::vector<Case> cases;
+  for (const char* types : {"f16", "f16_out_f32", "bf16", "bf16_out_f32", "tf32"})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        cases.push_back({wgmma_config(128, 256, 2, 4, 8), parse_gemm_types(types), a, b});
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
+}
+
+// The PTX NVRTC makes of the template for `types` in layout a, b on compute_90a.
+std::string ptx_of(const KernelConfig& config, const GemmTypes& types, Op a, Op b) {
+  const KernelSource& source = wgmma().source();
+  std::vector<const char*> names, texts;
+  for (const NamedHeader& h : source.headers) {
+    names.push_back(h.include_name.c_str());
+    texts.push_back(h.text.c_str());
+  }
+  nvrtcProgram program;
+  EXPECT_EQ(nvrtcCreateProgram(&program, source.text.c_str(), "gemm_wgmma.cu", int(names.size()),
+                               texts.data(), names.data()),
+            NVRTC_SUCCESS);
+  std::vector<std::string> opts = {"-arch=compute_90a", "-std=c++17"};
+  for (const std::string& d : wgmma().defines(config, Problem::packed(types, a, b, 1, 1, 1)))
+    opts.push_back(d);
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  std::string ptx;
+  if (nvrtcCompileProgram(program, int(argv.size()), argv.data()) == NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetPTXSize(program, &size);
+    ptx.resize(size);
+    nvrtcGetPTX(program, ptx.data());
+  } else {
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    nvrtcGetProgramLog(program, log.data());
+    ADD_FAILURE() << "PTX compile failed: " << log;
+  }
+  nvrtcDestroyProgram(&program);
+  return ptx;
+}
+
+TEST(GemmWgmmaPtx, holds_wgmma_with_transpose_bits_and_the_tf32_form) {
+  const std::string nn = ptx_of(wgmma_config(128, 256, 2, 4, 8), gemm_types("f16"), Op::N, Op::N);
+  EXPECT_TRUE(contains(nn, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16")) << nn.size();
+  EXPECT_TRUE(contains(nn, "p, 1, 1, 0, 1;")) << "A K-major, B N-major";
+  EXPECT_TRUE(contains(nn, "wgmma.fence.sync.aligned"));
+  EXPECT_TRUE(contains(nn, "wgmma.commit_group.sync.aligned"));
+  EXPECT_TRUE(contains(nn, "wgmma.wait_group.sync.aligned 1"));
+  EXPECT_TRUE(contains(nn, "fence.proxy.async.shared::cta"));
+  EXPECT_TRUE(contains(nn, "cp.async.cg.shared.global"));
+  EXPECT_FALSE(contains(nn, "mma.sync"));
+  const std::string tn = ptx_of(wgmma_config(128, 128, 1, 4, 8), gemm_types("bf16"), Op::T, Op::T);
+  EXPECT_TRUE(contains(tn, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+  EXPECT_TRUE(contains(tn, "p, 1, 1, 1, 0;")) << "A M-major, B K-major";
+  const std::string tf32 =
+      ptx_of(wgmma_config(128, 128, 2, 4, 8), gemm_types("tf32"), Op::N, Op::N);
+  EXPECT_TRUE(contains(tf32, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
+  EXPECT_TRUE(contains(tf32, "cvt.rna.tf32.f32")) << "the pack rounds";
+}
+
+TEST(GemmWgmmaSpace, refuses_sm_75_and_sm_80_with_a_readable_reason) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  for (const char* arch : {"sm_75", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    for (const char* type : {"f16", "bf16", "tf32"}) {
+      const auto by_space = space.types_unsupported(parse_gemm_types(type), arch);
+      ASSERT_TRUE(by_space);
+      EXPECT_TRUE(contains(*by_space, "sm_90")) << *by_space;
+      const auto by_family = wgmma().types_unsupported(parse_gemm_types(type), arch);
+      ASSERT_TRUE(by_family);
+      EXPECT_TRUE(contains(*by_family, "sm_90a")) << *by_family;
+    }
+    const auto why = space.rejection(wgmma_config(128, 256, 2, 4, 8), arch_limits(arch));
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "wgmma")) << *why;
+    try {
+      space.enumerate(arch_limits(arch));
+      ADD_FAILURE() << "a legal config on " << arch;
+    } catch (const Error& e) {
+      EXPECT_TRUE(contains(e.what(), "sm_90a only")) << e.what();
+    }
+  }
+  EXPECT_FALSE(space.rejection(wgmma_config(128, 256, 2, 4, 8), arch_limits("sm_90")));
+  for (const char* type : {"f16", "f16_out_f32", "bf16", "bf16_out_f32", "tf32"})
+    EXPECT_FALSE(wgmma().types_unsupported(parse_gemm_types(type), "sm_90")) << type;
+}
+
+TEST(GemmWgmmaSpace, refuses_over_128_accumulators_and_too_much_shared_memory) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const auto acc = space.rejection(wgmma_config(256, 256, 2, 3, 8), arch_limits("sm_90"));
+  ASSERT_TRUE(acc);
+  EXPECT_TRUE(contains(*acc, "accumulators")) << *acc;
+  const auto smem = space.rejection(wgmma_config(128, 256, 2, 5, 8), arch_limits("sm_90"));
+  ASSERT_TRUE(smem);
+  EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
+}
+
+TEST(GemmWgmmaHost, refuses_ffma_f32_and_f32x3_and_misaligned_16_bit_operands) {
+  for (const char* type : {"f32", "f32x3"}) {
+    const auto why = wgmma().types_unsupported(parse_gemm_types(type), "sm_90");
+    ASSERT_TRUE(why) << type;
+    EXPECT_TRUE(contains(*why, "tf32")) << *why;
+  }
+  const KernelConfig c = wgmma_config(128, 256, 2, 4, 8);
+  Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4096, 4096, 4096);
+  EXPECT_FALSE(wgmma().unsupported_reason(c, p, "sm_90"));
+  p.align_b = 8;
+  const auto why = wgmma().unsupported_reason(c, p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "16-byte")) << *why;
+  Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 4096, 4096, 4096);
+  tf32.align_a = 4;  // the pack reads any f32-aligned operand
+  EXPECT_FALSE(wgmma().unsupported_reason(c, tf32, "sm_90"));
+  tf32.align_a = 2;
+  EXPECT_TRUE(wgmma().unsupported_reason(c, tf32, "sm_90"));
+}
+
+TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32) {
+  const KernelConfig c = wgmma_config(128, 256, 2, 4, 8);
+  const Problem f16 = Problem::packed(gemm_types("f16"), Op::N, Op::T, 1000, 1000, 520);
+  const LaunchPlan one = wgmma().plan_launch(c, f16);
+  ASSERT_EQ(one.count, 1);
+  EXPECT_EQ(one.workspace_bytes, 0u);
+  EXPECT_EQ(one.launches[0].entry, 0);
+  EXPECT_EQ(one.launches[0].block[0], 256u);
+  EXPECT_EQ(one.launches[0].grid[0], 4u);  // 1000 / 256, rounded up
+  EXPECT_EQ(one.launches[0].grid[1], 8u);  // 1000 / 128
+  EXPECT_EQ(one.launches[0].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024));
+  EXPECT_EQ(wgmma().block_resources(c).dynamic_smem_bytes, one.launches[0].smem_bytes);
+
+  // tf32 NN: A is K-major already (a plain copy), B is transposed (32 x 8 thread tiles).
+  const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1000, 1000, 520);
+  const LaunchPlan three = wgmma().plan_launch(c, tf32);
+  ASSERT_EQ(three.count, 3);
+  EXPECT_EQ(three.launches[0].entry, 1);
+  EXPECT_EQ(three.launches[0].block[0], 256u);
+  EXPECT_EQ(three.launches[1].entry, 2);
+  EXPECT_EQ(three.launches[1].block[0], 32u);
+  EXPECT_EQ(three.launches[1].block[1], 8u);
+  EXPECT_EQ(three.launches[2].entry, 0);
+  // A: 1024 x 544 f32 (whole 128 x 32 tiles), B: 1024 x 544 (256 x 32 tiles).
+  EXPECT_EQ(three.workspace_bytes, size_t(2 * 1024 * 544 * 4));
+  const std::vector<std::string> entries = wgmma().entries(c);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
+  EXPECT_EQ(wgmma().tile(c).k, 64);
+}
+
+TEST(GemmWgmmaHost, builds_as_sm_90a_and_keys_the_cache_apart_from_a_plain_sm_90_build) {
+  EXPECT_EQ(wgmma().nvrtc_arch("sm_90"), "sm_90a");
+  EXPECT_EQ(template_named("gemm_mma").nvrtc_arch("sm_90"), "sm_90");
+  const KernelConfig c = wgmma_config(128, 256, 2, 4, 8);
+  const Problem v = Problem::packed(gemm_types("f16"), Op::N, Op::N, 1, 1, 1);
+  EXPECT_EQ(kernel_cache_key(wgmma(), c, v, "sm_90"),
+            NvrtcCompiler::cache_key(wgmma().source(), wgmma().defines(c, v), "sm_90a"));
+  EXPECT_NE(kernel_cache_key(wgmma(), c, v, "sm_90"),
+            NvrtcCompiler::cache_key(wgmma().source(), wgmma().defines(c, v), "sm_90"));
+  EXPECT_NO_THROW(NvrtcCompiler::options({}, "sm_90a"));
+  for (const char* bad : {"sm_9xa", "gfx90a"}) {
+    try {
+      NvrtcCompiler::options({}, bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_TRUE(contains(e.what(), std::string("'") + bad + "'")) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tgemm
