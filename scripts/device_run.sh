@@ -21,6 +21,8 @@
 #   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
 #                                      one unsharded run (random strategy, same seed): the bests
 #   devices:<set>:<budget>:<list>      tgemm-tune --devices <list> into devices.db
+#   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
+#                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -114,6 +116,20 @@ for stage in "$@"; do
     devices)
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db devices.db)" --devices "$a3" \
         --strategy model --budget "$a2" --jobs 16 2>&1 | tee "$OUT/devices.log" | grep -v "^\[" ;;
+    compilescale)
+      cc=("$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --arch sm_80 --compile-only --quiet)
+      rm -f /tmp/tgemm/cs*.db
+      "${cc[@]}" --budget 4 --jobs 1 --db /tmp/tgemm/cs1.db 2>&1 | tail -1 | tee -a "$OUT/compilescale.log"
+      "${cc[@]}" --budget "$a2" --jobs 16 --db /tmp/tgemm/cs16.db 2>&1 | tail -1 |
+        tee -a "$OUT/compilescale.log"
+      start=$(date +%s%N)
+      for i in 1 2 3 4; do
+        "${cc[@]}" --budget "$a2" --seed $((i + 10)) --jobs 4 --db /tmp/tgemm/cs4_$i.db 2>&1 | tail -1 &
+      done | tee -a "$OUT/compilescale.log"
+      wait
+      echo "4 processes x 4 jobs: $((($(date +%s%N) - start) / 1000000)) ms wall" |
+        tee -a "$OUT/compilescale.log"
+      rm -f /tmp/tgemm/cs*.db ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

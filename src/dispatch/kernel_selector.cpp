@@ -275,16 +275,17 @@ std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block
 // per SM at least: the first, in table order, that wastes at most a quarter of its tiles;
-// else the one wasting least (skinny problems: the narrow-tile lines). When none launches a
-// block per SM, the one launching the most.
+// else the one wasting least (skinny problems: the narrow-tile lines). When no line of either
+// launches a block per SM, the one launching the most (so an arch's big-tile lines do not
+// take small problems from the any-arch small-tile ones).
 const KernelConfig* KernelSelector::choose_default(const Problem& problem) const {
   constexpr double kGoodFill = 0.75;
   constexpr double kClearlyBetterFill = 1.25;  // a later line must beat an earlier by this much
+  const KernelConfig* most = nullptr;
+  int64_t most_blocks = -1;
   for (const std::string& arch : {arch_, std::string("*")}) {
     const KernelConfig* fullest = nullptr;
     double fullest_fill = 0;
-    const KernelConfig* most = nullptr;
-    int64_t most_blocks = -1;
     for (const DefaultKernel& d : defaults_) {
       if (d.arch != arch || d.types != problem.types || !can_run(d.config, problem, arch_))
         continue;
@@ -302,9 +303,8 @@ const KernelConfig* KernelSelector::choose_default(const Problem& problem) const
       }
     }
     if (fullest) return fullest;
-    if (most) return most;
   }
-  return nullptr;
+  return most;
 }
 
 }  // namespace tgemm

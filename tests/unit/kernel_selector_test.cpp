@@ -227,6 +227,31 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
+// sm_90's wgmma lines serve the aligned tensor problems that fill the GPU with their tiles;
+// misaligned ones fall through to gemm_mma, and small ones to the any-arch lines launching more
+// blocks (before the "most blocks" rule spanned both passes, the sm_90 128x256 line took them).
+TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
+  KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
+  auto pick = [&](DType t, int64_t m, int64_t n, int64_t k) {
+    GemmTypes types{t, t, t, t == DType::f32 ? ComputeType::tf32 : ComputeType::f32};
+    return s.choose(Problem::packed(types, Op::N, Op::N, m, n, k)).config;
+  };
+  EXPECT_EQ(pick(DType::f16, 4096, 4096, 4096).template_name, "gemm_wgmma");
+  EXPECT_EQ(pick(DType::bf16, 8192, 8192, 8192).template_name, "gemm_wgmma");
+  EXPECT_EQ(pick(DType::f32, 4096, 4096, 4096).template_name, "gemm_wgmma");  // tf32
+  EXPECT_EQ(pick(DType::f16, 4097, 4097, 4097).template_name, "gemm_mma");    // misaligned
+  const KernelConfig small = pick(DType::f16, 512, 512, 512);
+  EXPECT_EQ(small.template_name, "gemm_mma");
+  EXPECT_EQ(small.get("BM"), 64);
+  KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
+  EXPECT_EQ(
+      ampere
+          .choose(Problem::packed(GemmTypes{DType::f16, DType::f16, DType::f16, ComputeType::f32},
+                                  Op::N, Op::N, 4096, 4096, 4096))
+          .config.template_name,
+      "gemm_mma");
+}
+
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
   EXPECT_FALSE(
       can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64), "sm_90"));
