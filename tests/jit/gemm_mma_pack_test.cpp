@@ -177,21 +177,32 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
-// loop's cvt on the H200).
+// loop's cvt on the H200); aligned ones on sm_90 get gemm_wgmma where it computes the type.
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
+  KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   for (const char* type : {"f16", "bf16", "tf32", "f32x3", "f16_out_f32"}) {
     SCOPED_TRACE(type);
+    // On sm_90 the tf32 wgmma lines take 4097^3 too (they pack every tf32 problem K-major);
+    // 1023^3 has too few of their tiles to fill the GPU.
+    EXPECT_EQ(s.choose(misaligned(type, 4097, 4097, 4097)).config.template_name,
+              std::string(type) == "tf32" ? "gemm_wgmma" : "gemm_mma");
+    EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name, "gemm_mma");
     for (int64_t size : {4097, 1023}) {
-      const KernelChoice c = s.choose(misaligned(type, size, size, size));
+      const KernelChoice c = ampere.choose(misaligned(type, size, size, size));
       ASSERT_EQ(c.config.template_name, "gemm_mma") << size;
       EXPECT_EQ(c.config.get_or("PACK", 0), std::string(type) == "f32x3" ? 2 : 1)
           << size << " " << c.config.canonical_name();
     }
-    const KernelChoice big = s.choose(misaligned(type, 5124, 9124, 2560));
+    const KernelChoice big = ampere.choose(misaligned(type, 5124, 9124, 2560));
     EXPECT_NE(big.config.get_or("PACK", 0), 0) << big.config.canonical_name();
-    const KernelChoice aligned =
-        s.choose(Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096));
+    // Aligned on sm_90: the wgmma lines for the types they compute (f16, bf16, tf32 in and
+    // out), gemm_mma's for the others; on sm_80 gemm_mma's, PACK=1 for tf32 alone.
+    const Problem square = Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096);
+    const bool wgmma =
+        std::string(type) == "f16" || std::string(type) == "bf16" || std::string(type) == "tf32";
+    EXPECT_EQ(s.choose(square).config.template_name, wgmma ? "gemm_wgmma" : "gemm_mma");
+    const KernelChoice aligned = ampere.choose(square);
     ASSERT_EQ(aligned.config.template_name, "gemm_mma");
     EXPECT_EQ(aligned.config.get_or("PACK", 0), std::string(type) == "tf32" ? 1 : 0)
         << aligned.config.canonical_name();
