@@ -5,21 +5,12 @@
 
 #include "src/core/device_info.h"
 #include "tests/common/direct_gemm.h"
+#include "tests/common/gemv_configs.h"
 
 namespace tgemm {
 namespace {
 
-KernelConfig gemv(int64_t side, int64_t rows, int64_t vec, int64_t warps, int64_t kb, int64_t lw,
-                  int64_t split_mode) {
-  return {"gemv_simt",
-          {{"SIDE", side},
-           {"ROWS", rows},
-           {"VEC", vec},
-           {"WARPS", warps},
-           {"KB", kb},
-           {"LW", lw},
-           {"SPLIT_MODE", split_mode}}};
-}
+constexpr auto gemv = testing::gemv_config;
 
 class GemvGpu : public ::testing::Test {
  protected:
