@@ -17,6 +17,11 @@ def main():
     same = sum(1 for k in a if k in b and a[k][0] == b[k][0])
     print(f"{len(a)} bests in {sys.argv[1]}, {len(b)} in {sys.argv[2]}; "
           f"{len(set(a) & set(b))} problems in both, {same} with the same config")
+    both = sorted(set(a) & set(b))
+    if both:
+        import math
+        mean = math.exp(sum(math.log(a[k][1] / b[k][1]) for k in both) / len(both))
+        print(f"geometric mean of the best times, {sys.argv[1]} over {sys.argv[2]}: {mean:.3f}")
     for k in sorted(set(a) | set(b)):
         if k not in a or k not in b:
             print(f"  only in one: {k[1]}")

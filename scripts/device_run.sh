@@ -21,6 +21,9 @@
 #   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
 #                                      one unsharded run (random strategy, same seed): the bests
 #   devices:<set>:<budget>:<list>      tgemm-tune --devices <list> into devices.db
+#   strategies:<set>:<budget>          on the reduced spaces of configs/spaces/comparison/: the
+#                                      whole space measured (exhaustive.db), then the model
+#                                      strategy at <budget> (e.g. 10%) into model.db; their bests
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
@@ -116,6 +119,16 @@ for stage in "$@"; do
     devices)
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db devices.db)" --devices "$a3" \
         --strategy model --budget "$a2" --jobs 16 2>&1 | tee "$OUT/devices.log" | grep -v "^\[" ;;
+    strategies)
+      spaces=(); for s in configs/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
+      rm -f "$(db exhaustive.db)" "$(db model.db)"
+      for run in "exhaustive:0" "model:$a2"; do
+        "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "${run%%:*}.db")" \
+          --strategy "${run%%:*}" --budget "${run#*:}" --jobs 16 --quiet "${spaces[@]}" 2>&1 |
+          tail -1 | tee -a "$OUT/strategies.log"
+      done
+      python3 scripts/compare_bests.py "$(db model.db)" "$(db exhaustive.db)" 2>&1 |
+        tee -a "$OUT/strategies.log" ;;
     compilescale)
       cc=("$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --arch sm_80 --compile-only --quiet)
       rm -f /tmp/tgemm/cs*.db
