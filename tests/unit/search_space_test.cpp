@@ -174,6 +174,28 @@ TEST(SearchSpace, loads_test_fixtures) {
   for (const auto& c : e.legal) EXPECT_EQ(template_violation(c), "") << c.canonical_name();
 }
 
+// The reduced spaces for comparing strategies with an exhaustive run on the device: small
+// enough to measure whole (about 120 configs on sm_90), and inside the shipped spaces, so what
+// they find the shipped spaces hold too.
+TEST(SearchSpace, comparison_spaces_are_small_subsets_of_the_shipped_ones) {
+  const ArchLimits h200 = arch_limits("sm_90");
+  size_t total = 0;
+  for (const char* family : {"sgemm_warp", "gemv_simt"}) {
+    SCOPED_TRACE(family);
+    const SearchSpace reduced =
+        SearchSpace::load(kSourceDir + "/configs/spaces/comparison/" + family + ".yaml");
+    const SearchSpace shipped =
+        SearchSpace::load(kSourceDir + "/configs/spaces/" + family + ".yaml");
+    EXPECT_EQ(reduced.template_name(), family);
+    const auto legal = reduced.enumerate(h200).legal;
+    total += legal.size();
+    for (const KernelConfig& c : legal)
+      EXPECT_EQ(shipped.rejection(c, h200), std::nullopt) << c.canonical_name();
+  }
+  EXPECT_GE(total, 60u);
+  EXPECT_LE(total, 200u);
+}
+
 TEST(SearchSpace, rejects_unknown_template_naming_line_and_the_known_ones) {
   std::string path;
   const std::string msg =
