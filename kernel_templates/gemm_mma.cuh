@@ -14,6 +14,7 @@
 // K-major, so their fragments come through ldmatrix too (and tf32 is rounded in the pack).
 // The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
 
+#include "common/c_pair.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
@@ -394,27 +395,6 @@ __device__ __forceinline__ Split split_tf32(unsigned bits) {
   s.big = PACK && TGEMM_COMPUTE == 1 ? bits : to_tf32(x);
   s.small = TGEMM_COMPUTE == 2 ? to_tf32(x - __uint_as_float(s.big)) : 0u;
   return s;
-}
-
-// Two neighbouring elements of C in one store: out = r + beta * out.
-__device__ __forceinline__ void store_two(float* out, float r0, float r1, float beta) {
-  float2* const dst = reinterpret_cast<float2*>(out);
-  if (beta != 0.0f) {
-    const float2 old = *dst;
-    r0 += beta * old.x;
-    r1 += beta * old.y;
-  }
-  *dst = make_float2(r0, r1);
-}
-template <typename T>  // Half or BFloat16: two elements in one 32-bit word, low one first
-__device__ __forceinline__ void store_two(T* out, float r0, float r1, float beta) {
-  unsigned* const dst = reinterpret_cast<unsigned*>(out);
-  if (beta != 0.0f) {
-    const unsigned old = *dst;
-    r0 += beta * tgemm::to_f32(T{(unsigned short)(old & 0xffffu)});
-    r1 += beta * tgemm::to_f32(T{(unsigned short)(old >> 16)});
-  }
-  *dst = unsigned(tgemm::from_f32<T>(r0).bits) | (unsigned(tgemm::from_f32<T>(r1).bits) << 16);
 }
 
 // The C elements (row, col) and (row, col + 1) of this thread: alpha * acc + beta * C.
