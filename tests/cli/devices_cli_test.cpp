@@ -155,10 +155,11 @@ TEST(DevicesSessions, two_gpu_sessions_in_threads_on_one_database_lose_nothing) 
                        [&](size_t i) { return problems[i].problem.layout() == "NN"; });
   };
   ASSERT_TRUE(holds_nn(split[0]) && holds_nn(split[1])) << "no variant in common";
-  DeviceInfo a, b;
+  DeviceInfo a, b;  // two kinds: the problems are split
   a.ordinal = 0;
   b.ordinal = 1;
-  a.name = b.name = "test GPU";
+  a.name = "test GPU A";
+  b.name = "test GPU B";
   a.arch = b.arch = "sm_75";
   TuneOptions opt = compile_options(shapes, two);
   opt.jobs = 3;
@@ -168,6 +169,45 @@ TEST(DevicesSessions, two_gpu_sessions_in_threads_on_one_database_lose_nothing) 
       query_int(two, "SELECT count(*) FROM runs WHERE command_line = 'test (GPU 0''s share)'"), 1);
   EXPECT_EQ(
       query_int(two, "SELECT count(*) FROM runs WHERE command_line = 'test (GPU 1''s share)'"), 1);
+}
+
+// Identical GPUs take every problem and split the configs: each session compiles its own
+// share (neither compiles everything), and together they build what one session builds.
+TEST(DevicesSessions, identical_gpus_split_the_configs_not_the_problems) {
+  TempDir dir("devices_same_kind");
+  const std::string shapes = dir.write("s.yaml", kShapes);
+  const std::string one = dir.file("one.db"), two = dir.file("two.db");
+  TuneOptions single = compile_options(shapes, one);
+  single.budget = 8;
+  run_tuning_session(single);
+  DeviceInfo a, b;
+  a.ordinal = 0;
+  b.ordinal = 1;
+  a.name = b.name = "test GPU";
+  a.arch = b.arch = "sm_75";
+  TuneOptions opt = compile_options(shapes, two);
+  opt.budget = 8;
+  run_on_devices(opt, {a, b});
+  expect_same_rows(two, one);
+  const auto built_by = [&](int gpu) {
+    return query_int(two,
+                     "SELECT count(*) FROM binaries b JOIN runs r ON r.id = b.run_id "
+                     "WHERE r.command_line = 'test (GPU " +
+                         std::to_string(gpu) + "''s share)'");
+  };
+  const int64_t all = query_int(one, "SELECT count(*) FROM binaries");
+  EXPECT_GT(built_by(0), 0);
+  EXPECT_GT(built_by(1), 0);
+  EXPECT_LT(built_by(0), all);
+  EXPECT_EQ(built_by(0) + built_by(1), all);
+  // Both GPUs worked on both layouts (a split of the problems gives one of them NN only).
+  for (int gpu : {0, 1})
+    EXPECT_EQ(query_int(two,
+                        "SELECT count(DISTINCT b.op_a || b.op_b) FROM binaries b JOIN runs r "
+                        "ON r.id = b.run_id WHERE r.command_line = 'test (GPU " +
+                            std::to_string(gpu) + "''s share)'"),
+              2)
+        << "GPU " << gpu;
 }
 
 // --shard first, then --devices: the GPUs share the shard's problems only.

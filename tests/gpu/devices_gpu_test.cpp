@@ -51,10 +51,21 @@ shapes:
   EXPECT_NE(r.output.find("devices: 2 GPU(s)"), std::string::npos) << r.output;
   EXPECT_EQ(query_text(db, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE command_line LIKE '%share)'"), 2);
-  // One best per problem: identical GPUs share a device row, so each problem is on one GPU.
+  // One best per problem: identical GPUs share a device row and split the configs, so each
+  // problem's trials come from both and one best is chosen from all of them.
   EXPECT_EQ(query_int(db, "SELECT count(DISTINCT problem_id) FROM best"), 4) << r.output;
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM best"),
             query_int(db, "SELECT count(DISTINCT problem_id || '/' || device_id) FROM trials"));
+  // The exhaustive sample measured once: no (problem, kernel) twice, both GPUs measuring.
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM trials"),
+            query_int(db, "SELECT count(DISTINCT problem_id || '/' || kernel_id) FROM trials"));
+  EXPECT_EQ(query_int(db, "SELECT count(DISTINCT run_id) FROM trials"), 2);
+  // The best is the fastest ok trial of all (chosen again once both shares were in).
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM best b JOIN trials t ON t.id = b.trial_id "
+                      "WHERE t.time_median_us > (SELECT min(u.time_median_us) FROM trials u "
+                      "WHERE u.problem_id = b.problem_id AND u.status = 'ok')"),
+            0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,38 @@ TEST(AskTell, random_strategy_gives_the_same_sample_in_batches) {
     return std::vector<TrialResult>{};
   });
   EXPECT_EQ(batched, whole);
+}
+
+// Identical GPUs (--devices) each measure one share of the same seeded sample: the shares
+// are disjoint, together the whole sample, and each about its fair part.
+TEST(AskTell, shared_out_splits_one_sample_between_sessions_exactly_once) {
+  std::vector<KernelConfig> legal;
+  for (int i = 0; i < 400; ++i) legal.push_back(config(i));
+  const auto whole = make_strategy("random", legal, 120, 3)->propose(1000);
+  std::set<int64_t> seen;
+  size_t total = 0;
+  for (uint64_t share = 0; share < 3; ++share) {
+    auto strategy = shared_out(make_strategy("random", legal, 120, 3), share, 3);
+    std::vector<KernelConfig> mine;
+    run_ask_tell(*strategy, 8, [&](const std::vector<KernelConfig>& batch) {
+      EXPECT_LE(batch.size(), 8u);
+      mine.insert(mine.end(), batch.begin(), batch.end());
+      return std::vector<TrialResult>(batch.size());
+    });
+    EXPECT_GT(mine.size(), 20u);
+    EXPECT_LT(mine.size(), 60u);
+    for (const auto& c : mine) {
+      EXPECT_TRUE(in_config_share(c, share, 3));
+      EXPECT_TRUE(seen.insert(c.get("A")).second) << "in two shares: " << c.get("A");
+    }
+    total += mine.size();
+  }
+  EXPECT_EQ(total, whole.size());
+  for (const auto& c : whole) EXPECT_TRUE(seen.count(c.get("A")));
+  // One share is the strategy itself.
+  auto plain = make_strategy("random", legal, 120, 3);
+  Strategy* raw = plain.get();
+  EXPECT_EQ(shared_out(std::move(plain), 0, 1).get(), raw);
 }
 
 }  // namespace

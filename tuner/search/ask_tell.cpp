@@ -1,6 +1,9 @@
 #include "tuner/search/ask_tell.h"
 
+#include <string>
 #include <unordered_set>
+
+#include "src/core/hash.h"
 
 namespace tgemm {
 
@@ -66,6 +69,50 @@ class SeededStrategy final : public Strategy {
 std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,
                                           std::unique_ptr<Strategy> inner) {
   return std::make_unique<SeededStrategy>(std::move(first), std::move(inner));
+}
+
+namespace {
+
+class SharedOutStrategy final : public Strategy {
+ public:
+  SharedOutStrategy(std::unique_ptr<Strategy> inner, uint64_t index, uint64_t count)
+      : inner_(std::move(inner)), index_(index), count_(count) {}
+
+  // What the inner strategy proposes, less the other shares' configs: asks it again until
+  // the batch is full or it is done.
+  std::vector<KernelConfig> propose(size_t max_count) override {
+    std::vector<KernelConfig> batch;
+    while (batch.size() < max_count) {
+      auto more = inner_->propose(max_count - batch.size());
+      if (more.empty()) break;
+      for (auto& config : more)
+        if (in_config_share(config, index_, count_)) batch.push_back(std::move(config));
+    }
+    return batch;
+  }
+
+  void report(const std::vector<TrialResult>& results) override { inner_->report(results); }
+  void report_problem(size_t problem, const std::vector<TrialResult>& results) override {
+    inner_->report_problem(problem, results);
+  }
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+  uint64_t index_, count_;
+};
+
+}  // namespace
+
+bool in_config_share(const KernelConfig& config, uint64_t index, uint64_t count) {
+  if (count <= 1) return true;
+  const std::string hash = stable_hash(config.template_name + " " + config.params_text());
+  return std::stoull(hash, nullptr, 16) % count == index;
+}
+
+std::unique_ptr<Strategy> shared_out(std::unique_ptr<Strategy> inner, uint64_t index,
+                                     uint64_t count) {
+  if (count <= 1) return inner;
+  return std::make_unique<SharedOutStrategy>(std::move(inner), index, count);
 }
 
 }  // namespace tgemm

@@ -3,6 +3,7 @@
 // (Kernel Tuner's and KTT's searcher contract).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,5 +29,13 @@ size_t run_ask_tell_by_problem(Strategy& strategy, size_t batch_size,
 // proposes, each config once (a hash set: linear in the space).
 std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,
                                           std::unique_ptr<Strategy> inner);
+
+// Whether a config (its family and parameters, by stable hash) is share `index` of `count`.
+bool in_config_share(const KernelConfig& config, uint64_t index, uint64_t count);
+// `inner`'s proposals in share `index` of `count` only, so `count` sessions given the same
+// strategy and seed measure its configs between them, each exactly once (identical GPUs
+// sharing one tuning run). Results pass through; count <= 1 returns `inner` itself.
+std::unique_ptr<Strategy> shared_out(std::unique_ptr<Strategy> inner, uint64_t index,
+                                     uint64_t count);
 
 }  // namespace tgemm

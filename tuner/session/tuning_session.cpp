@@ -207,6 +207,7 @@ class Session {
         for (ProblemState& st : states) reports.push_back(finish_problem(db, st));
     }
     const CompileStats cs = compile.stats();
+    totals_ = {counts_.total(), cs.compiled, current_};
     // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do.
     std::string summary = fmt::format(
         "configs: {} asked over {} variant(s); binaries: {} compiled, {} from cache, {} pruned by "
@@ -233,6 +234,8 @@ class Session {
         fmt::print("\n{}", explain_problem(db, p.problem, device_->name));
     fmt::print("{}\n", summary);
   }
+
+  SessionTotals totals() const { return totals_; }
 
  private:
   // Drops the problems of other shards, then those not in an explicit list; false (after
@@ -381,6 +384,8 @@ class Session {
         seeded_strategy(default_configs(fs, group.variant.types),
                         make_strategy(opt_.strategy, legal, budget, opt_.seed,
                                       strategy_context(db, group, fs, *states)));
+    // Identical GPUs share the configs out (--devices): this session measures its share.
+    strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
     bool expired = false;
     if (opt_.time_budget_s > 0) {
       // An even share of what is left for each pair still to tune: one that finishes early
@@ -659,6 +664,7 @@ class Session {
   int64_t device_id_ = 0;
   CurrentBuild current_;
   TrialCounts counts_;
+  SessionTotals totals_;
   Clock::time_point time_started_;  // the time budget's start
   size_t pairs_left_ = 0;           // (variant, family) runs still to tune
   size_t pairs_total_ = 0, pairs_stopped_ = 0;
@@ -666,6 +672,10 @@ class Session {
 
 }  // namespace
 
-void run_tuning_session(const TuneOptions& options) { Session(options).run(); }
+SessionTotals run_tuning_session(const TuneOptions& options) {
+  Session session(options);
+  session.run();
+  return session.totals();
+}
 
 }  // namespace tgemm

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "src/core/current_build.h"
+
 namespace tgemm {
 
 // --shard I/N: this run tunes only the problems whose stable hash of Problem::key() is I
@@ -51,10 +53,20 @@ struct TuneOptions {
   // Non-empty: only these problems (Problem::key()s of the shape file's, within the shard),
   // tuned in this order; --devices hands each GPU's session its share this way.
   std::vector<std::string> problem_keys;
+  // count > 1: of every family's proposals, only share `index` (in_config_share) is
+  // measured; --devices gives identical GPUs all the problems and one share each.
+  Shard config_share;
+};
+
+// What a session did, for a caller running several (--devices).
+struct SessionTotals {
+  uint64_t trials_run = 0;  // measured now (not already recorded)
+  uint64_t configs_compiled = 0;
+  CurrentBuild build;  // what the session judged stale by
 };
 
 // Runs the whole session; throws Error for bad input or a database it cannot use.
 // Kernel failures are trial statuses, not exceptions.
-void run_tuning_session(const TuneOptions& options);
+SessionTotals run_tuning_session(const TuneOptions& options);
 
 }  // namespace tgemm
