@@ -11,7 +11,11 @@
 // with 16-byte copies that zero-fill past the matrix edges: any M, N, K, with A and B aligned
 // to 16 bytes. tf32 needs K-major operands: A and B are first packed into the workspace as
 // A [m][k] and B [n][k] rounded to tf32 (common/pack_operand.cuh, entries
-// gemm_wgmma_pack_a/_b). The space (configs/spaces/gemm_wgmma.yaml) repeats each static_assert.
+// gemm_wgmma_pack_a/_b). f32x3 (3xTF32) packs two planes of each, big = tf32(x) and small =
+// tf32(x - big), stages all four tiles and issues small*big, big*small and big*big per k-step;
+// each slice sums in a second accumulator set (zeroed by the first wgmma's scale-d = 0) that is
+// added into the result with a rounded FADD, since the tensor cores' f32 sums truncate.
+// The space (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
@@ -44,21 +48,26 @@
 #define WG_ROWS (BM / WGS)  // rows of C per warpgroup
 #define MT (WG_ROWS / 64)   // m64 wgmma tiles per warpgroup
 // The layout the main loop reads: tf32 reads the packed A [m][k] and B [n][k] (K-major).
+#define F32X3 (TGEMM_COMPUTE == 2)  // 3xTF32: big and small planes of each operand
+#define PLANES (F32X3 ? 2 : 1)
 #define K_MAJOR_A (TGEMM_TYPE_A == 0 || TGEMM_OP_A == 0)
 #define K_MAJOR_B (TGEMM_TYPE_A == 0 || TGEMM_OP_B == 1)
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
-#define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
+#define PLANE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // A then B tiles of one plane
+#define STAGE_BYTES (PLANES * PLANE_BYTES)         // f32x3: the big plane, then the small
 
 static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
-static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1, "f32 inputs are computed as tf32 here");
+static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
+              "f32 inputs are computed as tf32 or f32x3 here");
 static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
               "16-bit inputs accumulate in f32 (compute type f32)");
 static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
 static_assert(WGS == 1 || WGS == 2, "one or two warpgroups per block");
 static_assert(BM % (64 * WGS) == 0, "each warpgroup's rows must be whole m64 tiles");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
-static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill");
+static_assert(MT * BN / 2 * PLANES <= 128,
+              "more than 128 accumulators per thread spill (f32x3 holds two sets)");
 static_assert(STAGES >= 3 && STAGES <= 5, "STAGES must be 3..5");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -136,9 +145,9 @@ __device__ __forceinline__ unsigned long long descriptor(unsigned addr, unsigned
 }
 // A's descriptor for m64 rows from `row` (a multiple of 64) and k-step s of a slice.
 __device__ __forceinline__ unsigned long long a_descriptor(unsigned tile, int row, int s) {
-  return K_MAJOR_A ? descriptor(tile + row * ROW_BYTES + s * WK * ELEM_BYTES, 16)
-                   : descriptor(tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES,
-                                BK * ROW_BYTES);
+  return K_MAJOR_A
+             ? descriptor(tile + row * ROW_BYTES + s * WK * ELEM_BYTES, 16)
+             : descriptor(tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES, BK * ROW_BYTES);
 }
 __device__ __forceinline__ unsigned long long b_descriptor(unsigned tile, int s) {
   return K_MAJOR_B ? descriptor(tile + s * WK * ELEM_BYTES, 16)
@@ -158,28 +167,30 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // d (m64 x BN, f32) += A (m64 x WK) * B (WK x BN) from the descriptors; TA / TB: 1 where the
 // operand is MN-major (the transpose bits, 16-bit types only).
+// scale_d 0: d = A * B, the old d ignored.
 template <int TA, int TB>
 __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long long da,
-                                           unsigned long long db) {
+                                           unsigned long long db, int scale_d = 1) {
 #if BN == 64
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64" TGEMM_WG_KIND " {"
+      "wgmma.mma_async.sync.aligned.m64n64" TGEMM_WG_KIND
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
       "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
       "%24, %25, %26, %27, %28, %29, %30, %31"
       "}, %32, %33, p, 1, 1" TGEMM_WG_TRANS("%35", "%36") ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 #elif BN == 128
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128" TGEMM_WG_KIND " {"
+      "wgmma.mma_async.sync.aligned.m64n128" TGEMM_WG_KIND
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
       "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
       "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
@@ -187,22 +198,22 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long lon
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
       "%60, %61, %62, %63"
       "}, %64, %65, p, 1, 1" TGEMM_WG_TRANS("%67", "%68") ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 #elif BN == 256
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256" TGEMM_WG_KIND " {"
+      "wgmma.mma_async.sync.aligned.m64n256" TGEMM_WG_KIND
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
       "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
       "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
@@ -215,29 +226,26 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long lon
       "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "
       "%120, %121, %122, %123, %124, %125, %126, %127"
       "}, %128, %129, p, 1, 1" TGEMM_WG_TRANS("%131", "%132") ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-        "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-        "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
-        "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
-        "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
-        "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
-        "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
-        "+f"(d[126]), "+f"(d[127])
-      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 #endif
 }
 
@@ -301,25 +309,47 @@ struct RoundTf32 {
     return t;
   }
 };
+// f32x3's small plane: what tf32 rounding left of the word, itself rounded to tf32.
+struct SmallTf32 {
+  __device__ __forceinline__ unsigned operator()(unsigned w) const {
+    const float x = __uint_as_float(w);
+    return RoundTf32{}(__float_as_uint(x - __uint_as_float(RoundTf32{}(w))));
+  }
+};
+
+// One operand's pack into `dst` as `to`, from the caller's layout (transposed when the
+// stored matrix is MN-major): plane 0 the tf32 big part, plane 1 (f32x3) the small one.
+template <typename WordFn>
+__device__ __forceinline__ void pack_plane(const void* src, long long ld, bool k_major,
+                                           long long rows, long long k, char* dst,
+                                           const tgemm::PackedLayout& to, WordFn word) {
+  if (k_major)
+    tgemm::pack_operand<ELEM_BYTES>(src, ld, rows, k, dst, to, word);
+  else
+    tgemm::pack_operand_transposed32(src, ld, k, rows, dst, to, word);
+}
+__device__ __forceinline__ void pack(const void* src, long long ld, bool k_major, long long rows,
+                                     long long k, void* dst, const tgemm::PackedLayout& to) {
+  char* const d = static_cast<char*>(dst);
+  if (F32X3 && blockIdx.z == 1)  // the plan launches f32x3's packs with gridDim.z = 2
+    pack_plane(src, ld, k_major, rows, k, d + to.bytes, to, SmallTf32{});
+  else
+    pack_plane(src, ld, k_major, rows, k, d, to, RoundTf32{});
+}
 
 }  // namespace tgemm_wgmma
 
 // The tf32 packs (before the main launch): A as [m][k] and B as [n][k] from the caller's
-// layout, transposing the MN-major ones. Built for 16-bit types too (never launched).
+// layout, transposing the MN-major ones; f32x3 writes each operand's big plane, then its
+// small one (workspace: A big, A small, B big, B small). Built for 16-bit types too (never
+// launched).
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm::GemmParams p) {
-  using namespace tgemm_wgmma;
-  if (TGEMM_OP_A)
-    tgemm::pack_operand_transposed32(p.a, p.lda, p.k, p.m, p.workspace, packed_a(p), RoundTf32{});
-  else
-    tgemm::pack_operand<ELEM_BYTES>(p.a, p.lda, p.m, p.k, p.workspace, packed_a(p), RoundTf32{});
+  tgemm_wgmma::pack(p.a, p.lda, !TGEMM_OP_A, p.m, p.k, p.workspace, tgemm_wgmma::packed_a(p));
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm::GemmParams p) {
   using namespace tgemm_wgmma;
-  void* const dst = static_cast<char*>(p.workspace) + packed_a(p).bytes;
-  if (TGEMM_OP_B)
-    tgemm::pack_operand<ELEM_BYTES>(p.b, p.ldb, p.n, p.k, dst, packed_b(p), RoundTf32{});
-  else
-    tgemm::pack_operand_transposed32(p.b, p.ldb, p.k, p.n, dst, packed_b(p), RoundTf32{});
+  void* const dst = static_cast<char*>(p.workspace) + PLANES * packed_a(p).bytes;
+  pack(p.b, p.ldb, TGEMM_OP_B, p.n, p.k, dst, packed_b(p));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm::GemmParams p) {
@@ -336,18 +366,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   // The operands as the loop reads them: the caller's, or tf32's packed copies.
   const char* a = static_cast<const char*>(p.a);
   const char* b = static_cast<const char*>(p.b);
+  const char *a_small = a, *b_small = b;  // f32x3's small planes
   long long lda = p.lda, ldb = p.ldb;
   if (ELEM_BYTES == 4) {
     const tgemm::PackedLayout la = packed_a(p), lb = packed_b(p);
     a = static_cast<const char*>(p.workspace);
-    b = a + la.bytes;
+    a_small = a + la.bytes;
+    b = a + PLANES * la.bytes;
+    b_small = b + lb.bytes;
     lda = la.ld;
     ldb = lb.ld;
   }
-  // Slice kt of A and B into stage `stage`, bounded by the matrix edges.
-  auto copy_slice = [&](int kt, int stage) {
+  // Slice kt of A and B (f32x3: of both planes) into stage `stage`, bounded by the matrix edges.
+  auto copy_plane = [&](int kt, unsigned at, const char* a, const char* b) {
     const int k0 = kt * BK;
-    const unsigned at = smem + stage * STAGE_BYTES;
     if (K_MAJOR_A)
       SliceCopy<BM, ROW_BYTES / 16>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
                                          lda * ELEM_BYTES, p.m - m0,
@@ -357,15 +389,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
                                                lda * ELEM_BYTES, p.k - k0,
                                                (long long)(p.m - m0) * ELEM_BYTES);
     if (K_MAJOR_B)
-      SliceCopy<BN, ROW_BYTES / 16>::run(at + A_TILE_BYTES,
-                                         b + ((long long)n0 * ldb + k0) * ELEM_BYTES,
-                                         ldb * ELEM_BYTES, p.n - n0,
-                                         (long long)(p.k - k0) * ELEM_BYTES);
+      SliceCopy<BN, ROW_BYTES / 16>::run(
+          at + A_TILE_BYTES, b + ((long long)n0 * ldb + k0) * ELEM_BYTES, ldb * ELEM_BYTES,
+          p.n - n0, (long long)(p.k - k0) * ELEM_BYTES);
     else
-      SliceCopy<BK, BN * ELEM_BYTES / 16>::run(at + A_TILE_BYTES,
-                                               b + ((long long)k0 * ldb + n0) * ELEM_BYTES,
-                                               ldb * ELEM_BYTES, p.k - k0,
-                                               (long long)(p.n - n0) * ELEM_BYTES);
+      SliceCopy<BK, BN * ELEM_BYTES / 16>::run(
+          at + A_TILE_BYTES, b + ((long long)k0 * ldb + n0) * ELEM_BYTES, ldb * ELEM_BYTES,
+          p.k - k0, (long long)(p.n - n0) * ELEM_BYTES);
+  };
+  auto copy_slice = [&](int kt, int stage) {
+    const unsigned at = smem + stage * STAGE_BYTES;
+    copy_plane(kt, at, a, b);
+    if (F32X3) copy_plane(kt, at + PLANE_BYTES, a_small, b_small);
   };
 
   float acc[MT][BN / 2];
@@ -373,6 +408,37 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
+
+#if F32X3
+  // One slice of 3xTF32 in `part`: small terms first (they are tiny), the slice's first wgmma
+  // with scale-d 0 so part starts at zero; then part is added into acc, rounding to nearest.
+  // The wait drains this slice's wgmmas before the FADDs (stricter than the wait<1> above).
+  float part[MT][BN / 2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) part[mt][i] = 0.0f;  // never read (scale-d 0): defined
+  auto compute_slice_f32x3 = [&](unsigned stage) {
+    const unsigned small = stage + PLANE_BYTES;
+#pragma unroll
+    for (int s = 0; s < BK / WK; ++s)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const int row = wg * WG_ROWS + mt * 64;
+        const unsigned long long a_big = a_descriptor(stage, row, s);
+        const unsigned long long b_big = b_descriptor(stage + A_TILE_BYTES, s);
+        wgmma_tile<0, 0>(part[mt], a_descriptor(small, row, s), b_big, s == 0 ? 0 : 1);
+        wgmma_tile<0, 0>(part[mt], a_big, b_descriptor(small + A_TILE_BYTES, s));
+        wgmma_tile<0, 0>(part[mt], a_big, b_big);
+      }
+    wgmma_commit();
+    wgmma_wait<0>();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[mt][i] += part[mt][i];
+  };
+#endif
 
   const int k_tiles = (p.k + BK - 1) / BK;
 #pragma unroll
@@ -391,6 +457,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
     async_commit();
     const unsigned stage = smem + (kt % STAGES) * STAGE_BYTES;
     wgmma_fence();
+#if F32X3
+    compute_slice_f32x3(stage);
+#else
 #pragma unroll
     for (int s = 0; s < BK / WK; ++s)
 #pragma unroll
@@ -399,6 +468,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
                                            b_descriptor(stage + A_TILE_BYTES, s));
     wgmma_commit();
     wgmma_wait<1>();  // slice kt - 1's wgmmas are done: its stage may be refilled next time
+#endif
   }
   wgmma_wait<0>();
 

@@ -1,8 +1,10 @@
 // Host side of gemm_wgmma (kernel_templates/gemm_wgmma.cuh, configs/spaces/gemm_wgmma.yaml):
 // Hopper's warpgroup tensor cores (wgmma, built for sm_90a and stored as sm_90's) for f16 /
-// bf16 (C in the input type or f32) and tf32; one BM x BN tile per block of WGS warpgroups.
-// 16-bit operands are read in place with 16-byte copies (A and B aligned to 16 bytes); tf32
-// ones are packed K-major into the workspace first (common/pack_operand.cuh).
+// bf16 (C in the input type or f32), tf32 and f32x3 (3xTF32); one BM x BN tile per block of
+// WGS warpgroups. 16-bit operands are read in place with 16-byte copies (A and B aligned to 16
+// bytes); f32 ones are packed K-major into the workspace first (common/pack_operand.cuh),
+// f32x3 as two planes (tf32 big and small parts), which doubles the workspace, the shared
+// memory per stage and the accumulators.
 #include <fmt/format.h>
 
 #include "kernel_templates/common/pack_layout.h"
@@ -23,12 +25,12 @@ class GemmWgmma final : public GemmTemplate {
   std::optional<std::string> types_unsupported(const GemmTypes& types,
                                                const std::string& arch) const override {
     if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool ok = types.a == DType::f32 ? types.compute == ComputeType::tf32
+    const bool ok = types.a == DType::f32 ? types.compute != ComputeType::f32
                                           : types.compute == ComputeType::f32;
     if (!ok)
       return fmt::format(
-          "{} computes f16 and bf16 (C in the input type or f32) and tf32 on Hopper's tensor "
-          "cores, not {}",
+          "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on Hopper's "
+          "tensor cores, not {}",
           name(), types.name());
     if (arch_number(arch) != 90)
       return fmt::format(
@@ -52,11 +54,11 @@ class GemmWgmma final : public GemmTemplate {
     if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
       return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
                          problem.align_a, problem.align_b);
-    const Packed packed = packed_operands(config, problem);
-    const size_t bytes = size_t(packed.a.bytes + packed.b.bytes);
+    if (auto why = f32x3_unsupported(config, problem, arch)) return why;
+    const size_t bytes = workspace_bytes(config, problem);
     if (bytes > kMaxPackWorkspaceBytes)
-      return fmt::format("tf32 packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
-                         bytes >> 20, problem.m, problem.n, problem.k,
+      return fmt::format("{} packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
+                         problem.types.name(), bytes >> 20, problem.m, problem.n, problem.k,
                          kMaxPackWorkspaceBytes >> 20);
     return std::nullopt;
   }
@@ -66,26 +68,33 @@ class GemmWgmma final : public GemmTemplate {
   }
 
   // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
-  // main launch.
+  // main launch; f32x3: each pack's gridDim.z = 2 writes the big plane (z 0), then the small.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
+    const int planes = planes_of(problem);
     if (problem.types.a == DType::f32) {
       const Packed packed = packed_operands(config, problem);
-      plan.add(pack_launch(packed.a, 4, problem.op_a == Op::T, 1));
-      plan.add(pack_launch(packed.b, 4, problem.op_b == Op::N, 2));
-      plan.workspace_bytes = size_t(packed.a.bytes + packed.b.bytes);
+      KernelLaunch a = pack_launch(packed.a, 4, problem.op_a == Op::T, 1);
+      KernelLaunch b = pack_launch(packed.b, 4, problem.op_b == Op::N, 2);
+      a.grid[2] = b.grid[2] = unsigned(planes);
+      plan.add(a);
+      plan.add(b);
+      plan.workspace_bytes = workspace_bytes(config, problem);
     }
     const BlockResources r = block_resources(config);
-    plan.add(tiled_launch(tile(config), problem, r.threads, r.dynamic_smem_bytes));
+    plan.add(tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes)));
     return plan;
   }
 
   // STAGES x (A + B) rows of 128 bytes, whatever the type and layout, plus the alignment slack.
+  // The kernel opts in to this much before any launch, and the config does not say f32x3: where
+  // f32x3's two planes fit sm_90, they are what it reports (a 16-bit or tf32 launch takes less).
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int(config.get("WGS") * 128);
-    r.dynamic_smem_bytes = size_t(
-        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem);
+    const size_t two = smem_bytes(config, 2);
+    r.dynamic_smem_bytes =
+        two <= size_t(arch_limits("sm_90").smem_per_block_optin) ? two : smem_bytes(config, 1);
     return r;
   }
 
@@ -102,6 +111,37 @@ class GemmWgmma final : public GemmTemplate {
   struct Packed {
     PackedLayout a, b;
   };
+  static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
+  static size_t smem_bytes(const KernelConfig& config, int planes) {
+    return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
+                      kRowBytes +
+                  kAlignSmem);
+  }
+  static size_t workspace_bytes(const KernelConfig& config, const Problem& p) {
+    const Packed packed = packed_operands(config, p);
+    return size_t(planes_of(p) * (packed.a.bytes + packed.b.bytes));
+  }
+  // f32x3 holds a second accumulator set and two planes per stage: what the space (which does
+  // not know the type) allows for one plane may not fit.
+  std::optional<std::string> f32x3_unsupported(const KernelConfig& config, const Problem& p,
+                                               const std::string& arch) const {
+    if (planes_of(p) == 1) return std::nullopt;
+    const int64_t accumulators =
+        config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
+    if (accumulators > 128)
+      return fmt::format(
+          "f32x3 sums each slice in a second accumulator set: {} f32 accumulators per thread "
+          "for BM={} BN={} WGS={} (at most 128: BM / WGS / 64 * BN / 2 <= 64)",
+          accumulators, config.get("BM"), config.get("BN"), config.get("WGS"));
+    const size_t smem = smem_bytes(config, 2);
+    const size_t limit = size_t(arch_limits(arch).smem_per_block_optin);
+    if (smem > limit)
+      return fmt::format(
+          "f32x3 stages big and small planes of A and B: {} bytes of shared memory for "
+          "STAGES={} BM={} BN={} (at most {} on {})",
+          smem, config.get("STAGES"), config.get("BM"), config.get("BN"), limit, arch);
+    return std::nullopt;
+  }
   // The tf32 copies as the kernel's packed_a / packed_b lay them out (B after A).
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {
     const int bk = int(kRowBytes / 4);

@@ -1,9 +1,12 @@
 // gemm_wgmma on an sm_90 GPU, through the evaluator (cuBLAS FP32 reference, FP64 for small
 // problems, poisoned C): f16, bf16 (C in the input type or f32) and tf32; the four layouts;
 // tiled, ragged (M, N, K not multiples of the tile) and, for tf32's pack, odd shapes;
-// beta != 0. Skips without an sm_90 GPU.
+// beta != 0; f32x3 (3xTF32) under the evaluator's rule (FP64 reference, at most 3x cuBLAS
+// SGEMM's error), also on deep K where truncating tensor-core sums would drift.
+// Skips without an sm_90 GPU.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <tuple>
 
 #include "src/core/device_info.h"
@@ -24,6 +27,8 @@ const std::vector<KernelConfig>& configs() {
       wgmma(128, 128, 1, 4, 1),  // 1: one warpgroup, two m64 tiles
       wgmma(256, 128, 2, 3, 8),  // 2: two warpgroups of two m64 tiles, 3 stages
       wgmma(64, 64, 1, 5, 1),    // 3: the smallest, 5 stages
+      wgmma(128, 128, 2, 3, 8),  // 4: f32x3's largest tile (64 + 64 accumulators, 3 stages)
+      wgmma(128, 64, 1, 4, 1),   // 5: f32x3 with two m64 tiles per warpgroup
   };
   return c;
 }
@@ -68,6 +73,21 @@ TEST_F(GemmWgmmaGpu, every_type_and_layout_is_correct_on_tiled_and_ragged_shapes
   for (size_t type : {0, 1, 2, 3, 4})
     for (size_t i = 0; i < configs().size(); ++i)
       EXPECT_GT((ok_runs_[{type, i}]), 0) << kTypes[type] << " " << configs()[i].canonical_name();
+  for (size_t i : {3, 4, 5})  // the configs f32x3 fits
+    EXPECT_GT((ok_runs_[{5, i}]), 0) << "f32x3 " << configs()[i].canonical_name();
+}
+
+// Deep K: 3xTF32 summed straight into truncating accumulators drifts past SGEMM's error.
+TEST_F(GemmWgmmaGpu, f32x3_stays_within_three_times_sgemm_error_on_deep_k) {
+  constexpr size_t kF32x3 = 5;
+  ASSERT_EQ(std::string(kTypes[kF32x3]), "f32x3");
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      run_case(kF32x3, typed(kF32x3, a, b, 256, 192, 8192, 0.0f), 1.0f, 0.0f);
+      run_case(kF32x3, typed(kF32x3, a, b, 129, 67, 4099, 0.5f), 1.0f, 0.5f);
+    }
+  expect_no_failures();
+  for (size_t i : {3, 4, 5}) EXPECT_EQ((ok_runs_[{kF32x3, i}]), 8) << configs()[i].canonical_name();
 }
 
 }  // namespace

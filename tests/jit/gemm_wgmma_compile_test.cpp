@@ -194,12 +194,13 @@ TEST(GemmWgmmaSpace, refuses_over_128_accumulators_and_too_much_shared_memory) {
   EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
 }
 
-TEST(GemmWgmmaHost, refuses_ffma_f32_and_f32x3_and_misaligned_16_bit_operands) {
-  for (const char* type : {"f32", "f32x3"}) {
-    const auto why = wgmma().types_unsupported(parse_gemm_types(type), "sm_90");
-    ASSERT_TRUE(why) << type;
-    EXPECT_TRUE(contains(*why, "tf32")) << *why;
-  }
+TEST(GemmWgmmaHost, refuses_ffma_f32_and_misaligned_16_bit_operands) {
+  const auto ffma = wgmma().types_unsupported(parse_gemm_types("f32"), "sm_90");
+  ASSERT_TRUE(ffma);
+  EXPECT_TRUE(contains(*ffma, "tf32 and f32x3")) << *ffma;
+  EXPECT_FALSE(wgmma().types_unsupported(parse_gemm_types("f32x3"), "sm_90"));
+  EXPECT_TRUE(wgmma().types_unsupported(parse_gemm_types("f32x3"), "sm_80"));
+  EXPECT_FALSE(SearchSpace::load(kSpace).types_unsupported(parse_gemm_types("f32x3"), "sm_90"));
   const KernelConfig c = wgmma_config(128, 256, 2, 4, 8);
   Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4096, 4096, 4096);
   EXPECT_FALSE(wgmma().unsupported_reason(c, p, "sm_90"));
@@ -243,6 +244,94 @@ TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
   EXPECT_EQ(wgmma().tile(c).k, 64);
+}
+
+// f32x3: a second accumulator set and two planes per stage; the space allows what fits one.
+TEST(GemmWgmmaHost, refuses_f32x3_configs_over_64_accumulators_or_with_two_planes_too_big) {
+  const Problem p = Problem::packed(gemm_types("f32x3"), Op::N, Op::N, 4096, 4096, 4096);
+  const auto acc = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8), p, "sm_90");
+  ASSERT_TRUE(acc);
+  EXPECT_TRUE(contains(*acc, "accumulator")) << *acc;
+  EXPECT_TRUE(wgmma().unsupported_reason(wgmma_config(128, 128, 1, 3, 8), p, "sm_90"));
+  // 128 x 128, 4 stages: 2 * 4 * 256 rows of 128 bytes + 1 KiB, over sm_90's 227 KiB.
+  const auto smem = wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8), p, "sm_90");
+  ASSERT_TRUE(smem);
+  EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
+  EXPECT_TRUE(contains(*smem, "263168")) << *smem;
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 3, 8), p, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1), p, "sm_90"));
+  // The same configs compute tf32.
+  const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 4096, 4096, 4096);
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8), tf32, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8), tf32, "sm_90"));
+}
+
+TEST(GemmWgmmaHost, plans_f32x3_packs_of_two_planes_and_twice_the_stage_bytes) {
+  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8);
+  const Problem p = Problem::packed(gemm_types("f32x3"), Op::T, Op::N, 1000, 1000, 520);
+  const LaunchPlan plan = wgmma().plan_launch(c, p);
+  ASSERT_EQ(plan.count, 3);
+  EXPECT_EQ(plan.launches[0].entry, 1);
+  EXPECT_EQ(plan.launches[0].block[0], 32u);  // A stored [k][m]: transposed
+  EXPECT_EQ(plan.launches[0].grid[2], 2u);    // z 0 the big plane, z 1 the small
+  EXPECT_EQ(plan.launches[1].entry, 2);
+  EXPECT_EQ(plan.launches[1].grid[2], 2u);
+  // A and B: 1024 x 544 f32 each (whole 128 x 32 tiles), two planes of each.
+  EXPECT_EQ(plan.workspace_bytes, size_t(2 * 2 * 1024 * 544 * 4));
+  const size_t two_planes = size_t(2 * 3 * (128 + 128) * 128 + 1024);
+  EXPECT_EQ(plan.launches[2].entry, 0);
+  EXPECT_EQ(plan.launches[2].smem_bytes, two_planes);
+  EXPECT_EQ(plan.launches[2].grid[2], 1u);
+  // The kernel opts in before it knows the type: to the two planes where they fit.
+  EXPECT_EQ(wgmma().block_resources(c).dynamic_smem_bytes, two_planes);
+  const LaunchPlan tf32 =
+      wgmma().plan_launch(c, Problem::packed(gemm_types("tf32"), Op::T, Op::N, 1000, 1000, 520));
+  EXPECT_EQ(tf32.launches[0].grid[2], 1u);
+  EXPECT_EQ(tf32.workspace_bytes, plan.workspace_bytes / 2);
+  EXPECT_EQ(tf32.launches[2].smem_bytes, two_planes / 2 + 512);
+}
+
+// Every legal config of the space that f32x3 accepts, in the four layouts across them.
+TEST(GemmWgmmaCompile, f32x3_builds_for_sm_90_without_spills_or_serialized_wgmmas) {
+  const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
+  const GemmTypes types = gemm_types("f32x3");
+  const Problem probe = Problem::packed(types, Op::N, Op::N, 64, 64, 64);
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (const KernelConfig& c : legal) {
+    KernelConfig key = c;
+    key.set("SWIZZLE", 1);
+    if (wgmma().unsupported_reason(c, probe, "sm_90") || !seen.insert(key.canonical_name()).second)
+      continue;
+    const size_t i = cases.size();
+    cases.push_back({c, types, i % 2 ? Op::T : Op::N, (i / 2) % 2 ? Op::T : Op::N});
+  }
+  ASSERT_GE(cases.size(), 4u);
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) cases.push_back({wgmma_config(128, 128, 2, 3, 8), types, a, b});
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
+}
+
+TEST(GemmWgmmaPtx, f32x3_splits_in_the_pack_and_sums_three_tf32_wgmmas_per_k_step) {
+  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8);
+  const std::string x3 = ptx_of(c, gemm_types("f32x3"), Op::N, Op::T);
+  const std::string tf32 = ptx_of(c, gemm_types("tf32"), Op::N, Op::T);
+  const std::string wg = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32";
+  auto count = [](const std::string& text, const std::string& word) {
+    size_t n = 0;
+    for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(tf32, wg), 4u) << "one per k8 step of a 32-deep slice";
+  EXPECT_EQ(count(x3, wg), 12u) << "small*big, big*small and big*big per k-step";
+  EXPECT_GE(count(x3, "cvt.rna.tf32.f32"), 2 * count(tf32, "cvt.rna.tf32.f32"))
+      << "big = tf32(x), small = tf32(x - big)";
+  EXPECT_TRUE(contains(x3, "sub.f32") || contains(x3, "sub.rn.f32")) << "x - big";
+  EXPECT_FALSE(contains(tf32, "sub.f32") || contains(tf32, "sub.rn.f32"));
+  EXPECT_TRUE(contains(x3, "wgmma.wait_group.sync.aligned 0"));
+  EXPECT_TRUE(contains(x3, "%ctaid.z")) << "the pack's plane";
+  EXPECT_FALSE(contains(x3, "mma.sync"));
 }
 
 TEST(GemmWgmmaHost, builds_as_sm_90a_and_keys_the_cache_apart_from_a_plain_sm_90_build) {
