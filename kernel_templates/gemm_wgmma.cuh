@@ -17,6 +17,7 @@
 // added into the result with a rounded FADD, since the tensor cores' f32 sums truncate.
 // The space (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
 
+#include "common/c_pair.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
@@ -247,27 +248,6 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long lon
         "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 #endif
-}
-
-// Two neighbouring elements of C in one aligned store: out = r + beta * out.
-__device__ __forceinline__ void store_two(float* out, float r0, float r1, float beta) {
-  float2* const dst = reinterpret_cast<float2*>(out);
-  if (beta != 0.0f) {
-    const float2 old = *dst;
-    r0 += beta * old.x;
-    r1 += beta * old.y;
-  }
-  *dst = make_float2(r0, r1);
-}
-template <typename T>  // Half or BFloat16: two elements in one 32-bit word, low one first
-__device__ __forceinline__ void store_two(T* out, float r0, float r1, float beta) {
-  unsigned* const dst = reinterpret_cast<unsigned*>(out);
-  if (beta != 0.0f) {
-    const unsigned old = *dst;
-    r0 += beta * tgemm::to_f32(T{(unsigned short)(old & 0xffffu)});
-    r1 += beta * tgemm::to_f32(T{(unsigned short)(old >> 16)});
-  }
-  *dst = unsigned(tgemm::from_f32<T>(r0).bits) | (unsigned(tgemm::from_f32<T>(r1).bits) << 16);
 }
 
 // The C elements (row, col) and (row, col + 1): alpha * acc + beta * C.

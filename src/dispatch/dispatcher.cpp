@@ -223,9 +223,8 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     }
     cubin = std::move(compiled.cubin);
   }
-  auto kernel =
-      std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
-                                   family.block_resources(choice.config).dynamic_smem_bytes);
+  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
+                                             main_smem_opt_in(family, choice.config, problem));
   const GemmKernel* raw = kernel.get();
   state.kernels.emplace(key, std::move(kernel));
   return raw;

@@ -74,6 +74,14 @@ KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int thread
   return main;
 }
 
+size_t main_smem_opt_in(const GemmTemplate& family, const KernelConfig& config,
+                        const Problem& problem) {
+  size_t bytes = family.block_resources(config).dynamic_smem_bytes;
+  for (const KernelLaunch& l : family.plan_launch(config, problem))
+    if (l.entry == 0) bytes = std::max(bytes, l.smem_bytes);
+  return bytes;
+}
+
 KernelLaunch scale_c_launch(const Problem& problem, int entry) {
   KernelLaunch launch;
   launch.entry = entry;

@@ -97,6 +97,12 @@ TileShape tile_from_block_params(const KernelConfig& config);
 KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int threads,
                           size_t smem_bytes);
 
+// The dynamic shared memory the main entry must opt in to before it runs `problem`'s variant:
+// the most of block_resources and of the plan's main launches (a family whose stages depend
+// on the types, as gemm_wgmma's f32x3 planes, asks more in its plan than the config alone says).
+size_t main_smem_opt_in(const GemmTemplate& family, const KernelConfig& config,
+                        const Problem& problem);
+
 // Deterministic split-K (common/split_k.cuh): the workspace `slices` f32 partial C's need.
 size_t split_k_workspace_bytes(const Problem& problem, int64_t slices);
 // The most workspace a family should ask for: past it, unsupported_reason refuses the config

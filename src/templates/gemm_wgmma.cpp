@@ -86,15 +86,12 @@ class GemmWgmma final : public GemmTemplate {
     return plan;
   }
 
-  // STAGES x (A + B) rows of 128 bytes, whatever the type and layout, plus the alignment slack.
-  // The kernel opts in to this much before any launch, and the config does not say f32x3: where
-  // f32x3's two planes fit sm_90, they are what it reports (a 16-bit or tf32 launch takes less).
+  // STAGES x (A + B) rows of 128 bytes, whatever the type and layout, plus the alignment slack:
+  // one plane. f32x3's two planes are in its plan (main_smem_opt_in opts in to them).
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int(config.get("WGS") * 128);
-    const size_t two = smem_bytes(config, 2);
-    r.dynamic_smem_bytes =
-        two <= size_t(arch_limits("sm_90").smem_per_block_optin) ? two : smem_bytes(config, 1);
+    r.dynamic_smem_bytes = smem_bytes(config, 1);
     return r;
   }
 

@@ -282,8 +282,10 @@ TEST(GemmWgmmaHost, plans_f32x3_packs_of_two_planes_and_twice_the_stage_bytes) {
   EXPECT_EQ(plan.launches[2].entry, 0);
   EXPECT_EQ(plan.launches[2].smem_bytes, two_planes);
   EXPECT_EQ(plan.launches[2].grid[2], 1u);
-  // The kernel opts in before it knows the type: to the two planes where they fit.
-  EXPECT_EQ(wgmma().block_resources(c).dynamic_smem_bytes, two_planes);
+  // The kernel opts in to what the variant's plan asks (main_smem_opt_in): two planes for
+  // f32x3, while the config alone (block_resources, the static checks) counts one.
+  EXPECT_EQ(main_smem_opt_in(wgmma(), c, p), two_planes);
+  EXPECT_EQ(wgmma().block_resources(c).dynamic_smem_bytes, two_planes / 2 + 512);
   const LaunchPlan tf32 =
       wgmma().plan_launch(c, Problem::packed(gemm_types("tf32"), Op::T, Op::N, 1000, 1000, 520));
   EXPECT_EQ(tf32.launches[0].grid[2], 1u);

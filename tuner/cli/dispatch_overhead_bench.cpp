@@ -83,7 +83,7 @@ void raw_launch(benchmark::State& state) {
   static tgemm::CompiledKernel compiled =
       tgemm::build_kernel(family, config, problem, tgemm::query_device(0).arch);
   static tgemm::GemmKernel kernel(config, compiled.cubin, family.entries(config),
-                                  family.block_resources(config).dynamic_smem_bytes);
+                                  tgemm::main_smem_opt_in(family, config, problem));
   const tgemm::LaunchPlan plan = family.plan_launch(config, problem);
   const tgemm::GemmParams params =
       tgemm::make_params(problem, f.call.a, f.call.b, f.call.c, 1.0f, 0.0f);

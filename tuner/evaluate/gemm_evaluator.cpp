@@ -402,7 +402,7 @@ struct GemmEvaluator::Impl {
     }
     try {
       *kernel = std::make_unique<GemmKernel>(config, cubin, family->entries(config),
-                                             family->block_resources(config).dynamic_smem_bytes);
+                                             main_smem_opt_in(*family, config, prep->problem));
     } catch (const Error& e) {
       r->status = classify(TrialStatus::launch_failed);
       r->error = fmt::format("cannot load the kernel: {}", e.what());
