@@ -21,7 +21,7 @@
 #   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
 #                                      one unsharded run (random strategy, same seed): the bests
 #   devices:<set>:<budget>:<list>      tgemm-tune --devices <list> into devices.db
-#   strategies:<set>:<budget>          on the reduced spaces of configs/spaces/comparison/: the
+#   strategies:<set>:<budget>          on the reduced spaces of tests/data/spaces/comparison/: the
 #                                      whole space measured (exhaustive.db), then the model
 #                                      strategy at <budget> (e.g. 10%) into model.db; their bests
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
@@ -120,7 +120,7 @@ for stage in "$@"; do
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db devices.db)" --devices "$a3" \
         --strategy model --budget "$a2" --jobs 16 2>&1 | tee "$OUT/devices.log" | grep -v "^\[" ;;
     strategies)
-      spaces=(); for s in configs/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
+      spaces=(); for s in tests/data/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
       rm -f "$(db exhaustive.db)" "$(db model.db)"
       for run in "exhaustive:0" "model:$a2"; do
         "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "${run%%:*}.db")" \

@@ -99,7 +99,7 @@ KernelLaunch tiled_launch(const TileShape& t, const Problem& problem, int thread
 
 // The dynamic shared memory the main entry must opt in to before it runs `problem`'s variant:
 // the most of block_resources and of the plan's main launches (a family whose stages depend
-// on the types, as gemm_wgmma's f32x3 planes, asks more in its plan than the config alone says).
+// on the types, e.g. two operand planes for f32x3, asks more in its plan than the config says).
 size_t main_smem_opt_in(const GemmTemplate& family, const KernelConfig& config,
                         const Problem& problem);
 

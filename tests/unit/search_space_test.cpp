@@ -183,7 +183,7 @@ TEST(SearchSpace, comparison_spaces_are_small_subsets_of_the_shipped_ones) {
   for (const char* family : {"sgemm_warp", "gemv_simt"}) {
     SCOPED_TRACE(family);
     const SearchSpace reduced =
-        SearchSpace::load(kSourceDir + "/configs/spaces/comparison/" + family + ".yaml");
+        SearchSpace::load(kSourceDir + "/tests/data/spaces/comparison/" + family + ".yaml");
     const SearchSpace shipped =
         SearchSpace::load(kSourceDir + "/configs/spaces/" + family + ".yaml");
     EXPECT_EQ(reduced.template_name(), family);
