@@ -397,29 +397,15 @@ __device__ __forceinline__ Split split_tf32(unsigned bits) {
   return s;
 }
 
-// The C elements (row, col) and (row, col + 1) of this thread: alpha * acc + beta * C.
+// The C elements (row, col) and (row, col + 1) of this thread: alpha * acc + beta * C, or
+// with split-K alpha * acc added into the f32 C the beta pre-pass wrote.
 __device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
                                            float v1) {
-  using tgemm::ElementC;
-  if (row >= p.m || col >= p.n) return;
-  ElementC* const out = static_cast<ElementC*>(p.c) + (long long)row * p.ldc + col;
-  const bool both = col + 1 < p.n;
-  if (SPLIT_K > 1) {  // C is f32 (static_assert); the pre-pass applied beta
-    atomicAdd(reinterpret_cast<float*>(out), p.alpha * v0);
-    if (both) atomicAdd(reinterpret_cast<float*>(out) + 1, p.alpha * v1);
-    return;
-  }
-  float r0 = p.alpha * v0, r1 = p.alpha * v1;
-  if (both && p.c_aligned16) {  // col is even: the pair is aligned to two elements
-    store_two(out, r0, r1, p.beta);
-    return;
-  }
-  if (p.beta != 0.0f) r0 += p.beta * tgemm::to_f32(out[0]);
-  out[0] = tgemm::from_f32<ElementC>(r0);
-  if (both) {
-    if (p.beta != 0.0f) r1 += p.beta * tgemm::to_f32(out[1]);
-    out[1] = tgemm::from_f32<ElementC>(r1);
-  }
+  if (SPLIT_K == 1) return store_c_pair(p, row, col, v0, v1);
+  if (row >= p.m || col >= p.n) return;  // C is f32 (static_assert)
+  float* const out = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+  atomicAdd(out, p.alpha * v0);
+  if (col + 1 < p.n) atomicAdd(out + 1, p.alpha * v1);
 }
 
 // The packed copies of A ([m][k] or, T, [k][m]) and B ([k][n] or [n][k]) in the workspace,

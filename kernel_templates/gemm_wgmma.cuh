@@ -250,26 +250,6 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long lon
 #endif
 }
 
-// The C elements (row, col) and (row, col + 1): alpha * acc + beta * C.
-__device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
-                                           float v1) {
-  using tgemm::ElementC;
-  if (row >= p.m || col >= p.n) return;
-  ElementC* const out = static_cast<ElementC*>(p.c) + (long long)row * p.ldc + col;
-  float r0 = p.alpha * v0, r1 = p.alpha * v1;
-  const bool both = col + 1 < p.n;
-  if (both && p.c_aligned16) {  // col is even: the pair is aligned to two elements
-    store_two(out, r0, r1, p.beta);
-    return;
-  }
-  if (p.beta != 0.0f) r0 += p.beta * tgemm::to_f32(out[0]);
-  out[0] = tgemm::from_f32<ElementC>(r0);
-  if (both) {
-    if (p.beta != 0.0f) r1 += p.beta * tgemm::to_f32(out[1]);
-    out[1] = tgemm::from_f32<ElementC>(r1);
-  }
-}
-
 // The packed tf32 operands in the workspace: A [m][k], then B [n][k], in whole slice tiles
 // (pack_layout.h; the host sizes the workspace alike).
 __device__ __forceinline__ tgemm::PackedLayout packed_a(const tgemm::GemmParams& p) {
@@ -462,8 +442,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
       const int col = n0 + j * 8 + 2 * t;
-      store_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
-      store_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+      store_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+      store_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
     }
   }
 }

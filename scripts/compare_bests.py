@@ -2,6 +2,7 @@
 """The best kernel per (problem, device) of two tuning databases, side by side: how many agree
 on the config, and for the others the time ratio (within noise when the same configs were
 measured). Usage: compare_bests.py A.db B.db"""
+import math
 import sqlite3
 import sys
 
@@ -19,7 +20,6 @@ def main():
           f"{len(set(a) & set(b))} problems in both, {same} with the same config")
     both = sorted(set(a) & set(b))
     if both:
-        import math
         mean = math.exp(sum(math.log(a[k][1] / b[k][1]) for k in both) / len(both))
         print(f"geometric mean of the best times, {sys.argv[1]} over {sys.argv[2]}: {mean:.3f}")
     for k in sorted(set(a) | set(b)):

@@ -3,7 +3,6 @@
 // space and the host side refuse what an arch or a problem cannot run, with a reason.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nvrtc.h>
 
 #include <fstream>
 #include <iterator>
@@ -15,6 +14,7 @@
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/mma_configs.h"
+#include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
 
@@ -47,37 +47,8 @@ void expect_compiles_clean(const KernelConfig& config, const GemmTypes& types, O
 
 // The PTX NVRTC makes of the template for a virtual arch ("compute_75").
 std::string ptx_of(const KernelConfig& config, const GemmTypes& types, const std::string& arch) {
-  const KernelSource& source = mma().source();
-  std::vector<const char*> names, texts;
-  for (const NamedHeader& h : source.headers) {
-    names.push_back(h.include_name.c_str());
-    texts.push_back(h.text.c_str());
-  }
-  nvrtcProgram program;
-  EXPECT_EQ(nvrtcCreateProgram(&program, source.text.c_str(), "gemm_mma.cu", int(names.size()),
-                               texts.data(), names.data()),
-            NVRTC_SUCCESS);
-  std::vector<std::string> opts = {"-arch=compute_" + arch.substr(3), "-std=c++17"};
-  for (const std::string& d : mma().defines(config, Problem::packed(types, Op::T, Op::N, 1, 1, 1)))
-    opts.push_back(d);
-  std::vector<const char*> argv;
-  for (const std::string& o : opts) argv.push_back(o.c_str());
-  const nvrtcResult rc = nvrtcCompileProgram(program, int(argv.size()), argv.data());
-  std::string ptx;
-  if (rc == NVRTC_SUCCESS) {
-    size_t size = 0;
-    nvrtcGetPTXSize(program, &size);
-    ptx.resize(size);
-    nvrtcGetPTX(program, ptx.data());
-  } else {
-    size_t size = 0;
-    nvrtcGetProgramLogSize(program, &size);
-    std::string log(size, '\0');
-    nvrtcGetProgramLog(program, log.data());
-    ADD_FAILURE() << "PTX compile failed: " << log;
-  }
-  nvrtcDestroyProgram(&program);
-  return ptx;
+  return testing::template_ptx(mma(), config, Problem::packed(types, Op::T, Op::N, 1, 1, 1),
+                               "compute_" + arch.substr(3));
 }
 
 bool contains(const std::string& text, const std::string& word) {

@@ -4,7 +4,6 @@
 // reason; the tf32 plan packs A and B first.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nvrtc.h>
 
 #include <atomic>
 #include <set>
@@ -14,6 +13,7 @@
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
 
@@ -106,36 +106,8 @@ TEST(GemmWgmmaCompile, the_default_builds_in_every_type_and_layout) {
 
 // The PTX NVRTC makes of the template for `types` in layout a, b on compute_90a.
 std::string ptx_of(const KernelConfig& config, const GemmTypes& types, Op a, Op b) {
-  const KernelSource& source = wgmma().source();
-  std::vector<const char*> names, texts;
-  for (const NamedHeader& h : source.headers) {
-    names.push_back(h.include_name.c_str());
-    texts.push_back(h.text.c_str());
-  }
-  nvrtcProgram program;
-  EXPECT_EQ(nvrtcCreateProgram(&program, source.text.c_str(), "gemm_wgmma.cu", int(names.size()),
-                               texts.data(), names.data()),
-            NVRTC_SUCCESS);
-  std::vector<std::string> opts = {"-arch=compute_90a", "-std=c++17"};
-  for (const std::string& d : wgmma().defines(config, Problem::packed(types, a, b, 1, 1, 1)))
-    opts.push_back(d);
-  std::vector<const char*> argv;
-  for (const std::string& o : opts) argv.push_back(o.c_str());
-  std::string ptx;
-  if (nvrtcCompileProgram(program, int(argv.size()), argv.data()) == NVRTC_SUCCESS) {
-    size_t size = 0;
-    nvrtcGetPTXSize(program, &size);
-    ptx.resize(size);
-    nvrtcGetPTX(program, ptx.data());
-  } else {
-    size_t size = 0;
-    nvrtcGetProgramLogSize(program, &size);
-    std::string log(size, '\0');
-    nvrtcGetProgramLog(program, log.data());
-    ADD_FAILURE() << "PTX compile failed: " << log;
-  }
-  nvrtcDestroyProgram(&program);
-  return ptx;
+  return testing::template_ptx(wgmma(), config, Problem::packed(types, a, b, 1, 1, 1),
+                               "compute_90a");
 }
 
 TEST(GemmWgmmaPtx, holds_wgmma_with_transpose_bits_and_the_tf32_form) {

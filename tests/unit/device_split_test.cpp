@@ -14,13 +14,12 @@
 
 #include "src/core/error.h"
 #include "src/templates/gemm_template.h"
+#include "tests/common/shape_files.h"
 #include "tests/common/temp_dir.h"
 #include "tuner/input/problem_set.h"
 
 namespace tgemm {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string error_of(const std::string& text) {
   try {
@@ -103,13 +102,7 @@ TEST(ResolveDevices, rejects_a_missing_gpu_naming_the_gpus_there_are) {
   }
 }
 
-std::vector<std::string> shipped_shape_files() {
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(TGEMM_SOURCE_DIR "/configs/shapes"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using testing::shipped_shape_files;
 
 TEST(AssignProblems, every_problem_of_every_shipped_shape_file_goes_to_exactly_one_gpu) {
   const auto files = shipped_shape_files();

@@ -10,21 +10,14 @@
 #include <vector>
 
 #include "src/core/error.h"
+#include "tests/common/shape_files.h"
 #include "tuner/input/problem_set.h"
 #include "tuner/session/tuning_session.h"
 
 namespace tgemm {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::vector<std::string> shipped_shape_files() {
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(TGEMM_SOURCE_DIR "/configs/shapes"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using testing::shipped_shape_files;
 
 TEST(Shard, every_problem_of_every_shipped_shape_file_is_in_exactly_one_shard) {
   const auto files = shipped_shape_files();

@@ -207,7 +207,7 @@ class Session {
         for (ProblemState& st : states) reports.push_back(finish_problem(db, st));
     }
     const CompileStats cs = compile.stats();
-    totals_ = {counts_.total(), cs.compiled, current_};
+    totals_ = {counts_.total(), current_};
     // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do.
     std::string summary = fmt::format(
         "configs: {} asked over {} variant(s); binaries: {} compiled, {} from cache, {} pruned by "

@@ -61,8 +61,7 @@ struct TuneOptions {
 // What a session did, for a caller running several (--devices).
 struct SessionTotals {
   uint64_t trials_run = 0;  // measured now (not already recorded)
-  uint64_t configs_compiled = 0;
-  CurrentBuild build;  // what the session judged stale by
+  CurrentBuild build;       // what the session judged stale by
 };
 
 // Runs the whole session; throws Error for bad input or a database it cannot use.
