@@ -34,7 +34,7 @@
 #define WGS 2  // warpgroups (128 threads each) per block; all copy, all compute
 #endif
 #ifndef STAGES
-#define STAGES 4  // K slices in shared memory: STAGES - 2 copied ahead, one read, one draining
+#define STAGES 4  // K slices in shared memory: AHEAD copied ahead, one read (one draining)
 #endif
 #ifndef SWIZZLE
 #define SWIZZLE 8  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
@@ -57,6 +57,10 @@
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define PLANE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // A then B tiles of one plane
 #define STAGE_BYTES (PLANES * PLANE_BYTES)         // f32x3: the big plane, then the small
+// Slices copied ahead of the one being read. 16-bit and tf32 leave one slice's wgmmas in
+// flight (wait<1>), whose stage must not be refilled yet; f32x3 drains every slice (wait<0>)
+// before adding its part, so only the slice being read holds a stage.
+#define AHEAD (F32X3 ? STAGES - 1 : STAGES - 2)
 
 static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
 static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
@@ -392,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
         wgmma_tile<0, 0>(part[mt], a_big, b_big);
       }
     wgmma_commit();
-    wgmma_wait<0>();
+    wgmma_wait<0>();  // the part is read next, and the stage is free for the copy (AHEAD)
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -402,17 +406,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
 
   const int k_tiles = (p.k + BK - 1) / BK;
 #pragma unroll
-  for (int s = 0; s < STAGES - 2; ++s) {
+  for (int s = 0; s < AHEAD; ++s) {
     if (s < k_tiles) copy_slice(s, s);
     async_commit();
   }
   for (int kt = 0; kt < k_tiles; ++kt) {
-    async_wait<STAGES - 3>();  // slice kt has landed (this thread's copies)
+    async_wait<AHEAD - 1>();  // slice kt has landed (this thread's copies)
     fence_async_shared();
     // Everyone's copies of slice kt are visible; every warpgroup has waited out the wgmmas of
-    // slice kt - 2, whose stage the copy below refills.
+    // slice kt + AHEAD - STAGES (kt - 2, or kt - 1 for f32x3), whose stage the copy refills.
     __syncthreads();
-    const int next = kt + STAGES - 2;
+    const int next = kt + AHEAD;
     if (next < k_tiles) copy_slice(next, next % STAGES);
     async_commit();
     const unsigned stage = smem + (kt % STAGES) * STAGE_BYTES;

@@ -14,7 +14,9 @@
 #   db[:<db>]                          tgemm-db list
 #   profile[:<db>[:MxNxK[/dtype],...]] tgemm-db profile --all, or of the shapes given (Nsight
 #                                      Compute on the best kernel and cuBLAS's), then profiles
-#   sass:<template>:<P=V,P=V,...>      SASS instruction mix of one config of a family (NN, f32)
+#   sass:<template>:<P=V,P=V,...>[:<arch>]  SASS instruction mix of one config of a family (NN,
+#                                      f32 unless TGEMM_TYPE_A=.. etc. are among the P=V; arch
+#                                      sm_90, or sm_90a for gemm_wgmma); appended to sass.txt
 #   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
 #   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
 #                                      rerun must measure only what the kill left unmeasured
@@ -86,10 +88,11 @@ for stage in "$@"; do
     sass)
       defs=$(tr ',' '\n' <<<"$a2" | sed 's/^/-D/' | tr '\n' ' ')
       # shellcheck disable=SC2086
-      nvcc -cubin -arch=sm_90 -I kernel_templates -x cu "kernel_templates/$a1.cuh" $defs -o /tmp/tgemm/k.cubin &&
-        cuobjdump -sass /tmp/tgemm/k.cubin >"$OUT/sass.txt" &&
-        grep -oE "^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9]+" "$OUT/sass.txt" | awk '{print $NF}' |
-        sort | uniq -c | sort -rn | head -25 ;;
+      nvcc -cubin -arch="${a3:-sm_90}" -I kernel_templates -x cu "kernel_templates/$a1.cuh" $defs \
+        -o /tmp/tgemm/k.cubin && cuobjdump -sass /tmp/tgemm/k.cubin >/tmp/tgemm/k.sass &&
+        { echo "### $a1 $a2 ${a3:-sm_90}"; cat /tmp/tgemm/k.sass; } >>"$OUT/sass.txt" &&
+        grep -oE "^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9.]+" /tmp/tgemm/k.sass |
+        awk '{print $NF}' | sort | uniq -c | sort -rn | head -25 ;;
     unpack)
       gzip -dc "$a1" >"$(db "$a2")" && ls -la "$(db "$a2")" ;;
     killtune)

@@ -15,12 +15,20 @@ PtxasResources parse_ptxas_log(const std::string& log, const std::string& functi
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used(R"(Used (\d+) registers)");
   static const std::regex smem(R"((\d+) bytes smem)");
+  // Printed before the entry's report, naming it:
+  //   ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are
+  //   serialized due to ... in the function 'NAME'
+  static const std::regex serialized(R"(wgmma\.mma_async instructions are serialized.* '(\S+)')");
   PtxasResources r;
   std::istringstream lines(log);
   std::string line;
   bool in_function = false;
   std::smatch m;
   while (std::getline(lines, line)) {
+    if (std::regex_search(line, m, serialized) && m[1] == function) {
+      r.wgmma_serialized = true;
+      continue;
+    }
     if (std::regex_search(line, m, properties)) {
       in_function = m[1] == function;
       continue;

@@ -12,6 +12,9 @@ struct PtxasResources {
   int stack_frame_bytes = 0;
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
+  // ptxas had to wait out each wgmma.mma_async (C7514/C7515 "Potential Performance Loss"):
+  // registers of a wgmma in flight were touched, so the tensor-core pipeline runs one at a time.
+  bool wgmma_serialized = false;
 };
 
 // Reads the report of `function` (the extern "C" kernel name); ignores other entries.

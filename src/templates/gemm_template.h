@@ -44,6 +44,15 @@ class GemmTemplate {
   // Why the family cannot compute these types on `arch` ("sm_75"), or nullopt.
   virtual std::optional<std::string> types_unsupported(const GemmTypes& types,
                                                        const std::string& arch) const = 0;
+  // Why `config` can compute no problem of these types on `arch`, whatever its size or
+  // alignment (f32x3's second accumulator set that does not fit), or nullopt: the tuner leaves
+  // such configs out of a variant's space before compiling. unsupported_reason includes it.
+  virtual std::optional<std::string> types_unsupported_by(const KernelConfig& config,
+                                                          const GemmTypes& types,
+                                                          const std::string& arch) const {
+    (void)config, (void)types, (void)arch;
+    return std::nullopt;
+  }
   // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes), or nullopt.
   virtual std::optional<std::string> unsupported_reason(const KernelConfig& config,
                                                         const Problem& problem,

@@ -54,12 +54,35 @@ class GemmWgmma final : public GemmTemplate {
     if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
       return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
                          problem.align_a, problem.align_b);
-    if (auto why = f32x3_unsupported(config, problem, arch)) return why;
+    if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     const size_t bytes = workspace_bytes(config, problem);
     if (bytes > kMaxPackWorkspaceBytes)
       return fmt::format("{} packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
                          problem.types.name(), bytes >> 20, problem.m, problem.n, problem.k,
                          kMaxPackWorkspaceBytes >> 20);
+    return std::nullopt;
+  }
+
+  // f32x3 holds a second accumulator set and two planes per stage: what the space (which does
+  // not know the type) allows for one plane may not fit.
+  std::optional<std::string> types_unsupported_by(const KernelConfig& config,
+                                                  const GemmTypes& types,
+                                                  const std::string& arch) const override {
+    if (types.compute != ComputeType::f32x3) return std::nullopt;
+    const int64_t accumulators =
+        config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
+    if (accumulators > 128)
+      return fmt::format(
+          "f32x3 sums each slice in a second accumulator set: {} f32 accumulators per thread "
+          "for BM={} BN={} WGS={} (at most 128: BM / WGS / 64 * BN / 2 <= 64)",
+          accumulators, config.get("BM"), config.get("BN"), config.get("WGS"));
+    const size_t smem = smem_bytes(config, 2);
+    const size_t limit = size_t(arch_limits(arch).smem_per_block_optin);
+    if (smem > limit)
+      return fmt::format(
+          "f32x3 stages big and small planes of A and B: {} bytes of shared memory for "
+          "STAGES={} BM={} BN={} (at most {} on {})",
+          smem, config.get("STAGES"), config.get("BM"), config.get("BN"), limit, arch);
     return std::nullopt;
   }
 
@@ -117,27 +140,6 @@ class GemmWgmma final : public GemmTemplate {
   static size_t workspace_bytes(const KernelConfig& config, const Problem& p) {
     const Packed packed = packed_operands(config, p);
     return size_t(planes_of(p) * (packed.a.bytes + packed.b.bytes));
-  }
-  // f32x3 holds a second accumulator set and two planes per stage: what the space (which does
-  // not know the type) allows for one plane may not fit.
-  std::optional<std::string> f32x3_unsupported(const KernelConfig& config, const Problem& p,
-                                               const std::string& arch) const {
-    if (planes_of(p) == 1) return std::nullopt;
-    const int64_t accumulators =
-        config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
-    if (accumulators > 128)
-      return fmt::format(
-          "f32x3 sums each slice in a second accumulator set: {} f32 accumulators per thread "
-          "for BM={} BN={} WGS={} (at most 128: BM / WGS / 64 * BN / 2 <= 64)",
-          accumulators, config.get("BM"), config.get("BN"), config.get("WGS"));
-    const size_t smem = smem_bytes(config, 2);
-    const size_t limit = size_t(arch_limits(arch).smem_per_block_optin);
-    if (smem > limit)
-      return fmt::format(
-          "f32x3 stages big and small planes of A and B: {} bytes of shared memory for "
-          "STAGES={} BM={} BN={} (at most {} on {})",
-          smem, config.get("STAGES"), config.get("BM"), config.get("BN"), limit, arch);
-    return std::nullopt;
   }
   // The tf32 copies as the kernel's packed_a / packed_b lay them out (B after A).
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {

@@ -43,6 +43,27 @@ TEST(TuneTypesCli, compile_only_builds_every_16_bit_type_for_sm_75) {
   EXPECT_EQ(query_int(db, "select count(*) from problems"), 4);
 }
 
+// gemm_wgmma's space allows what fits one pass; f32x3's second accumulator set and second
+// plane do not fit every such config. The tuner leaves those out before compiling, so none
+// is compiled to fail its static_assert (or counted against the budget).
+TEST(TuneTypesCli, f32x3_leaves_out_the_configs_it_cannot_run_before_compiling) {
+  TempDir dir("tune_f32x3");
+  const std::string db = dir.file("t.db");
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_90 --shapes " + kData +
+                                      "/shapes/f32x3_one.yaml --space " TGEMM_SOURCE_DIR
+                                      "/configs/spaces/gemm_wgmma.yaml --strategy exhaustive "
+                                      "--jobs 2 --db " +
+                                      db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cannot run f32x3 (left out)"), std::string::npos) << r.output;
+  EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'compile_failed'"), 0)
+      << r.output;
+  EXPECT_GE(query_int(db, "select count(*) from binaries where status = 'ok' and types = "
+                          "'f32x3'"),
+            10)
+      << r.output;
+}
+
 TEST(TuneTypesCli, a_type_no_family_computes_on_the_arch_names_type_and_arch) {
   TempDir dir("tune_types_arch");
   const std::string db = dir.file("t.db");

@@ -222,6 +222,16 @@ TEST(ResourceCheck, prunes_spills_and_oversized_shared_memory) {
   EXPECT_NE(why->find("registers"), std::string::npos);
 }
 
+TEST(ResourceCheck, prunes_kernels_whose_wgmmas_ptxas_serialized) {
+  CompiledKernel k;
+  k.resources.found = true;
+  k.resources.registers = 64;
+  k.resources.wgmma_serialized = true;
+  auto why = resource_violation(k, testing::block_of(default_config()), arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("serializes its wgmma"), std::string::npos) << *why;
+}
+
 }  // namespace
 }  // namespace tgemm
 

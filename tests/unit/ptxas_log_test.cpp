@@ -35,5 +35,18 @@ TEST(PtxasLog, missing_entry_is_reported_not_found) {
   EXPECT_FALSE(parse_ptxas_log("", "sgemm_simt").found);
 }
 
+// The C7515 note comes before the entry's report and names the function it is about.
+TEST(PtxasLog, reads_serialized_wgmmas_of_the_named_entry_only) {
+  const std::string log =
+      std::string(
+          "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+          "serialized due to non wgmma instructions defining accumulator registers of a wgmma "
+          "between start and end of the pipeline stage in the function 'sgemm_simt'\n") +
+      kLog;
+  EXPECT_TRUE(parse_ptxas_log(log, "sgemm_simt").wgmma_serialized);
+  EXPECT_FALSE(parse_ptxas_log(log, "sgemm_simt_prepare_c").wgmma_serialized);
+  EXPECT_FALSE(parse_ptxas_log(kLog, "sgemm_simt").wgmma_serialized);
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -12,6 +12,9 @@ std::optional<std::string> resource_violation(const CompiledKernel& kernel,
   if (r.spill_store_bytes > 0 || r.spill_load_bytes > 0)
     return fmt::format("spills registers ({} bytes stored, {} loaded)", r.spill_store_bytes,
                        r.spill_load_bytes);
+  if (r.wgmma_serialized)
+    return "ptxas serializes its wgmma instructions (a wgmma's accumulators are touched while it "
+           "is in flight): the tensor cores would run one wgmma at a time";
   const int threads = block.threads;
   if (int64_t(r.registers) * threads > limits.regs_per_block)
     return fmt::format("{} registers x {} threads exceeds {} registers per block", r.registers,

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <deque>
 #include <fstream>
@@ -363,6 +364,23 @@ class Session {
     return out;
   }
 
+  // The space's legal configs that the family can run in these types (the space does not see
+  // the type: f32x3 needs more of a config than one pass does): the enumeration itself when
+  // the family refuses none, else `kept`, which then holds the rest.
+  const std::vector<KernelConfig>& legal_for_types(const FamilySpace& fs, const GemmTypes& types,
+                                                   std::vector<KernelConfig>* kept) const {
+    const std::vector<KernelConfig>& all = fs.enumeration->legal;
+    auto refused = [&](const KernelConfig& c) {
+      return fs.family->types_unsupported_by(c, types, limits_.arch).has_value();
+    };
+    if (std::none_of(all.begin(), all.end(), refused)) return all;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(*kept),
+                 [&](const KernelConfig& c) { return !refused(c); });
+    spdlog::info("{}: {} of {} legal config(s) cannot run {} (left out)", fs.family->name(),
+                 all.size() - kept->size(), all.size(), types.name());
+    return *kept;
+  }
+
   // Ask/tell over one family's space for one variant: each batch compiled, then measured on
   // every problem of the variant. Returns the configs asked.
   uint64_t tune_family(TuningDb& db, CompileStage& compile, const VariantGroup& group,
@@ -376,7 +394,8 @@ class Session {
     // The strategy's configs, preceded by the shipped defaults: every tuned shape then
     // measures the kernel an untuned call would get, and a small budget always holds a
     // known-good start (Kernel Tuner's x0).
-    const auto& legal = fs.enumeration->legal;
+    std::vector<KernelConfig> kept;
+    const std::vector<KernelConfig>& legal = legal_for_types(fs, group.variant.types, &kept);
     const uint64_t budget = opt_.budget_fraction > 0
                                 ? Budget{0, opt_.budget_fraction, 0}.configs_for(legal.size())
                                 : opt_.budget;
