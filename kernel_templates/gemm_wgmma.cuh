@@ -9,13 +9,17 @@
 // matrix descriptors name (no TMA: its descriptors need the driver API). 16-bit operands are
 // read in the caller's layout (K-major, or MN-major through the descriptors' transpose bits)
 // with 16-byte copies that zero-fill past the matrix edges: any M, N, K, with A and B aligned
-// to 16 bytes. tf32 needs K-major operands: A and B are first packed into the workspace as
-// A [m][k] and B [n][k] rounded to tf32 (common/pack_operand.cuh, entries
-// gemm_wgmma_pack_a/_b). f32x3 (3xTF32) packs two planes of each, big = tf32(x) and small =
-// tf32(x - big), stages all four tiles and issues small*big, big*small and big*big per k-step;
-// each slice sums in a second accumulator set (zeroed by the first wgmma's scale-d = 0) that is
-// added into the result with a rounded FADD, since the tensor cores' f32 sums truncate.
-// The space (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
+// to 16 bytes. PACK=1 serves 16-bit operands of any alignment: A and B are first copied into
+// the workspace in the caller's layout (no transpose: the transpose bits read MN-major tiles,
+// so the pack is a plain streaming copy), padded with zeros to whole tiles, and the main loop
+// reads those with unpredicated 16-byte copies. tf32 needs K-major operands: A and B are
+// always packed into the workspace as A [m][k] and B [n][k] rounded to tf32
+// (common/pack_operand.cuh, entries gemm_wgmma_pack_a/_b), so PACK is for 16-bit types only. f32x3
+// (3xTF32) packs two planes of each, big = tf32(x) and small = tf32(x - big), stages all four tiles
+// and issues small*big, big*small and big*big per k-step; each slice sums in a second accumulator
+// set (zeroed by the first wgmma's scale-d = 0) that is added into the result with a rounded FADD,
+// since the tensor cores' f32 sums truncate. The space (configs/spaces/gemm_wgmma.yaml) repeats
+// each type-independent static_assert.
 
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
@@ -39,6 +43,9 @@
 #ifndef SWIZZLE
 #define SWIZZLE 8  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
 #endif
+#ifndef PACK
+#define PACK 0  // 1: 16-bit A and B copied into the workspace (any alignment) before the loop
+#endif
 
 // ---- Derived constants --------------------------------------------------------------
 #define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
@@ -51,6 +58,7 @@
 // The layout the main loop reads: tf32 reads the packed A [m][k] and B [n][k] (K-major).
 #define F32X3 (TGEMM_COMPUTE == 2)  // 3xTF32: big and small planes of each operand
 #define PLANES (F32X3 ? 2 : 1)
+#define PACKED (ELEM_BYTES == 4 || PACK == 1)  // the loop reads tile-padded workspace copies
 #define K_MAJOR_A (TGEMM_TYPE_A == 0 || TGEMM_OP_A == 0)
 #define K_MAJOR_B (TGEMM_TYPE_A == 0 || TGEMM_OP_B == 1)
 #define A_TILE_BYTES (BM * ROW_BYTES)
@@ -75,6 +83,10 @@ static_assert(MT * BN / 2 * PLANES <= 128,
               "more than 128 accumulators per thread spill (f32x3 holds two sets)");
 static_assert(STAGES >= 3 && STAGES <= 5, "STAGES must be 3..5");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(PACK == 0 || PACK == 1, "PACK must be 0 or 1");
+static_assert(
+    PACK == 0 || ELEM_BYTES == 2,
+    "f32 inputs are always packed (K-major, rounded to tf32): PACK=1 is for 16-bit types");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 static_assert(__CUDA_ARCH__ < 0, "gemm_wgmma needs sm_90a (wgmma.mma_async): Hopper only");
 #endif
@@ -100,6 +112,10 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 __device__ __forceinline__ void copy16(unsigned dst, const void* src, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
+// 16 bytes global -> shared, all inside the (tile-padded) matrix.
+__device__ __forceinline__ void copy16_full(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void async_wait() {
@@ -114,7 +130,8 @@ __device__ __forceinline__ void fence_async_shared() {
 // (K-major: ROWS = BM or BN, CHUNKS = 8; MN-major: ROWS = BK, CHUNKS = BM or BN / 8). Chunk c
 // of row r goes to shared row (c / 8) * ROWS + r (MN-major tiles are blocks of 64 columns),
 // at position (c % 8) ^ (r % 8): the 128-byte swizzle, which wgmma undoes on the address bits.
-template <int ROWS, int CHUNKS>
+// BOUNDED: zero-fill past the matrix edges; the packed copies are whole tiles and need none.
+template <int ROWS, int CHUNKS, bool BOUNDED>
 struct SliceCopy {
   static_assert((ROWS * CHUNKS) % THREADS == 0, "a slice must split over the threads");
   static_assert(THREADS % CHUNKS == 0, "each thread copies one chunk column");
@@ -132,6 +149,10 @@ struct SliceCopy {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       const int r = r0 + i * kRowStep;
+      if (!BOUNDED) {
+        copy16_full(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), src + r * ld_bytes + 16 * c);
+        continue;
+      }
       const int bytes = r < rows_left ? row_bytes : 0;
       const char* from = bytes > 0 ? src + r * ld_bytes + 16 * c : src;
       copy16(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
@@ -254,13 +275,16 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long lon
 #endif
 }
 
-// The packed tf32 operands in the workspace: A [m][k], then B [n][k], in whole slice tiles
-// (pack_layout.h; the host sizes the workspace alike).
+// The packed operands in the workspace, A then B, in whole slice tiles (pack_layout.h; the
+// host sizes the workspace alike): K-major ones as [m][k] / [n][k] (every tf32 one), 16-bit
+// MN-major ones as stored, [k][m] / [k][n].
 __device__ __forceinline__ tgemm::PackedLayout packed_a(const tgemm::GemmParams& p) {
-  return tgemm::packed_layout(p.m, p.k, BM, BK, ELEM_BYTES);
+  return K_MAJOR_A ? tgemm::packed_layout(p.m, p.k, BM, BK, ELEM_BYTES)
+                   : tgemm::packed_layout(p.k, p.m, BK, BM, ELEM_BYTES);
 }
 __device__ __forceinline__ tgemm::PackedLayout packed_b(const tgemm::GemmParams& p) {
-  return tgemm::packed_layout(p.n, p.k, BN, BK, ELEM_BYTES);
+  return K_MAJOR_B ? tgemm::packed_layout(p.n, p.k, BN, BK, ELEM_BYTES)
+                   : tgemm::packed_layout(p.k, p.n, BK, BN, ELEM_BYTES);
 }
 
 // What the pack does to each 32-bit word: f32 rounded to tf32 once (wgmma would truncate).
@@ -281,13 +305,16 @@ struct SmallTf32 {
   }
 };
 
-// One operand's pack into `dst` as `to`, from the caller's layout (transposed when the
-// stored matrix is MN-major): plane 0 the tf32 big part, plane 1 (f32x3) the small one.
+// One operand (rows of C's M or N, by k) into `dst` as `to`, from the caller's layout
+// (k_major: stored [rows][k], else [k][rows]): 16-bit ones copied as stored; tf32 ones
+// transposed when MN-major, plane 0 the tf32 big part, plane 1 (f32x3) the small one.
 template <typename WordFn>
 __device__ __forceinline__ void pack_plane(const void* src, long long ld, bool k_major,
                                            long long rows, long long k, char* dst,
                                            const tgemm::PackedLayout& to, WordFn word) {
-  if (k_major)
+  if (ELEM_BYTES == 2)
+    tgemm::pack_operand<ELEM_BYTES>(src, ld, k_major ? rows : k, k_major ? k : rows, dst, to, word);
+  else if (k_major)
     tgemm::pack_operand<ELEM_BYTES>(src, ld, rows, k, dst, to, word);
   else
     tgemm::pack_operand_transposed32(src, ld, k, rows, dst, to, word);
@@ -303,10 +330,10 @@ __device__ __forceinline__ void pack(const void* src, long long ld, bool k_major
 
 }  // namespace tgemm_wgmma
 
-// The tf32 packs (before the main launch): A as [m][k] and B as [n][k] from the caller's
+// The packs (before the main launch). tf32: A as [m][k] and B as [n][k] from the caller's
 // layout, transposing the MN-major ones; f32x3 writes each operand's big plane, then its
-// small one (workspace: A big, A small, B big, B small). Built for 16-bit types too (never
-// launched).
+// small one (workspace: A big, A small, B big, B small). 16-bit: copies as stored, launched
+// for PACK=1 only.
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm::GemmParams p) {
   tgemm_wgmma::pack(p.a, p.lda, !TGEMM_OP_A, p.m, p.k, p.workspace, tgemm_wgmma::packed_a(p));
 }
@@ -327,12 +354,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   const int m0 = tile_m * BM, n0 = tile_n * BN;  // this block's first row and column of C
   const int wg = threadIdx.x / 128;              // this thread's warpgroup
 
-  // The operands as the loop reads them: the caller's, or tf32's packed copies.
+  // The operands as the loop reads them: the caller's, or the packed copies.
   const char* a = static_cast<const char*>(p.a);
   const char* b = static_cast<const char*>(p.b);
   const char *a_small = a, *b_small = b;  // f32x3's small planes
   long long lda = p.lda, ldb = p.ldb;
-  if (ELEM_BYTES == 4) {
+  if (PACKED) {
     const tgemm::PackedLayout la = packed_a(p), lb = packed_b(p);
     a = static_cast<const char*>(p.workspace);
     a_small = a + la.bytes;
@@ -341,23 +368,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
     lda = la.ld;
     ldb = lb.ld;
   }
-  // Slice kt of A and B (f32x3: of both planes) into stage `stage`, bounded by the matrix edges.
+  // Slice kt of A and B (f32x3: of both planes) into stage `stage`, bounded by the matrix edges
+  // (the packed copies are whole tiles: no bounds).
   auto copy_plane = [&](int kt, unsigned at, const char* a, const char* b) {
     const int k0 = kt * BK;
     if (K_MAJOR_A)
-      SliceCopy<BM, ROW_BYTES / 16>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
-                                         lda * ELEM_BYTES, p.m - m0,
-                                         (long long)(p.k - k0) * ELEM_BYTES);
+      SliceCopy<BM, ROW_BYTES / 16, !PACKED>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
+                                                  lda * ELEM_BYTES, p.m - m0,
+                                                  (long long)(p.k - k0) * ELEM_BYTES);
     else
-      SliceCopy<BK, BM * ELEM_BYTES / 16>::run(at, a + ((long long)k0 * lda + m0) * ELEM_BYTES,
-                                               lda * ELEM_BYTES, p.k - k0,
-                                               (long long)(p.m - m0) * ELEM_BYTES);
+      SliceCopy<BK, BM * ELEM_BYTES / 16, !PACKED>::run(
+          at, a + ((long long)k0 * lda + m0) * ELEM_BYTES, lda * ELEM_BYTES, p.k - k0,
+          (long long)(p.m - m0) * ELEM_BYTES);
     if (K_MAJOR_B)
-      SliceCopy<BN, ROW_BYTES / 16>::run(
+      SliceCopy<BN, ROW_BYTES / 16, !PACKED>::run(
           at + A_TILE_BYTES, b + ((long long)n0 * ldb + k0) * ELEM_BYTES, ldb * ELEM_BYTES,
           p.n - n0, (long long)(p.k - k0) * ELEM_BYTES);
     else
-      SliceCopy<BK, BN * ELEM_BYTES / 16>::run(
+      SliceCopy<BK, BN * ELEM_BYTES / 16, !PACKED>::run(
           at + A_TILE_BYTES, b + ((long long)k0 * ldb + n0) * ELEM_BYTES, ldb * ELEM_BYTES,
           p.k - k0, (long long)(p.n - n0) * ELEM_BYTES);
   };

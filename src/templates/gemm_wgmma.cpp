@@ -2,7 +2,8 @@
 // Hopper's warpgroup tensor cores (wgmma, built for sm_90a and stored as sm_90's) for f16 /
 // bf16 (C in the input type or f32), tf32 and f32x3 (3xTF32); one BM x BN tile per block of
 // WGS warpgroups. 16-bit operands are read in place with 16-byte copies (A and B aligned to 16
-// bytes); f32 ones are packed K-major into the workspace first (common/pack_operand.cuh),
+// bytes), or with PACK=1 copied first into the workspace in their own layout (any element
+// alignment); f32 ones are always packed K-major into the workspace (common/pack_operand.cuh),
 // f32x3 as two planes (tf32 big and small parts), which doubles the workspace, the shared
 // memory per stage and the accumulators.
 #include <fmt/format.h>
@@ -43,31 +44,37 @@ class GemmWgmma final : public GemmTemplate {
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+    const int64_t pack = config.get_or("PACK", 0);
+    if (pack != 0 && pack != 1) return fmt::format("PACK={} is not 0 or 1", pack);
+    if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     if (problem.types.a != DType::f32) {
-      if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
+      if (pack == 0 && (problem.align_a % 16 != 0 || problem.align_b % 16 != 0))
         return fmt::format(
-            "{} copies A and B with 16-byte cp.async: they need 16-byte aligned pointers and "
-            "leading dimensions (have {} and {} bytes)",
+            "{} PACK=0 copies A and B with 16-byte cp.async: they need 16-byte aligned pointers "
+            "and leading dimensions (have {} and {} bytes; PACK=1 packs them first)",
             name(), problem.align_a, problem.align_b);
-      return std::nullopt;
+      if (problem.align_a % 2 != 0 || problem.align_b % 2 != 0)
+        return fmt::format("PACK=1 needs A and B aligned to one element (2 bytes; have {} and {})",
+                           problem.align_a, problem.align_b);
+      return pack == 0 ? std::nullopt : workspace_unsupported(config, problem);
     }
     if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
       return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
                          problem.align_a, problem.align_b);
-    if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
-    const size_t bytes = workspace_bytes(config, problem);
-    if (bytes > kMaxPackWorkspaceBytes)
-      return fmt::format("{} packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
-                         problem.types.name(), bytes >> 20, problem.m, problem.n, problem.k,
-                         kMaxPackWorkspaceBytes >> 20);
-    return std::nullopt;
+    return workspace_unsupported(config, problem);
   }
 
-  // f32x3 holds a second accumulator set and two planes per stage: what the space (which does
-  // not know the type) allows for one plane may not fit.
+  // What the space (which does not know the type) allows but these types cannot use: PACK=1
+  // of f32 operands, and f32x3 configs whose second accumulator set or plane does not fit.
   std::optional<std::string> types_unsupported_by(const KernelConfig& config,
                                                   const GemmTypes& types,
                                                   const std::string& arch) const override {
+    // One kernel, one measurement: the f32 path packs whatever PACK says.
+    if (types.a == DType::f32 && config.get_or("PACK", 0) != 0)
+      return fmt::format(
+          "{} always packs f32 operands (K-major, rounded to tf32): PACK=1 would measure the "
+          "PACK=0 kernel of {} again; PACK=1 is for f16 and bf16",
+          name(), types.name());
     if (types.compute != ComputeType::f32x3) return std::nullopt;
     const int64_t accumulators =
         config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
@@ -92,13 +99,16 @@ class GemmWgmma final : public GemmTemplate {
 
   // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
   // main launch; f32x3: each pack's gridDim.z = 2 writes the big plane (z 0), then the small.
+  // 16-bit PACK=1: both copied as stored (the wgmma transpose bits read MN-major tiles).
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
     const int planes = planes_of(problem);
-    if (problem.types.a == DType::f32) {
+    if (packs(config, problem)) {
       const Packed packed = packed_operands(config, problem);
-      KernelLaunch a = pack_launch(packed.a, 4, problem.op_a == Op::T, 1);
-      KernelLaunch b = pack_launch(packed.b, 4, problem.op_b == Op::N, 2);
+      const int e = element_bytes(problem.types.a);
+      const bool f32 = e == 4;
+      KernelLaunch a = pack_launch(packed.a, e, f32 && problem.op_a == Op::T, 1);
+      KernelLaunch b = pack_launch(packed.b, e, f32 && problem.op_b == Op::N, 2);
       a.grid[2] = b.grid[2] = unsigned(planes);
       plan.add(a);
       plan.add(b);
@@ -132,6 +142,10 @@ class GemmWgmma final : public GemmTemplate {
     PackedLayout a, b;
   };
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
+  // Whether the operands go through the workspace: f32 always, 16-bit with PACK=1.
+  static bool packs(const KernelConfig& config, const Problem& p) {
+    return p.types.a == DType::f32 || config.get_or("PACK", 0) == 1;
+  }
   static size_t smem_bytes(const KernelConfig& config, int planes) {
     return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
                       kRowBytes +
@@ -141,11 +155,22 @@ class GemmWgmma final : public GemmTemplate {
     const Packed packed = packed_operands(config, p);
     return size_t(planes_of(p) * (packed.a.bytes + packed.b.bytes));
   }
-  // The tf32 copies as the kernel's packed_a / packed_b lay them out (B after A).
+  std::optional<std::string> workspace_unsupported(const KernelConfig& config,
+                                                   const Problem& p) const {
+    const size_t bytes = workspace_bytes(config, p);
+    if (bytes <= kMaxPackWorkspaceBytes) return std::nullopt;
+    return fmt::format("{} packs A and B: {} MiB of workspace for {}x{}x{} (at most {} MiB)",
+                       p.types.name(), bytes >> 20, p.m, p.n, p.k, kMaxPackWorkspaceBytes >> 20);
+  }
+  // The packed copies as the kernel's packed_a / packed_b lay them out (B after A): tf32
+  // K-major, [m][k] and [n][k]; 16-bit in the caller's layout ([k][m] for a T-layout A, [k][n]
+  // for an N-layout B). Keeping the layout makes the 16-bit pack a plain copy.
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {
-    const int bk = int(kRowBytes / 4);
-    return {packed_layout(p.m, p.k, int(config.get("BM")), bk, 4),
-            packed_layout(p.n, p.k, int(config.get("BN")), bk, 4)};
+    const int e = element_bytes(p.types.a), bk = int(kRowBytes / e);
+    const int bm = int(config.get("BM")), bn = int(config.get("BN"));
+    const bool a_k_major = e == 4 || p.op_a == Op::N, b_k_major = e == 4 || p.op_b == Op::T;
+    return {a_k_major ? packed_layout(p.m, p.k, bm, bk, e) : packed_layout(p.k, p.m, bk, bm, e),
+            b_k_major ? packed_layout(p.n, p.k, bn, bk, e) : packed_layout(p.k, p.n, bk, bn, e)};
   }
 };
 

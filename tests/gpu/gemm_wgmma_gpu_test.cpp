@@ -2,7 +2,9 @@
 // problems, poisoned C): f16, bf16 (C in the input type or f32) and tf32; the four layouts;
 // tiled, ragged (M, N, K not multiples of the tile) and, for tf32's pack, odd shapes;
 // beta != 0; f32x3 (3xTF32) under the evaluator's rule (FP64 reference, at most 3x cuBLAS
-// SGEMM's error), also on deep K where truncating tensor-core sums would drift.
+// SGEMM's error), also on deep K where truncating tensor-core sums would drift; PACK=1 (16-bit
+// A and B packed first) on odd and prime shapes, leading dimensions of row length + 1 and
+// pointers one element off a 16-byte boundary, which PACK=0 refuses.
 // Skips without an sm_90 GPU.
 #include <gtest/gtest.h>
 
@@ -88,6 +90,87 @@ TEST_F(GemmWgmmaGpu, f32x3_stays_within_three_times_sgemm_error_on_deep_k) {
     }
   expect_no_failures();
   for (size_t i : {3, 4, 5}) EXPECT_EQ((ok_runs_[{kF32x3, i}]), 8) << configs()[i].canonical_name();
+}
+
+KernelConfig packed(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle) {
+  KernelConfig c = wgmma(bm, bn, wgs, stages, swizzle);
+  c.set("PACK", 1);
+  return c;
+}
+
+const std::vector<KernelConfig>& pack_configs() {
+  static const std::vector<KernelConfig> c = {
+      packed(128, 256, 2, 4, 8),  // 0: the largest tile
+      packed(64, 64, 1, 5, 1),    // 1: the mid-size default (1023^3)
+      packed(128, 128, 1, 4, 1),  // 2: one warpgroup, two m64 tiles (the default is WGS 2)
+  };
+  return c;
+}
+
+class GemmWgmmaPackGpu : public testing::MmaGpuTest {
+ protected:
+  GemmWgmmaPackGpu() : MmaGpuTest(pack_configs(), "gemm_wgmma") {}
+  void SetUp() override {
+    MmaGpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
+  }
+  const testing::MmaKernels& kernels() const override {
+    static const testing::MmaKernels built(pack_configs(), arch_, "gemm_wgmma");
+    return built;
+  }
+};
+
+// variant 0: packed storage, beta 0; 1: leading dimensions of row length + 1; 2: every pointer
+// one element past a 16-byte boundary (1 and 2 with beta != 0).
+Problem variant_of(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, int variant) {
+  Problem p = typed(type, a, b, m, n, k, variant == 0 ? 0.0f : 0.5f);
+  const int element = element_bytes(p.types.a), c_element = element_bytes(p.types.c);
+  if (variant == 1) {
+    p.lda = p.a_cols() + 1;
+    p.ldb = p.b_cols() + 1;
+    p.ldc = p.n + 1;
+    p.align_a = alignment_bytes(p.lda, 0, element);
+    p.align_b = alignment_bytes(p.ldb, 0, element);
+    p.align_c = alignment_bytes(p.ldc, 0, c_element);
+  } else if (variant == 2) {
+    p.align_a = p.align_b = element;
+    p.align_c = c_element;
+  }
+  return p;
+}
+
+TEST_F(GemmWgmmaPackGpu, pack_1_is_correct_for_16_bit_types_at_any_alignment_and_layout) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  const std::vector<Shape> shapes = {{127, 257, 509}, {1023, 1023, 1023}, {64, 64, 64},
+                                     {1, 7, 3},       {200, 136, 264},    {97, 61, 131}};
+  for (size_t type : {0, 1, 2, 3})  // f16, bf16 with C in the input type or f32
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes)
+          for (int variant = 0; variant < 3; ++variant) {
+            const Problem p = variant_of(type, a, b, m, n, k, variant);
+            if (variant == 0)
+              run_case(type, p, 1.0f, 0.0f);
+            else
+              run_case(type, p, variant == 1 ? 1.25f : -1.5f, variant == 1 ? 0.5f : 0.75f);
+          }
+  expect_no_failures();
+  for (size_t type : {0, 1, 2, 3})
+    for (size_t i = 0; i < pack_configs().size(); ++i)
+      EXPECT_EQ((ok_runs_[{type, i}]), 4 * 6 * 3)
+          << kTypes[type] << " " << pack_configs()[i].canonical_name();
+}
+
+// Deep K over many slices at 4097-style misalignment, beta != 0.
+TEST_F(GemmWgmmaPackGpu, pack_1_agrees_with_cublas_on_deep_k_with_misaligned_rows) {
+  for (size_t type : {0, 1, 2, 3})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        run_case(type, variant_of(type, a, b, 321, 259, 4097, 1), 1, 0.5f);
+  expect_no_failures();
+  for (size_t type : {0, 2})
+    for (size_t i = 0; i < pack_configs().size(); ++i) EXPECT_EQ((ok_runs_[{type, i}]), 4);
 }
 
 }  // namespace

@@ -177,17 +177,20 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
-// loop's cvt on the H200); aligned ones on sm_90 get gemm_wgmma where it computes the type.
+// loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (misaligned
+// f16 and bf16 with its own PACK=1).
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   for (const char* type : {"f16", "bf16", "tf32", "f32x3", "f16_out_f32"}) {
     SCOPED_TRACE(type);
     // On sm_90 the tf32 wgmma lines take 4097^3 too (they pack every tf32 problem K-major);
-    // 1023^3 has too few of their tiles to fill the GPU.
+    // 1023^3 has too few of their tiles to fill the GPU. f16 and bf16 have PACK=1 wgmma lines.
+    const bool sixteen = std::string(type) == "f16" || std::string(type) == "bf16";
     EXPECT_EQ(s.choose(misaligned(type, 4097, 4097, 4097)).config.template_name,
-              std::string(type) == "tf32" ? "gemm_wgmma" : "gemm_mma");
-    EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name, "gemm_mma");
+              std::string(type) == "tf32" || sixteen ? "gemm_wgmma" : "gemm_mma");
+    EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name,
+              sixteen ? "gemm_wgmma" : "gemm_mma");
     for (int64_t size : {4097, 1023}) {
       const KernelChoice c = ampere.choose(misaligned(type, size, size, size));
       ASSERT_EQ(c.config.template_name, "gemm_mma") << size;

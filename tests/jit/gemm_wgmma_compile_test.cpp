@@ -1,10 +1,12 @@
 // gemm_wgmma without a GPU: every legal config of its space compiles for sm_90 (as sm_90a,
 // stored as sm_90's) without spills in every type and layout; the PTX holds wgmma.mma_async;
 // the space and the host side refuse other archs, other types and misaligned operands with a
-// reason; the tf32 plan packs A and B first.
+// reason; the tf32 plan packs A and B first, and so does 16-bit PACK=1 (any alignment), in the
+// caller's layout; f32 types refuse PACK=1 (they always pack).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -24,9 +26,22 @@ const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/gemm_wgmma.yaml";
 
 const GemmTemplate& wgmma() { return template_named("gemm_wgmma"); }
 
-KernelConfig wgmma_config(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle) {
+KernelConfig wgmma_config(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle,
+                          int64_t pack = 0) {
   return {"gemm_wgmma",
-          {{"BM", bm}, {"BN", bn}, {"WGS", wgs}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
+          {{"BM", bm},
+           {"BN", bn},
+           {"WGS", wgs},
+           {"STAGES", stages},
+           {"SWIZZLE", swizzle},
+           {"PACK", pack}}};
+}
+
+// A problem whose operands are one 16-bit element off a 16-byte boundary.
+Problem misaligned(const char* types, Op a, Op b, int64_t m, int64_t n, int64_t k) {
+  Problem p = Problem::packed(parse_gemm_types(types), a, b, m, n, k);
+  p.align_a = p.align_b = element_bytes(p.types.a);
+  return p;
 }
 
 bool contains(const std::string& text, const std::string& word) {
@@ -85,10 +100,13 @@ TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
     // serialize their wgmmas and are pruned (the test below), so they need not build clean.
     if (c.get("STAGES") == 3 || !seen.insert(key.canonical_name()).second) continue;
     // The MN-major 16-bit path (NN: B by its transpose bit) and the K-major one (TN's A is
-    // MN-major, B K-major in NT): the copies differ, so do the registers.
-    cases.push_back({c, gemm_types("f16"), Op::N, Op::N});
-    cases.push_back({c, gemm_types("bf16", "f32"), Op::T, Op::T});
+    // MN-major, B K-major in NT): the copies differ, so do the registers. PACK=1's unbounded
+    // copies too, in the other two layouts.
+    const bool pack = c.get("PACK") == 1;
+    cases.push_back({c, gemm_types("f16"), pack ? Op::T : Op::N, Op::N});
+    cases.push_back({c, gemm_types("bf16", "f32"), pack ? Op::N : Op::T, Op::T});
   }
+  ASSERT_TRUE(seen.count(wgmma_config(64, 64, 1, 5, 1, 1).canonical_name()));
   const auto problems = unclean_builds(cases);
   std::string names;
   for (const std::string& p : problems) names += p.substr(0, p.find(':')) + "\n";
@@ -119,6 +137,16 @@ TEST(GemmWgmmaCompile, the_default_builds_in_every_type_and_layout) {
   EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
 }
 
+TEST(GemmWgmmaCompile, pack_1_builds_for_f16_and_bf16_in_every_layout_without_spills) {
+  std::vector<Case> cases;
+  for (const char* types : {"f16", "bf16_out_f32"})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        cases.push_back({wgmma_config(128, 256, 2, 4, 8, 1), parse_gemm_types(types), a, b});
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
+}
+
 // The PTX NVRTC makes of the template for `types` in layout a, b on compute_90a.
 std::string ptx_of(const KernelConfig& config, const GemmTypes& types, Op a, Op b) {
   return testing::template_ptx(wgmma(), config, Problem::packed(types, a, b, 1, 1, 1),
@@ -142,6 +170,29 @@ TEST(GemmWgmmaPtx, holds_wgmma_with_transpose_bits_and_the_tf32_form) {
       ptx_of(wgmma_config(128, 128, 2, 4, 8), gemm_types("tf32"), Op::N, Op::N);
   EXPECT_TRUE(contains(tf32, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
   EXPECT_TRUE(contains(tf32, "cvt.rna.tf32.f32")) << "the pack rounds";
+}
+
+// PACK=1's main loop reads whole padded tiles: its copies take no zero-fill size operand.
+TEST(GemmWgmmaPtx, pack_1_copies_the_packed_tiles_without_bounds) {
+  auto copies = [](const std::string& ptx, bool sized) {
+    size_t n = 0;
+    const std::string op = "cp.async.cg.shared.global";
+    for (size_t at = ptx.find(op); at != std::string::npos; at = ptx.find(op, at + 1)) {
+      const std::string line = ptx.substr(at, ptx.find('\n', at) - at);
+      n += (std::count(line.begin(), line.end(), ',') == 3) == sized;
+    }
+    return n;
+  };
+  const KernelConfig c = wgmma_config(128, 128, 2, 4, 8);
+  KernelConfig pack = c;
+  pack.set("PACK", 1);
+  const std::string bounded = ptx_of(c, gemm_types("f16"), Op::T, Op::N);
+  const std::string packed = ptx_of(pack, gemm_types("f16"), Op::T, Op::N);
+  EXPECT_GT(copies(bounded, true), 0u);
+  EXPECT_EQ(copies(bounded, false), 0u);
+  EXPECT_EQ(copies(packed, true), 0u) << "a zero-filling copy in the PACK=1 loop";
+  EXPECT_GT(copies(packed, false), 0u);
+  EXPECT_TRUE(contains(packed, "p, 1, 1, 1, 1;")) << "A and B MN-major, read as stored";
 }
 
 TEST(GemmWgmmaSpace, refuses_sm_75_and_sm_80_with_a_readable_reason) {
@@ -231,6 +282,88 @@ TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
   EXPECT_EQ(wgmma().tile(c).k, 64);
+}
+
+// PACK=1 reads any element-aligned 16-bit A and B (the packs take them); PACK=0 still needs
+// 16 bytes; f32 types always pack, so PACK=1 would measure their one kernel twice.
+TEST(GemmWgmmaHost, pack_1_takes_misaligned_16_bit_operands_and_refuses_f32_types) {
+  const KernelConfig plain = wgmma_config(128, 256, 2, 4, 8),
+                     pack = wgmma_config(128, 256, 2, 4, 8, 1);
+  for (const char* types : {"f16", "bf16", "f16_out_f32", "bf16_out_f32"}) {
+    SCOPED_TRACE(types);
+    const Problem p = misaligned(types, Op::N, Op::T, 4097, 4097, 4097);
+    EXPECT_EQ(wgmma().unsupported_reason(pack, p, "sm_90"), std::nullopt);
+    const auto why = wgmma().unsupported_reason(plain, p, "sm_90");
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "16-byte")) << *why;
+    EXPECT_TRUE(contains(*why, "PACK=1")) << *why;
+    EXPECT_EQ(wgmma().unsupported_reason(
+                  pack, Problem::packed(parse_gemm_types(types), Op::T, Op::N, 4096, 4096, 4096),
+                  "sm_90"),
+              std::nullopt);
+  }
+  for (const char* types : {"tf32", "f32x3"}) {
+    SCOPED_TRACE(types);
+    const auto why = wgmma().unsupported_reason(
+        wgmma_config(64, 64, 1, 5, 1, 1),
+        Problem::packed(parse_gemm_types(types), Op::N, Op::N, 4096, 4096, 4096), "sm_90");
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "always packs f32")) << *why;
+    EXPECT_TRUE(contains(*why, "PACK=1 is for f16 and bf16")) << *why;
+  }
+  const auto bad = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 2),
+                                              misaligned("f16", Op::N, Op::N, 64, 64, 64), "sm_90");
+  ASSERT_TRUE(bad);
+  EXPECT_TRUE(contains(*bad, "PACK=2 is not 0 or 1")) << *bad;
+}
+
+TEST(GemmWgmmaHost, pack_1_refuses_a_workspace_over_the_cap_naming_the_numbers) {
+  // 2^16 x 2^16 x 2^13 f16: A 1 GiB and B 1 GiB packed, over the 1 GiB cap.
+  const Problem p = misaligned("f16", Op::N, Op::N, 65536, 65536, 8192);
+  const auto why = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 1), p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "2048 MiB")) << *why;
+  EXPECT_TRUE(contains(*why, "65536x65536x8192")) << *why;
+  EXPECT_TRUE(contains(*why, "at most 1024 MiB")) << *why;
+}
+
+// 16-bit PACK=1 copies A and B as stored (plain 256-thread copies, no transpose), padded to
+// whole tiles: K-major [rows][k] to BM or BN x 64, MN-major [k][rows] to 64 x BM or BN.
+TEST(GemmWgmmaHost, plans_pack_1_as_two_plain_copies_in_the_callers_layout) {
+  const KernelConfig c = wgmma_config(128, 256, 2, 4, 8, 1);
+  const Problem nt = misaligned("f16", Op::N, Op::T, 1000, 1000, 520);
+  const LaunchPlan plan = wgmma().plan_launch(c, nt);
+  ASSERT_EQ(plan.count, 3);
+  EXPECT_EQ(plan.launches[0].entry, 1);
+  EXPECT_EQ(plan.launches[1].entry, 2);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(plan.launches[i].block[0], 256u) << i;
+    EXPECT_EQ(plan.launches[i].block[1], 1u) << i;
+    EXPECT_EQ(plan.launches[i].grid[2], 1u) << i;
+  }
+  // A [1024][576] (128 x 64 tiles), B [1024][576] (256 x 64 tiles), 2 bytes each.
+  EXPECT_EQ(plan.workspace_bytes, size_t(2 * 1024 * 576 * 2));
+  EXPECT_EQ(plan.launches[0].grid[0], unsigned(1024 * 576 * 2 / 16 / 256));
+  EXPECT_EQ(plan.launches[2].entry, 0);
+  EXPECT_EQ(plan.launches[2].grid[0], 4u);
+  EXPECT_EQ(plan.launches[2].grid[1], 8u);
+  EXPECT_EQ(plan.launches[2].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024));
+  // TN: A stored [k][m] -> [576][1024], B stored [k][n] -> [576][1024].
+  const Problem tn = misaligned("bf16", Op::T, Op::N, 1000, 1000, 520);
+  const LaunchPlan t = wgmma().plan_launch(c, tn);
+  ASSERT_EQ(t.count, 3);
+  EXPECT_EQ(t.launches[0].block[0], 256u);
+  EXPECT_EQ(t.launches[1].block[0], 256u);
+  EXPECT_EQ(t.workspace_bytes, size_t(2 * 576 * 1024 * 2));
+  // 127 x 257 x 509 NN: A [128][512], B [512][512] (64 x 256 tiles).
+  const LaunchPlan odd = wgmma().plan_launch(c, misaligned("f16", Op::N, Op::N, 127, 257, 509));
+  EXPECT_EQ(odd.workspace_bytes, size_t((128 * 512 + 512 * 512) * 2));
+  // PACK=0 on the same (aligned) shapes: one launch, no workspace.
+  const LaunchPlan plain =
+      wgmma().plan_launch(wgmma_config(128, 256, 2, 4, 8),
+                          Problem::packed(gemm_types("f16"), Op::N, Op::T, 1000, 1000, 520));
+  EXPECT_EQ(plain.count, 1);
+  EXPECT_EQ(plain.workspace_bytes, 0u);
 }
 
 // f32x3: a second accumulator set and two planes per stage; the space allows what fits one.

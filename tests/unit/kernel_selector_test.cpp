@@ -227,9 +227,9 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
-// sm_90's wgmma lines serve the aligned tensor problems that fill the GPU with their tiles;
-// misaligned ones fall through to gemm_mma, and small ones to the any-arch lines launching more
-// blocks (before the "most blocks" rule spanned both passes, the sm_90 128x256 line took them).
+// sm_90's wgmma lines serve the aligned tensor problems that fill the GPU with their tiles,
+// small ones the 64x64 line launching the most blocks (before the "most blocks" rule spanned
+// both passes, the sm_90 128x256 line took them); misaligned ones the PACK=1 lines.
 TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](DType t, int64_t m, int64_t n, int64_t k) {
@@ -239,10 +239,14 @@ TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
   EXPECT_EQ(pick(DType::f16, 4096, 4096, 4096).template_name, "gemm_wgmma");
   EXPECT_EQ(pick(DType::bf16, 8192, 8192, 8192).template_name, "gemm_wgmma");
   EXPECT_EQ(pick(DType::f32, 4096, 4096, 4096).template_name, "gemm_wgmma");  // tf32
-  EXPECT_EQ(pick(DType::f16, 4097, 4097, 4097).template_name, "gemm_mma");    // misaligned
-  const KernelConfig small = pick(DType::f16, 512, 512, 512);
-  EXPECT_EQ(small.template_name, "gemm_mma");
-  EXPECT_EQ(small.get("BM"), 64);
+  for (int64_t size : {4096, 1024, 512}) {  // aligned: read in place
+    const KernelConfig c = pick(DType::f16, size, size, size);
+    EXPECT_EQ(c.template_name, "gemm_wgmma") << size;
+    EXPECT_EQ(c.get("PACK"), 0) << size;
+  }
+  EXPECT_EQ(pick(DType::f16, 1024, 1024, 1024).get("BM"), 64);  // 64 128x128 tiles: too few
+  EXPECT_EQ(pick(DType::f16, 512, 512, 512).get("BM"), 64);
+  EXPECT_EQ(pick(DType::f16, 4097, 4097, 4097).get("PACK"), 1);  // misaligned
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   EXPECT_EQ(
       ampere
@@ -250,6 +254,40 @@ TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
                                   Op::N, Op::N, 4096, 4096, 4096))
           .config.template_name,
       "gemm_mma");
+}
+
+// Untuned misaligned f16/bf16 on sm_90: wgmma PACK=1, sized to fill the GPU (1023^3 has 64
+// 128x128 tiles and 128 64x128 ones, fewer than 132 SMs: the 64x64 line); f16 C in f32 has
+// no wgmma line and stays on gemm_mma.
+TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_1) {
+  KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
+  auto pick = [&](const char* types, int64_t m, int64_t n, int64_t k, Op b = Op::N) {
+    Problem p = Problem::packed(gemm_types(types), Op::N, b, m, n, k);
+    p.align_a = p.align_b = p.align_c = 2;
+    const KernelChoice c = s.choose(p);
+    EXPECT_EQ(c.path, Selection::fallback_default);
+    return c.config;
+  };
+  for (const char* types : {"f16", "bf16"}) {
+    SCOPED_TRACE(types);
+    const KernelConfig mid = pick(types, 1023, 1023, 1023);
+    EXPECT_EQ(mid.template_name, "gemm_wgmma");
+    EXPECT_EQ(mid.get("PACK"), 1);
+    EXPECT_EQ(mid.get("BM"), 64);
+    EXPECT_EQ(mid.get("BN"), 64);
+    for (const KernelConfig& big : {pick(types, 4097, 4097, 4097), pick(types, 5124, 9124, 2560),
+                                    pick(types, 4097, 4097, 4097, Op::T)}) {
+      EXPECT_EQ(big.template_name, "gemm_wgmma");
+      EXPECT_EQ(big.get("PACK"), 1);
+      EXPECT_EQ(big.get("BM"), 128);
+      EXPECT_EQ(big.get("BN"), 128);  // faster than 128x256 with PACK=1 on the H200
+    }
+  }
+  {
+    Problem p = Problem::packed(parse_gemm_types("f16_out_f32"), Op::N, Op::N, 1023, 1023, 1023);
+    p.align_a = p.align_b = 2;
+    EXPECT_EQ(s.choose(p).config.template_name, "gemm_mma");
+  }
 }
 
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
