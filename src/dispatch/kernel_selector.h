@@ -77,7 +77,8 @@ class KernelSelector {
   void fit_model_scale(const std::map<std::string, const Problem*>& problem_of);
   // The performance model's time for a config on a problem here (infinity: cannot run).
   double model_us(const KernelConfig& config, const Problem& problem) const;
-  // Tile work a config does on a problem, in whole waves of resident blocks.
+  // Tile work a config does on a problem, in whole waves of resident blocks (K steps plus the
+  // model's fixed steps per block).
   double padded_work(const KernelConfig& config, const Problem& problem) const;
   // A time measured on `there` carried to `here` by the ratios of the two shapes' model
   // times and padded work.

@@ -175,6 +175,30 @@ TEST(KernelSelector, counts_whole_waves_when_transferring) {
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 1024, 4096)).config, big);
 }
 
+// Seen replaying the held-out shapes (session 6): 1536^3 NT was served the split-K 16 kernel
+// of its 2048x4096x11008 neighbour (281 us, 1.34x its tuned time; the whole-K kernel below ran
+// 225) because neither the model nor the work ratio charged a slice's fixed steps and partial
+// sums, which dominate a slice of 96. The recorded times of that neighbour on the H200.
+TEST(KernelSelector, a_split_k_kernel_of_a_long_k_neighbour_loses_on_a_short_k) {
+  const KernelConfig whole = KernelConfig::from_params_text(
+      "sgemm_warp",
+      "BM=128,BN=64,BK=8,WM=32,WN=64,TM=8,TN=8,STAGES=3,VEC=1,SPLIT_K=1,SWIZZLE=8,"
+      "MIN_BLOCKS=1,PACK_B=0");
+  const KernelConfig sliced = KernelConfig::from_params_text(
+      "sgemm_warp",
+      "BM=64,BN=128,BK=8,WM=64,WN=32,TM=8,TN=8,STAGES=4,VEC=4,SPLIT_K=16,SWIZZLE=8,"
+      "MIN_BLOCKS=1,PACK_B=0");
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::T, 2048, 4096, 11008);
+  BestEntry best = entry(2048, 4096, 11008, whole, Op::N, Op::T);
+  best.trial.time_median_us = 4196.0;
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, whole, 4196.0),
+                                     testing::ok_trial_record(there, sliced, 4326.0)};
+  KernelSelector s({best}, {}, "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::T, 1536, 1536, 1536));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, whole);
+}
+
 TEST(KernelSelector, other_layouts_get_defaults_then_cublas) {
   KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
