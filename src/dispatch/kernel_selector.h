@@ -91,8 +91,15 @@ class KernelSelector {
   int sm_count_;
   std::vector<DeviceCeiling> ceilings_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
-  // Measured / predicted here, by config (family and parameters).
-  std::map<std::string, double> model_scale_;
+  // A config's measured / predicted here on one tuned problem, with that problem's layout.
+  struct LayoutRatio {
+    Op op_a, op_b;
+    double ratio;
+  };
+  // Measured / predicted here for a config on the problem's layout (scale_for), by config
+  // (family and parameters).
+  std::optional<double> scale_for(const KernelConfig& config, const Problem& problem) const;
+  std::map<std::string, std::vector<LayoutRatio>> model_scale_;
 };
 
 // Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is
