@@ -77,7 +77,8 @@ class KernelSelector {
   void fit_model_scale(const std::map<std::string, const Problem*>& problem_of);
   // The performance model's time for a config on a problem here (infinity: cannot run).
   double model_us(const KernelConfig& config, const Problem& problem) const;
-  // Tile work a config does on a problem, in whole waves of resident blocks.
+  // Tile work a config does on a problem, in whole waves of resident blocks (K steps plus the
+  // model's fixed steps per block).
   double padded_work(const KernelConfig& config, const Problem& problem) const;
   // A time measured on `there` carried to `here` by the ratios of the two shapes' model
   // times and padded work.
@@ -90,8 +91,15 @@ class KernelSelector {
   int sm_count_;
   std::vector<DeviceCeiling> ceilings_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
-  // Measured / predicted here, by config (family and parameters).
-  std::map<std::string, double> model_scale_;
+  // A config's measured / predicted here on one tuned problem, with that problem's layout.
+  struct LayoutRatio {
+    Op op_a, op_b;
+    double ratio;
+  };
+  // Measured / predicted here for a config on the problem's layout (scale_for), by config
+  // (family and parameters).
+  std::optional<double> scale_for(const KernelConfig& config, const Problem& problem) const;
+  std::map<std::string, std::vector<LayoutRatio>> model_scale_;
 };
 
 // Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is

@@ -56,6 +56,10 @@ class PerformanceModel {
   static int estimated_registers(const TileShape& tile, int threads);
   // Share of the FFMA rate reachable with `warps` resident per SM (latency hiding).
   static double occupancy_efficiency(int warps_per_sm);
+  // A block spends about this many main-loop steps outside its loop (filling the pipeline,
+  // the epilogue), which small K slices and shallow BK pay most. The selector's work ratio
+  // counts the same steps.
+  static constexpr double kFixedSteps = 4.0;
 
   const ModelContext& context() const { return ctx_; }
   // Predicted microseconds; infinity when the config cannot run the problem (unsupported,
