@@ -16,7 +16,7 @@
 #                                      Compute on the best kernel and cuBLAS's), then profiles
 #   sass:<template>:<P=V,P=V,...>[:<arch>]  SASS instruction mix of one config of a family (NN,
 #                                      f32 unless TGEMM_TYPE_A=.. etc. are among the P=V; arch
-#                                      sm_90, or sm_90a for gemm_wgmma); appended to sass.txt
+#                                      sm_90, or sm_90a for a wgmma family); appended to sass.txt
 #   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
 #   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
 #                                      rerun must measure only what the kill left unmeasured

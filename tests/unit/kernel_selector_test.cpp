@@ -327,11 +327,16 @@ TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_
   };
   for (const char* types : {"f16", "bf16"}) {
     SCOPED_TRACE(types);
+    // 128x64 tiles: 128 blocks, a wave short of four of the 132 SMs, count as filling it.
     const KernelConfig mid = pick(types, 1023, 1023, 1023);
     EXPECT_EQ(mid.template_name, "gemm_wgmma");
     EXPECT_EQ(mid.get("PACK"), 1);
-    EXPECT_EQ(mid.get("BM"), 64);
+    EXPECT_EQ(mid.get("BM"), 128);
     EXPECT_EQ(mid.get("BN"), 64);
+    // Far short of a wave (64 blocks of 128x64), the 64x64 line.
+    const KernelConfig small = pick(types, 513, 1023, 1023);
+    EXPECT_EQ(small.get("BM"), 64);
+    EXPECT_EQ(small.get("BN"), 64);
     for (const KernelConfig& big : {pick(types, 4097, 4097, 4097), pick(types, 5124, 9124, 2560),
                                     pick(types, 4097, 4097, 4097, Op::T)}) {
       EXPECT_EQ(big.template_name, "gemm_wgmma");
