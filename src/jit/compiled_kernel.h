@@ -21,7 +21,8 @@ struct CompiledKernel {
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)
   std::vector<char> cubin;
   PtxasResources resources;
-  double compile_ms = 0;
+  double compile_ms = 0;      // wall time of the NVRTC call
+  double compile_cpu_ms = 0;  // CPU time of the compiling thread over it: wall - CPU is waiting
   std::string log;
 };
 
