@@ -110,6 +110,9 @@ TEST_F(CompileStageTest, stats_count_fresh_compiles_over_the_pools_busy_time) {
     EXPECT_GT(s.cpu_seconds_per_compile(), 0);
     EXPECT_LE(s.cpu_seconds_per_compile(), s.wall_seconds_per_compile() + 1e-3);
     EXPECT_DOUBLE_EQ(s.wall_seconds_per_compile(), s.compile_wall_seconds / 2);
+    EXPECT_GE(s.wait_seconds_per_compile(), 0);
+    EXPECT_LE(s.cpu_seconds_per_compile() + s.wait_seconds_per_compile(),
+              s.wall_seconds_per_compile() + 2e-3);
   }
   CompileStage again(db_, run_, arch_limits("sm_75"), 2);
   again.run(family_, {small_split(1), small_split(2)}, variant_, {});
@@ -120,6 +123,7 @@ TEST_F(CompileStageTest, stats_count_fresh_compiles_over_the_pools_busy_time) {
   EXPECT_EQ(s.configs_per_second(), 0);
   EXPECT_EQ(s.cpu_seconds_per_compile(), 0);
   EXPECT_EQ(s.wall_seconds_per_compile(), 0);
+  EXPECT_EQ(s.wait_seconds_per_compile(), 0);
 }
 
 }  // namespace

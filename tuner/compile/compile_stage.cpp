@@ -192,6 +192,7 @@ void CompileStage::store(Batch& batch, const std::vector<size_t>& done) {
     ++stats_.built;
     stats_.compile_wall_seconds += out.compiled.compile_ms / 1e3;
     stats_.compile_cpu_seconds += out.compiled.compile_cpu_ms / 1e3;
+    stats_.compile_wait_seconds += out.compiled.compile_wait_ms / 1e3;
     if (!out.compiled.ok) {
       out.status = BinaryStatus::compile_failed;
       out.reason = out.compiled.error;
