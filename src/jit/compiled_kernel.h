@@ -21,7 +21,10 @@ struct CompiledKernel {
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)
   std::vector<char> cubin;
   PtxasResources resources;
-  double compile_ms = 0;
+  double compile_ms = 0;       // wall time of the NVRTC call
+  double compile_cpu_ms = 0;   // CPU time of the compiling thread over it
+  double compile_wait_ms = 0;  // time it was runnable but not running (no free core): wall -
+                               // CPU - wait is time blocked (a lock, I/O)
   std::string log;
 };
 

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <fstream>
 #include <memory>
 
 #include "src/core/arch_limits.h"
@@ -31,6 +34,23 @@ std::string program_log(nvrtcProgram program) {
   nvrtcGetProgramLog(program, log.data());
   log.resize(size - 1);  // drop the terminating NUL
   return log;
+}
+
+// CPU time of the calling thread: NVRTC compiles on it, so against the wall time it tells
+// a compile that waited (a lock, a busy machine) from one that ran slowly.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
+// How long the calling thread has been runnable but not running (Linux schedstat's second
+// field, in ns); 0 where the kernel does not report it.
+double thread_run_delay_ms() {
+  std::ifstream stat("/proc/thread-self/schedstat");
+  double on_cpu_ns = 0, waiting_ns = 0;
+  if (!(stat >> on_cpu_ns >> waiting_ns)) return 0;
+  return waiting_ns / 1e6;
 }
 
 // The arch an arch-specific target ("sm_90a") runs on ("sm_90"); other archs unchanged.
@@ -86,6 +106,8 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source,
   out.cache_key = cache_key(source, defines, arch);
 
   auto started = std::chrono::steady_clock::now();
+  const double cpu_started = thread_cpu_ms();
+  const double wait_started = thread_run_delay_ms();
   ProgramPtr program(new nvrtcProgram(nullptr));
   std::string file_name = source.name + ".cu";
   std::vector<const char*> header_texts, header_names;
@@ -107,6 +129,8 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source,
   out.log = program_log(*program);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  out.compile_cpu_ms = thread_cpu_ms() - cpu_started;
+  out.compile_wait_ms = std::max(0.0, thread_run_delay_ms() - wait_started);
   if (rc != NVRTC_SUCCESS) {
     out.error = fmt::format("NVRTC failed to compile {} ({}) with options [{}]:\n{}", display_name,
                             nvrtcGetErrorString(rc), out.options, out.log);

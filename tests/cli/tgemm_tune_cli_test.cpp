@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdio>
+
 #include "src/core/device_info.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/template_registry.h"
@@ -72,6 +74,28 @@ TEST_F(TuneCli, summary_reports_configs_per_second_of_compiling) {
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find("(0.0 s, 0.0 configs/s with 2 job(s))"), std::string::npos)
       << second.output;
+}
+
+// Each fresh compile's wall time, its CPU time and its time waiting for a core, averaged,
+// follow the throughput (the two within the wall); a rerun that compiles nothing has none.
+TEST_F(TuneCli, summary_reports_wall_and_cpu_seconds_per_compile) {
+  auto first = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto at = first.output.find("job(s)); per compile ");
+  ASSERT_NE(at, std::string::npos) << first.output;
+  double wall = 0, cpu = 0, wait = 0;
+  ASSERT_EQ(std::sscanf(first.output.c_str() + at,
+                        "job(s)); per compile %lf s wall: %lf s CPU, %lf s waiting for a core",
+                        &wall, &cpu, &wait),
+            3)
+      << first.output;
+  EXPECT_GT(cpu, 0) << first.output;
+  EXPECT_GE(wait, 0) << first.output;
+  EXPECT_LE(cpu + wait, wall + 0.02) << first.output;
+
+  auto second = run_tool("tgemm-tune", compile_only());
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output.find("per compile"), std::string::npos) << second.output;
 }
 
 // Not a terminal: progress comes as whole plain lines (no carriage returns); --quiet leaves

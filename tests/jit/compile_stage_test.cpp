@@ -95,7 +95,8 @@ TEST_F(CompileStageTest, each_config_is_one_program_with_its_helper_entries) {
   }
 }
 
-// built / seconds is the pool's throughput; a rerun served from the database adds nothing.
+// built / seconds is the pool's throughput, with each compile's wall and CPU time; a rerun
+// served from the database adds nothing.
 TEST_F(CompileStageTest, stats_count_fresh_compiles_over_the_pools_busy_time) {
   {
     CompileStage stage(db_, run_, arch_limits("sm_75"), 2);
@@ -105,6 +106,13 @@ TEST_F(CompileStageTest, stats_count_fresh_compiles_over_the_pools_busy_time) {
     EXPECT_EQ(s.compiled + s.pruned + s.failed, 2u);
     EXPECT_GT(s.seconds, 0);
     EXPECT_DOUBLE_EQ(s.configs_per_second(), 2 / s.seconds);
+    // Per compile: the compiling thread's CPU time, within its wall time.
+    EXPECT_GT(s.cpu_seconds_per_compile(), 0);
+    EXPECT_LE(s.cpu_seconds_per_compile(), s.wall_seconds_per_compile() + 1e-3);
+    EXPECT_DOUBLE_EQ(s.wall_seconds_per_compile(), s.compile_wall_seconds / 2);
+    EXPECT_GE(s.wait_seconds_per_compile(), 0);
+    EXPECT_LE(s.cpu_seconds_per_compile() + s.wait_seconds_per_compile(),
+              s.wall_seconds_per_compile() + 2e-3);
   }
   CompileStage again(db_, run_, arch_limits("sm_75"), 2);
   again.run(family_, {small_split(1), small_split(2)}, variant_, {});
@@ -113,6 +121,9 @@ TEST_F(CompileStageTest, stats_count_fresh_compiles_over_the_pools_busy_time) {
   EXPECT_EQ(s.cached, 2u);
   EXPECT_EQ(s.seconds, 0);
   EXPECT_EQ(s.configs_per_second(), 0);
+  EXPECT_EQ(s.cpu_seconds_per_compile(), 0);
+  EXPECT_EQ(s.wall_seconds_per_compile(), 0);
+  EXPECT_EQ(s.wait_seconds_per_compile(), 0);
 }
 
 }  // namespace

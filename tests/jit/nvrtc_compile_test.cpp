@@ -172,6 +172,18 @@ TEST(NvrtcCompiler, malformed_arch_is_a_failed_compile_not_an_exception) {
   EXPECT_NE(k.error.find("gfx90a"), std::string::npos);
 }
 
+// NVRTC compiles on the calling thread: its CPU time is most of the wall time on an idle core,
+// never more (the tuner's summary compares the two to tell waiting from slow compiling).
+TEST(NvrtcCompiler, reports_the_compiling_threads_cpu_time_within_the_wall_time) {
+  auto k = testing::compile_f32(default_config(), Op::N, Op::N, "sm_80");
+  ASSERT_TRUE(k.ok) << k.error;
+  EXPECT_GT(k.compile_cpu_ms, 0);
+  EXPECT_LE(k.compile_cpu_ms, k.compile_ms + 1);  // clocks of 1 ms granularity at worst
+  // Time runnable but not running (no free core) is the rest of the wall time, or part of it.
+  EXPECT_GE(k.compile_wait_ms, 0);
+  EXPECT_LE(k.compile_cpu_ms + k.compile_wait_ms, k.compile_ms + 2);
+}
+
 TEST(NvrtcCompiler, cache_key_depends_on_every_input) {
   const GemmTemplate& family = template_named("sgemm_simt");
   auto variant = [](Op a, Op b, GemmTypes t = {}) { return Problem::packed(t, a, b, 1, 1, 1); };

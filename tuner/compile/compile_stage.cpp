@@ -190,6 +190,9 @@ void CompileStage::store(Batch& batch, const std::vector<size_t>& done) {
   for (size_t i : done) {
     CompileOutcome& out = batch.outcomes[i];
     ++stats_.built;
+    stats_.compile_wall_seconds += out.compiled.compile_ms / 1e3;
+    stats_.compile_cpu_seconds += out.compiled.compile_cpu_ms / 1e3;
+    stats_.compile_wait_seconds += out.compiled.compile_wait_ms / 1e3;
     if (!out.compiled.ok) {
       out.status = BinaryStatus::compile_failed;
       out.reason = out.compiled.error;

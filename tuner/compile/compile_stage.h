@@ -39,10 +39,20 @@ struct CompileOutcome {
 // pruned / failed: resource_exceeded / compile_failed outcomes, fresh or cached.
 // built: fresh NVRTC compiles (whatever their outcome); seconds: wall time during which at
 // least one compile was queued or running, so built / seconds is the pool's throughput.
+// compile_wall / cpu / wait_seconds: the built compiles' own wall, compiling-thread CPU and
+// waiting-for-a-core times, summed. CPU per compile rising with the jobs means the cores slow
+// down (shared caches, SMT siblings); wall above CPU + wait means compiles block (a lock).
 struct CompileStats {
   uint64_t compiled = 0, cached = 0, pruned = 0, failed = 0, built = 0;
   double seconds = 0;
+  double compile_wall_seconds = 0, compile_cpu_seconds = 0, compile_wait_seconds = 0;
   double configs_per_second() const { return seconds > 0 ? double(built) / seconds : 0; }
+  double wall_seconds_per_compile() const { return per_compile(compile_wall_seconds); }
+  double cpu_seconds_per_compile() const { return per_compile(compile_cpu_seconds); }
+  double wait_seconds_per_compile() const { return per_compile(compile_wait_seconds); }
+
+ private:
+  double per_compile(double total) const { return built > 0 ? total / double(built) : 0; }
 };
 
 class CompileStage {

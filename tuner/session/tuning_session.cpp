@@ -209,12 +209,18 @@ class Session {
     }
     const CompileStats cs = compile.stats();
     totals_ = {counts_.total(), current_};
-    // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do.
+    // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do; per
+    // compile, wall against CPU and waiting tells slow compiles from blocked ones (CompileStats).
     std::string summary = fmt::format(
         "configs: {} asked over {} variant(s); binaries: {} compiled, {} from cache, {} pruned by "
         "resources, {} failed to compile ({:.1f} s, {:.1f} configs/s with {} job(s))",
         configs_asked, groups.size(), cs.compiled, cs.cached, cs.pruned, cs.failed, cs.seconds,
         cs.configs_per_second(), opt_.jobs);
+    if (cs.built > 0)
+      summary +=
+          fmt::format("; per compile {:.2f} s wall: {:.2f} s CPU, {:.2f} s waiting for a core",
+                      cs.wall_seconds_per_compile(), cs.cpu_seconds_per_compile(),
+                      cs.wait_seconds_per_compile());
     if (device_) {
       summary += fmt::format("; trials: {} run, {} already recorded, {} stale re-measured",
                              counts_.total(), counts_.skipped, counts_.stale);
