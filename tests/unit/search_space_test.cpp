@@ -158,7 +158,7 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
                                              "PAD_B", "STAGES", "SPLIT_K", "SPLIT_MODE", "SWIZZLE",
                                              "MIN_BLOCKS"}));
   EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{16, 32, 64, 128, 256}));
-  EXPECT_EQ(space.cartesian_size(), 460800u);
+  EXPECT_EQ(space.cartesian_size(), 576000u);
   ASSERT_EQ(space.derived().size(), 2u);
   EXPECT_EQ(space.derived()[0].first, "THREADS");
   EXPECT_FALSE(space.constraints().empty());
@@ -813,7 +813,7 @@ TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {
       rejected += count;
       EXPECT_EQ(reason.find('='), std::string::npos) << "counted without values: " << reason;
     }
-    EXPECT_EQ(e.legal.size() + rejected, 460800u) << arch;
+    EXPECT_EQ(e.legal.size() + rejected, 576000u) << arch;
   }
 }
 
