@@ -102,25 +102,15 @@ TEST_F(GemmMmaGpu, double_buffered_loop_hands_over_to_bounded_copies_at_edges) {
 // element past a 16-byte boundary: the narrow copies run, the wide ones are refused.
 TEST_F(GemmMmaGpu, odd_leading_dimensions_and_misaligned_pointers_run_narrow_copies) {
   for (size_t type = 0; type < kTypes.size(); ++type) {
-    const int element = element_bytes(parse_gemm_types(kTypes[type]).a);
-    const int c_element = element_bytes(parse_gemm_types(kTypes[type]).c);
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
         for (int variant = 0; variant < 2; ++variant) {
-          Problem p = variant == 0 ? typed(type, a, b, 255, 129, 67, 0.5f)
-                                   : typed(type, a, b, 256, 192, 320, 0.5f);
-          if (variant == 0) {
-            p.lda = p.a_cols() + 1;
-            p.ldb = p.b_cols() + 1;
-            p.ldc = p.n + 1;
-            p.align_a = alignment_bytes(p.lda, 0, element);
-            p.align_b = alignment_bytes(p.ldb, 0, element);
-            p.align_c = alignment_bytes(p.ldc, 0, c_element);
-          } else {  // packed, leading dimensions 16-byte multiples: only the pointers are off
-            p.align_a = element;  // A one element off
-            p.align_b = std::max(element, 8);
-            p.align_c = c_element;
-          }
+          // Packed with 16-byte multiple leading dimensions: only the pointers are off (B by
+          // 8 bytes, A and C by one element).
+          const Problem p = variant == 0 ? testing::stored(typed(type, a, b, 255, 129, 67, 0.5f),
+                                                           testing::Storage::ld_plus_one)
+                                         : testing::stored(typed(type, a, b, 256, 192, 320, 0.5f),
+                                                           testing::Storage::pointers_off, 8);
           run_case(type, p, 1.25f, 0.5f);
         }
   }

@@ -124,20 +124,8 @@ class GemmWgmmaPackGpu : public testing::MmaGpuTest {
 // variant 0: packed storage, beta 0; 1: leading dimensions of row length + 1; 2: every pointer
 // one element past a 16-byte boundary (1 and 2 with beta != 0).
 Problem variant_of(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, int variant) {
-  Problem p = typed(type, a, b, m, n, k, variant == 0 ? 0.0f : 0.5f);
-  const int element = element_bytes(p.types.a), c_element = element_bytes(p.types.c);
-  if (variant == 1) {
-    p.lda = p.a_cols() + 1;
-    p.ldb = p.b_cols() + 1;
-    p.ldc = p.n + 1;
-    p.align_a = alignment_bytes(p.lda, 0, element);
-    p.align_b = alignment_bytes(p.ldb, 0, element);
-    p.align_c = alignment_bytes(p.ldc, 0, c_element);
-  } else if (variant == 2) {
-    p.align_a = p.align_b = element;
-    p.align_c = c_element;
-  }
-  return p;
+  return testing::stored(typed(type, a, b, m, n, k, variant == 0 ? 0.0f : 0.5f),
+                         testing::Storage(variant));
 }
 
 TEST_F(GemmWgmmaPackGpu, pack_1_is_correct_for_16_bit_types_at_any_alignment_and_layout) {

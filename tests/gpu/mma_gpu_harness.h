@@ -41,6 +41,27 @@ inline KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, in
            {"SHIFT_COPY", 0}}};
 }
 
+// How the tensor-core tests store a problem: leading dimensions of row length + 1 (4097 and
+// 1023 in miniature, rows misaligned), or every pointer one element past a 16-byte boundary
+// (`b_pointer_bytes`: B's offset in bytes, to keep B wider than one element).
+enum class Storage { packed, ld_plus_one, pointers_off };
+inline Problem stored(Problem p, Storage storage, int b_pointer_bytes = 0) {
+  const int element = element_bytes(p.types.a), c_element = element_bytes(p.types.c);
+  if (storage == Storage::ld_plus_one) {
+    p.lda = p.a_cols() + 1;
+    p.ldb = p.b_cols() + 1;
+    p.ldc = p.n + 1;
+    p.align_a = alignment_bytes(p.lda, 0, element);
+    p.align_b = alignment_bytes(p.ldb, 0, element);
+    p.align_c = alignment_bytes(p.ldc, 0, c_element);
+  } else if (storage == Storage::pointers_off) {
+    p.align_a = element;
+    p.align_b = std::max(element, b_pointer_bytes);
+    p.align_c = c_element;
+  }
+  return p;
+}
+
 inline const std::vector<const char*> kMmaTypes = {"f16",          "f16_out_f32", "bf16",
                                                    "bf16_out_f32", "tf32",        "f32x3"};
 
