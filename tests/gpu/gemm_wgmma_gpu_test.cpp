@@ -129,20 +129,10 @@ Problem variant_of(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, int
 }
 
 TEST_F(GemmWgmmaPackGpu, pack_1_is_correct_for_16_bit_types_at_any_alignment_and_layout) {
-  using Shape = std::tuple<int64_t, int64_t, int64_t>;
   const std::vector<Shape> shapes = {{127, 257, 509}, {1023, 1023, 1023}, {64, 64, 64},
                                      {1, 7, 3},       {200, 136, 264},    {97, 61, 131}};
   for (size_t type : {0, 1, 2, 3})  // f16, bf16 with C in the input type or f32
-    for (Op a : {Op::N, Op::T})
-      for (Op b : {Op::N, Op::T})
-        for (const auto& [m, n, k] : shapes)
-          for (int variant = 0; variant < 3; ++variant) {
-            const Problem p = variant_of(type, a, b, m, n, k, variant);
-            if (variant == 0)
-              run_case(type, p, 1.0f, 0.0f);
-            else
-              run_case(type, p, variant == 1 ? 1.25f : -1.5f, variant == 1 ? 0.5f : 0.75f);
-          }
+    run_every_layout_and_storage(type, shapes, variant_of);
   expect_no_failures();
   for (size_t type : {0, 1, 2, 3})
     for (size_t i = 0; i < pack_configs().size(); ++i)

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -145,6 +146,24 @@ class MmaGpuTest : public ::testing::Test {
       if (r.status == TrialStatus::ok) ++ok_runs_[{type, i}];
       ASSERT_FALSE(mma_evaluator().context_broken()) << config.canonical_name() << " on " << what;
     }
+  }
+
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  // run_case over every layout, shape and storage variant (0 packed with beta 0; 1 and 2 as
+  // `problem_of` stores them, alpha and beta not 1 and 0) of type's problems.
+  template <typename ProblemOf>
+  void run_every_layout_and_storage(size_t type, const std::vector<Shape>& shapes,
+                                    ProblemOf problem_of) {
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes)
+          for (int variant = 0; variant < 3; ++variant) {
+            const Problem p = problem_of(type, a, b, m, n, k, variant);
+            if (variant == 0)
+              run_case(type, p, 1.0f, 0.0f);
+            else
+              run_case(type, p, variant == 1 ? 1.25f : -1.5f, variant == 1 ? 0.5f : 0.75f);
+          }
   }
 
   void expect_no_failures() {
