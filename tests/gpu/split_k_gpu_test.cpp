@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "src/core/device_info.h"
 #include "src/dispatch/dispatcher.h"
@@ -52,6 +53,30 @@ TEST_F(SplitKGpu, deterministic_split_matches_the_cublas_reference_through_the_e
         EXPECT_EQ(r.status, TrialStatus::ok) << p.key() << ": " << r.error;
       }
     }
+}
+
+// 256 K slices (the deep-K end of sgemm_simt's space), added atomically or through the
+// workspace: a ragged huge K, and a K so short that the trailing slices have nothing to add.
+TEST_F(SplitKGpu, two_hundred_fifty_six_slices_match_the_reference_with_empty_ones_too) {
+  static GemmEvaluator* evaluator = new GemmEvaluator(0);  // never destroyed (see the others)
+  for (int64_t mode : {0, 1}) {
+    KernelConfig config = deterministic(256);
+    config.set("SPLIT_MODE", mode);
+    config.set("VEC", 1);  // K = 40001 leaves the packed rows only 4-byte aligned
+    const CompiledKernel k = testing::compile_f32(config, Op::N, Op::N, arch_);
+    ASSERT_TRUE(k.ok) << k.error;
+    for (const auto& [m, n, kk] : {std::tuple<int64_t, int64_t, int64_t>{64, 48, 40001},
+                                   {40, 33, 1000}}) {  // 63 slices of 16 for 256 blocks
+      Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, kk);
+      p.beta_zero = false;
+      const CublasTiming prepared =
+          evaluator->prepare(p, TimingOptions{0, 1, 1, 1.0, 0.5}, GemmScalars{1.5f, 0.5f}, false);
+      ASSERT_TRUE(prepared.ok) << prepared.error;
+      const TrialResult r = evaluator->evaluate(config, k.cubin);
+      EXPECT_EQ(r.status, TrialStatus::ok)
+          << "SPLIT_MODE " << mode << " " << p.key() << ": " << r.error;
+    }
+  }
 }
 
 TEST_F(SplitKGpu, deterministic_split_is_bitwise_identical_across_runs) {
