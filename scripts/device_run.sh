@@ -26,9 +26,10 @@
 #   strategies:<set>:<budget>          on the reduced spaces of tests/data/spaces/comparison/: the
 #                                      whole space measured (exhaustive.db), then the model
 #                                      strategy at <budget> (e.g. 10%) into model.db; their bests
-#   strategytime:<set>                 tgemm-tune's default (random, 200 per variant) into random.db,
-#                                      then the model strategy in a third of its wall time into
-#                                      model_t.db; their bests
+#   strategytime:<set>[:<budget>]      tgemm-tune's random strategy at its default budget (200 per
+#                                      variant, or <budget>) into random.db, then the model
+#                                      strategy in a third of its wall time into model_t.db; their
+#                                      bests (200 over deepbench: ~13000 trials, an estimated 30 min)
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
@@ -139,7 +140,7 @@ for stage in "$@"; do
       rm -f "$(db random.db)" "$(db model_t.db)"
       start=$(date +%s)
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db random.db)" --jobs 16 --quiet \
-        2>&1 | tail -1 | tee -a "$OUT/strategytime.log"
+        --strategy random --budget "${a2:-200}" 2>&1 | tail -1 | tee -a "$OUT/strategytime.log"
       third=$(((($(date +%s) - start) + 2) / 3))
       echo "random took $(($(date +%s) - start)) s; the model gets ${third} s" | tee -a "$OUT/strategytime.log"
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db model_t.db)" --strategy model \
