@@ -177,20 +177,18 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
-// loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (misaligned
-// f16 and bf16 with its own PACK=1).
+// loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (f16 and
+// bf16, misaligned through its own PACK=1; tf32 and f32x3, always packed), at every size.
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   for (const char* type : {"f16", "bf16", "tf32", "f32x3", "f16_out_f32"}) {
     SCOPED_TRACE(type);
-    // On sm_90 the tf32 wgmma lines take 4097^3 too (they pack every tf32 problem K-major);
-    // 1023^3 has too few of their tiles to fill the GPU. f16 and bf16 have PACK=1 wgmma lines.
-    const bool sixteen = std::string(type) == "f16" || std::string(type) == "bf16";
-    EXPECT_EQ(s.choose(misaligned(type, 4097, 4097, 4097)).config.template_name,
-              std::string(type) == "tf32" || sixteen ? "gemm_wgmma" : "gemm_mma");
-    EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name,
-              sixteen ? "gemm_wgmma" : "gemm_mma");
+    // gemm_wgmma has no f16 -> f32 lines: gemm_mma serves those.
+    const bool wgmma = std::string(type) != "f16_out_f32";
+    const char* sm_90_family = wgmma ? "gemm_wgmma" : "gemm_mma";
+    EXPECT_EQ(s.choose(misaligned(type, 4097, 4097, 4097)).config.template_name, sm_90_family);
+    EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name, sm_90_family);
     for (int64_t size : {4097, 1023}) {
       const KernelChoice c = ampere.choose(misaligned(type, size, size, size));
       ASSERT_EQ(c.config.template_name, "gemm_mma") << size;
@@ -199,12 +197,9 @@ TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_
     }
     const KernelChoice big = ampere.choose(misaligned(type, 5124, 9124, 2560));
     EXPECT_NE(big.config.get_or("PACK", 0), 0) << big.config.canonical_name();
-    // Aligned on sm_90: the wgmma lines for the types they compute (f16, bf16, tf32 in and
-    // out), gemm_mma's for the others; on sm_80 gemm_mma's, PACK=1 for tf32 alone.
+    // Aligned on sm_90 the same; on sm_80 gemm_mma's, PACK=1 for tf32 alone.
     const Problem square = Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096);
-    const bool wgmma =
-        std::string(type) == "f16" || std::string(type) == "bf16" || std::string(type) == "tf32";
-    EXPECT_EQ(s.choose(square).config.template_name, wgmma ? "gemm_wgmma" : "gemm_mma");
+    EXPECT_EQ(s.choose(square).config.template_name, sm_90_family);
     const KernelChoice aligned = ampere.choose(square);
     ASSERT_EQ(aligned.config.template_name, "gemm_mma");
     EXPECT_EQ(aligned.config.get_or("PACK", 0), std::string(type) == "tf32" ? 1 : 0)

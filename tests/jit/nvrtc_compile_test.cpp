@@ -179,9 +179,10 @@ TEST(NvrtcCompiler, reports_the_compiling_threads_cpu_time_within_the_wall_time)
   ASSERT_TRUE(k.ok) << k.error;
   EXPECT_GT(k.compile_cpu_ms, 0);
   EXPECT_LE(k.compile_cpu_ms, k.compile_ms + 1);  // clocks of 1 ms granularity at worst
-  // Time runnable but not running (no free core) is the rest of the wall time, or part of it.
+  // Time runnable but not running (no free core) is the rest of the wall time, or part of it;
+  // the three clocks are read a little apart (seen 578.0 against 575.7 ms under load).
   EXPECT_GE(k.compile_wait_ms, 0);
-  EXPECT_LE(k.compile_cpu_ms + k.compile_wait_ms, k.compile_ms + 2);
+  EXPECT_LE(k.compile_cpu_ms + k.compile_wait_ms, 1.01 * k.compile_ms + 2);
 }
 
 TEST(NvrtcCompiler, cache_key_depends_on_every_input) {
