@@ -486,7 +486,7 @@ TEST(GemmWgmmaHost, builds_as_sm_90a_and_keys_the_cache_apart_from_a_plain_sm_90
 
 // Split-K's epilogue adds into C with atomics: the f32-C types build clean with it in the four
 // layouts, on the smallest tile (64 slices), f32x3's largest (two accumulator sets) and a
-// two-warpgroup 128x128.
+// one-warpgroup 128x64; and 16-bit PACK=1 split.
 TEST(GemmWgmmaCompile, split_k_builds_for_f32_c_types_in_every_layout_without_spills) {
   const std::vector<KernelConfig> configs = {wgmma_config(64, 64, 1, 5, 1, 0, 64),
                                              wgmma_config(128, 128, 2, 3, 1, 0, 4),
@@ -496,6 +496,8 @@ TEST(GemmWgmmaCompile, split_k_builds_for_f32_c_types_in_every_layout_without_sp
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T})
         cases.push_back({configs[cases.size() % configs.size()], parse_gemm_types(types), a, b});
+  for (Op a : {Op::N, Op::T})  // PACK=1's unbounded copies, split into an f32 C
+    cases.push_back({wgmma_config(128, 64, 1, 4, 1, 1, 4), gemm_types("bf16", "f32"), a, a});
   const auto problems = unclean_builds(cases);
   EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
 }
