@@ -402,10 +402,7 @@ __device__ __forceinline__ Split split_tf32(unsigned bits) {
 __device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
                                            float v1) {
   if (SPLIT_K == 1) return store_c_pair(p, row, col, v0, v1);
-  if (row >= p.m || col >= p.n) return;  // C is f32 (static_assert)
-  float* const out = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
-  atomicAdd(out, p.alpha * v0);
-  if (col + 1 < p.n) atomicAdd(out + 1, p.alpha * v1);
+  add_c_pair(p, row, col, v0, v1);  // C is f32 (static_assert)
 }
 
 // The packed copies of A ([m][k] or, T, [k][m]) and B ([k][n] or [n][k]) in the workspace,
@@ -765,8 +762,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
     async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies)
     __syncthreads();           // ... everyone's; and slice kt - 1's stage is no longer read
     const int next = kt + STAGES - 1;
-    if (next < k_tiles)
-      copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, false);
+    if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, false);
     async_commit();
     compute_slice(smem0 + read_stage * kStageBytes);
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;

@@ -18,8 +18,10 @@
 // (3xTF32) packs two planes of each, big = tf32(x) and small = tf32(x - big), stages all four tiles
 // and issues small*big, big*small and big*big per k-step; each slice sums in a second accumulator
 // set (zeroed by the first wgmma's scale-d = 0) that is added into the result with a rounded FADD,
-// since the tensor cores' f32 sums truncate. The space (configs/spaces/gemm_wgmma.yaml) repeats
-// each type-independent static_assert.
+// since the tensor cores' f32 sums truncate. SPLIT_K > 1 (f32 C only) cuts the slices over
+// gridDim.z: block z sums its run of slices and adds alpha * its sum into C with f32 atomics,
+// after a C = beta * C launch (gemm_wgmma_prepare_c); the packs still cover all of K. The space
+// (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
 
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
@@ -45,6 +47,9 @@
 #endif
 #ifndef PACK
 #define PACK 0  // 1: 16-bit A and B copied into the workspace (any alignment) before the loop
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1  // K slices cut over gridDim.z, each block's sum added into an f32 C (atomics)
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
@@ -87,6 +92,9 @@ static_assert(PACK == 0 || PACK == 1, "PACK must be 0 or 1");
 static_assert(
     PACK == 0 || ELEM_BYTES == 2,
     "f32 inputs are always packed (K-major, rounded to tf32): PACK=1 is for 16-bit types");
+static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(SPLIT_K == 1 || TGEMM_TYPE_C == 0,
+              "split-K adds into C with f32 atomics: C must be f32");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 static_assert(__CUDA_ARCH__ < 0, "gemm_wgmma needs sm_90a (wgmma.mma_async): Hopper only");
 #endif
@@ -343,6 +351,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm:
   pack(p.b, p.ldb, TGEMM_OP_B, p.n, p.k, dst, packed_b(p));
 }
 
+// C = beta * C (zero when beta == 0): run before a split-K launch, whose blocks add into C.
+extern "C" __global__ void gemm_wgmma_prepare_c(const tgemm::GemmParams p) {
+  tgemm::scale_c_by_beta<tgemm::ElementC>(p);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm::GemmParams p) {
   using namespace tgemm_wgmma;
   extern __shared__ char smem_raw[];
@@ -353,6 +366,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
   const int m0 = tile_m * BM, n0 = tile_n * BN;  // this block's first row and column of C
   const int wg = threadIdx.x / 128;              // this thread's warpgroup
+  // This block's K slices: [kt0, kt0 + k_tiles) of all, per = ceil(slices / SPLIT_K) each; a
+  // block past the end (K short for the split) has none and adds nothing.
+  const int all_tiles = (p.k + BK - 1) / BK;
+  const int per = (all_tiles + SPLIT_K - 1) / SPLIT_K;
+  const int kt0 = SPLIT_K == 1 ? 0 : int(blockIdx.z) * per;
+  const int k_tiles = min(per, all_tiles - kt0);
+  if (SPLIT_K > 1 && k_tiles <= 0) return;  // the whole block: no barrier is left waiting
 
   // The operands as the loop reads them: the caller's, or the packed copies.
   const char* a = static_cast<const char*>(p.a);
@@ -368,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
     lda = la.ld;
     ldb = lb.ld;
   }
-  // Slice kt of A and B (f32x3: of both planes) into stage `stage`, bounded by the matrix edges
+  // Slice kt (of all K) of A and B into the shared tile at `at`, bounded by the matrix edges
   // (the packed copies are whole tiles: no bounds).
   auto copy_plane = [&](int kt, unsigned at, const char* a, const char* b) {
     const int k0 = kt * BK;
@@ -389,10 +409,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
           at + A_TILE_BYTES, b + ((long long)k0 * ldb + n0) * ELEM_BYTES, ldb * ELEM_BYTES,
           p.k - k0, (long long)(p.n - n0) * ELEM_BYTES);
   };
+  // This block's slice kt (f32x3: of both planes) into stage `stage`.
   auto copy_slice = [&](int kt, int stage) {
     const unsigned at = smem + stage * STAGE_BYTES;
-    copy_plane(kt, at, a, b);
-    if (F32X3) copy_plane(kt, at + PLANE_BYTES, a_small, b_small);
+    copy_plane(kt0 + kt, at, a, b);
+    if (F32X3) copy_plane(kt0 + kt, at + PLANE_BYTES, a_small, b_small);
   };
 
   float acc[MT][BN / 2];
@@ -432,7 +453,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   };
 #endif
 
-  const int k_tiles = (p.k + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
     if (s < k_tiles) copy_slice(s, s);
@@ -474,8 +494,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
       const int col = n0 + j * 8 + 2 * t;
-      store_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
-      store_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+      if (SPLIT_K == 1) {
+        store_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+        store_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+      } else {
+        add_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+        add_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 // Two neighbouring elements of C in one aligned store, out = r + beta * out: the tensor-core
 // families' epilogue writes C in pairs (an mma or wgmma fragment holds two adjacent columns).
+// Split-K adds its pairs into an f32 C instead (add_c_pair), after the C = beta * C pre-pass.
 #pragma once
 
 #include "common/elements.cuh"
@@ -27,8 +28,8 @@ __device__ __forceinline__ void store_two(T* out, float r0, float r1, float beta
 
 // C(row, col) and C(row, col + 1) = alpha * (v0, v1) + beta * C, within the matrix: one paired
 // store where C allows it (col is even, so the pair is aligned to two elements), else one by one.
-__device__ __forceinline__ void store_c_pair(const tgemm::GemmParams& p, int row, int col,
-                                             float v0, float v1) {
+__device__ __forceinline__ void store_c_pair(const tgemm::GemmParams& p, int row, int col, float v0,
+                                             float v1) {
   using tgemm::ElementC;
   if (row >= p.m || col >= p.n) return;
   ElementC* const out = static_cast<ElementC*>(p.c) + (long long)row * p.ldc + col;
@@ -44,4 +45,15 @@ __device__ __forceinline__ void store_c_pair(const tgemm::GemmParams& p, int row
     if (p.beta != 0.0f) r1 += p.beta * tgemm::to_f32(out[1]);
     out[1] = tgemm::from_f32<ElementC>(r1);
   }
+}
+
+// Split-K: C(row, col) and C(row, col + 1) += alpha * (v0, v1), within the matrix, with f32
+// atomics (red.global.add.f32: the sum is not read back) into the C the beta pre-pass scaled.
+// C must be f32; the families refuse split-K into a 16-bit C.
+__device__ __forceinline__ void add_c_pair(const tgemm::GemmParams& p, int row, int col, float v0,
+                                           float v1) {
+  if (row >= p.m || col >= p.n) return;
+  float* const out = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+  atomicAdd(out, p.alpha * v0);
+  if (col + 1 < p.n) atomicAdd(out + 1, p.alpha * v1);
 }

@@ -5,7 +5,8 @@
 // bytes), or with PACK=1 copied first into the workspace in their own layout (any element
 // alignment); f32 ones are always packed K-major into the workspace (common/pack_operand.cuh),
 // f32x3 as two planes (tf32 big and small parts), which doubles the workspace, the shared
-// memory per stage and the accumulators.
+// memory per stage and the accumulators. SPLIT_K > 1 cuts K over gridDim.z, each block adding
+// its sum into an f32 C with atomics after a C = beta * C launch.
 #include <fmt/format.h>
 
 #include "kernel_templates/common/pack_layout.h"
@@ -46,6 +47,7 @@ class GemmWgmma final : public GemmTemplate {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t pack = config.get_or("PACK", 0);
     if (pack != 0 && pack != 1) return fmt::format("PACK={} is not 0 or 1", pack);
+    if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
     if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     if (problem.types.a != DType::f32) {
       if (pack == 0 && (problem.align_a % 16 != 0 || problem.align_b % 16 != 0))
@@ -64,11 +66,17 @@ class GemmWgmma final : public GemmTemplate {
     return workspace_unsupported(config, problem);
   }
 
-  // What the space (which does not know the type) allows but these types cannot use: PACK=1
-  // of f32 operands, and f32x3 configs whose second accumulator set or plane does not fit.
+  // What the space (which does not know the type) allows but these types cannot use: split-K
+  // into a 16-bit C, PACK=1 of f32 operands, and f32x3 configs whose second accumulator set or
+  // plane does not fit.
   std::optional<std::string> types_unsupported_by(const KernelConfig& config,
                                                   const GemmTypes& types,
                                                   const std::string& arch) const override {
+    if (split_k(config) > 1 && types.c != DType::f32)
+      return fmt::format(
+          "SPLIT_K={} adds each block's K slices into C with f32 atomics; C is {} (split-K "
+          "serves an f32 C: tf32, f32x3, f16_out_f32, bf16_out_f32; use SPLIT_K=1)",
+          split_k(config), to_string(types.c));
     // One kernel, one measurement: the f32 path packs whatever PACK says.
     if (types.a == DType::f32 && config.get_or("PACK", 0) != 0)
       return fmt::format(
@@ -93,15 +101,20 @@ class GemmWgmma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override {
-    return {name(), name() + "_pack_a", name() + "_pack_b"};
+  // The packs keep entries 1 and 2; split-K's C = beta * C pass is entry 3.
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    std::vector<std::string> out = {name(), name() + "_pack_a", name() + "_pack_b"};
+    if (split_k(config) > 1) out.push_back(name() + "_prepare_c");
+    return out;
   }
 
   // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
   // main launch; f32x3: each pack's gridDim.z = 2 writes the big plane (z 0), then the small.
   // 16-bit PACK=1: both copied as stored (the wgmma transpose bits read MN-major tiles).
+  // Split-K: C = beta * C first (the blocks add into it), the main launch's grid z = SPLIT_K.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
+    if (split_k(config) > 1) plan.add(scale_c_launch(problem, kPrepareEntry));
     const int planes = planes_of(problem);
     if (packs(config, problem)) {
       const Packed packed = packed_operands(config, problem);
@@ -130,7 +143,7 @@ class GemmWgmma final : public GemmTemplate {
 
   // K depth in 16-bit elements (tf32 slices are half as deep).
   TileShape tile(const KernelConfig& config) const override {
-    return {config.get("BM"), config.get("BN"), kRowBytes / 2, 1, 1};
+    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
   }
 
   std::string nvrtc_arch(const std::string& arch) const override {
@@ -141,6 +154,9 @@ class GemmWgmma final : public GemmTemplate {
   struct Packed {
     PackedLayout a, b;
   };
+  static constexpr int kPrepareEntry = 3;  // gemm_wgmma_prepare_c, after the packs
+  // Configs stored before SPLIT_K existed run unsplit.
+  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
   // Whether the operands go through the workspace: f32 always, 16-bit with PACK=1.
   static bool packs(const KernelConfig& config, const Problem& p) {

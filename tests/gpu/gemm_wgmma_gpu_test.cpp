@@ -4,12 +4,14 @@
 // beta != 0; f32x3 (3xTF32) under the evaluator's rule (FP64 reference, at most 3x cuBLAS
 // SGEMM's error), also on deep K where truncating tensor-core sums would drift; PACK=1 (16-bit
 // A and B packed first) on odd and prime shapes, leading dimensions of row length + 1 and
-// pointers one element off a 16-byte boundary, which PACK=0 refuses.
+// pointers one element off a 16-byte boundary, which PACK=0 refuses; SPLIT_K 2..64 into an f32
+// C (tf32, f32x3, f16_out_f32, bf16_out_f32) with beta != 0, ragged K and empty trailing blocks.
 // Skips without an sm_90 GPU.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "src/core/device_info.h"
 #include "tests/gpu/mma_gpu_harness.h"
@@ -149,6 +151,95 @@ TEST_F(GemmWgmmaPackGpu, pack_1_agrees_with_cublas_on_deep_k_with_misaligned_row
   expect_no_failures();
   for (size_t type : {0, 2})
     for (size_t i = 0; i < pack_configs().size(); ++i) EXPECT_EQ((ok_runs_[{type, i}]), 4);
+}
+
+KernelConfig split(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t split_k,
+                   int64_t pack = 0) {
+  KernelConfig c = wgmma(bm, bn, wgs, stages, 1);
+  c.set("SPLIT_K", split_k);
+  c.set("PACK", pack);
+  return c;
+}
+
+// Every split the space offers, on tiles f32x3 fits too (64 on a 64x64 tile); the last one
+// packs 16-bit operands (PACK=1: refused, so never built, for tf32 and f32x3).
+const std::vector<KernelConfig>& split_configs() {
+  static const std::vector<KernelConfig> c = {
+      split(128, 128, 2, 3, 2),    // 0: two warpgroups, f32x3's largest tile
+      split(128, 64, 1, 4, 4),     // 1: one warpgroup of two m64 tiles
+      split(128, 128, 2, 3, 16),   // 2
+      split(64, 64, 1, 5, 64),     // 3: the one-tile deep-K split
+      split(64, 128, 1, 4, 16),    // 4
+      split(128, 64, 1, 4, 4, 1),  // 5: PACK=1 (16-bit only)
+  };
+  return c;
+}
+constexpr size_t kPackSplit = 5;
+
+class GemmWgmmaSplitGpu : public testing::MmaGpuTest {
+ protected:
+  GemmWgmmaSplitGpu() : MmaGpuTest(split_configs(), "gemm_wgmma") {}
+  void SetUp() override {
+    MmaGpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
+  }
+  const testing::MmaKernels& kernels() const override {
+    static const testing::MmaKernels built(split_configs(), arch_, "gemm_wgmma");
+    return built;
+  }
+};
+
+// The f32-C types: f16_out_f32, bf16_out_f32, tf32, f32x3 (their 16-bit-C twins refuse the
+// split: unbuilt, and the evaluator says invalid).
+const std::vector<size_t> kF32C = {1, 3, 4, 5};
+
+// Ragged K (1000: 32 tf32 slices of 32, 16 of 64 in 16-bit, over 2..64 blocks; 8200 deep on few
+// tiles) and K = 40 (two tf32 slices, one 16-bit: split 16 and 64 leave trailing blocks with
+// nothing to add), beta 0 and beta != 0, four layouts.
+TEST_F(GemmWgmmaSplitGpu, split_k_is_correct_for_f32_c_types_with_ragged_k_and_empty_blocks) {
+  for (size_t i = 0; i < kF32C.size(); ++i)
+    ASSERT_EQ(std::string(kTypes[kF32C[i]]),
+              std::vector<std::string>({"f16_out_f32", "bf16_out_f32", "tf32", "f32x3"})[i]);
+  const std::vector<Shape> shapes = {
+      {200, 136, 1000}, {64, 64, 40}, {128, 128, 8200}, {1000, 520, 2056}, {8, 8, 8}};
+  for (size_t type : kF32C)
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (const auto& [m, n, k] : shapes) {
+          run_case(type, typed(type, a, b, m, n, k, 0.0f), 1.0f, 0.0f);
+          run_case(type, typed(type, a, b, m, n, k, 0.75f), -1.5f, 0.75f);
+        }
+  // A 16-bit C is refused (invalid), never added into with atomics.
+  run_case(0, typed(0, Op::N, Op::N, 200, 136, 1000, 0.5f), 1.0f, 0.5f);
+  expect_no_failures();
+  for (size_t type : kF32C)
+    for (size_t i = 0; i < split_configs().size(); ++i) {
+      const bool packs_f32 = i == kPackSplit && type >= 4;
+      EXPECT_EQ((ok_runs_[{type, i}]), packs_f32 ? 0 : int(4 * shapes.size() * 2))
+          << kTypes[type] << " " << split_configs()[i].canonical_name();
+    }
+  EXPECT_EQ((ok_runs_[{0, 0}]), 0);
+}
+
+// The shape split-K is for: one 128x128 tile, K = 65536 (f32x3 at most 3x SGEMM's error);
+// also misaligned 16-bit rows (PACK=1) split into an f32 C.
+TEST_F(GemmWgmmaSplitGpu, split_k_serves_one_deep_tile_and_packed_16_bit_operands) {
+  constexpr size_t kF32x3 = 5;
+  ASSERT_EQ(std::string(kTypes[kF32x3]), "f32x3");
+  for (size_t type : {kF32x3, size_t(4)})
+    run_case(type, typed(type, Op::N, Op::N, 128, 128, 65536, 0.0f), 1.0f, 0.0f);
+  for (size_t type : {1, 3})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        run_case(
+            type,
+            testing::stored(typed(type, a, b, 127, 257, 4097, 0.5f), testing::Storage::ld_plus_one),
+            1.25f, 0.5f);
+  expect_no_failures();
+  for (size_t i = 0; i < kPackSplit; ++i)
+    EXPECT_EQ((ok_runs_[{kF32x3, i}]), 1) << split_configs()[i].canonical_name();
+  for (size_t type : {1, 3}) EXPECT_EQ((ok_runs_[{type, kPackSplit}]), 4) << kTypes[type];
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // stored as sm_90's) without spills in every type and layout; the PTX holds wgmma.mma_async;
 // the space and the host side refuse other archs, other types and misaligned operands with a
 // reason; the tf32 plan packs A and B first, and so does 16-bit PACK=1 (any alignment), in the
-// caller's layout; f32 types refuse PACK=1 (they always pack).
+// caller's layout; f32 types refuse PACK=1 (they always pack); SPLIT_K > 1 (f32 C only) adds
+// into C with f32 atomics over grid z, after a C = beta * C launch.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "src/core/error.h"
 #include "src/jit/nvrtc_compiler.h"
@@ -27,14 +29,15 @@ const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/gemm_wgmma.yaml";
 const GemmTemplate& wgmma() { return template_named("gemm_wgmma"); }
 
 KernelConfig wgmma_config(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t swizzle,
-                          int64_t pack = 0) {
+                          int64_t pack = 0, int64_t split_k = 1) {
   return {"gemm_wgmma",
           {{"BM", bm},
            {"BN", bn},
            {"WGS", wgs},
            {"STAGES", stages},
            {"SWIZZLE", swizzle},
-           {"PACK", pack}}};
+           {"PACK", pack},
+           {"SPLIT_K", split_k}}};
 }
 
 // A problem whose operands are one 16-bit element off a 16-byte boundary.
@@ -92,10 +95,13 @@ TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
   const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
   ASSERT_GT(legal.size(), 10u);
   std::vector<Case> cases;
-  std::set<std::string> seen;  // SWIZZLE changes no resource: one build per other parameters
+  // SWIZZLE changes no resource, SPLIT_K only the epilogue's stores (its own test below): one
+  // build per other parameters.
+  std::set<std::string> seen;
   for (const KernelConfig& c : legal) {
     KernelConfig key = c;
     key.set("SWIZZLE", 1);
+    key.set("SPLIT_K", 1);
     // Three stages are for f32x3 (which copies two ahead); some 16-bit builds of them
     // serialize their wgmmas and are pruned (the test below), so they need not build clean.
     if (c.get("STAGES") == 3 || !seen.insert(key.canonical_name()).second) continue;
@@ -107,6 +113,7 @@ TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
     cases.push_back({c, gemm_types("bf16", "f32"), pack ? Op::N : Op::T, Op::T});
   }
   ASSERT_TRUE(seen.count(wgmma_config(64, 64, 1, 5, 1, 1).canonical_name()));
+  EXPECT_LE(cases.size(), 80u) << "the case list grew: keep the build time bounded";
   const auto problems = unclean_builds(cases);
   std::string names;
   for (const std::string& p : problems) names += p.substr(0, p.find(':')) + "\n";
@@ -423,6 +430,7 @@ TEST(GemmWgmmaCompile, f32x3_builds_for_sm_90_without_spills_or_serialized_wgmma
   for (const KernelConfig& c : legal) {
     KernelConfig key = c;
     key.set("SWIZZLE", 1);
+    key.set("SPLIT_K", 1);
     if (wgmma().unsupported_reason(c, probe, "sm_90") || !seen.insert(key.canonical_name()).second)
       continue;
     const size_t i = cases.size();
@@ -474,6 +482,139 @@ TEST(GemmWgmmaHost, builds_as_sm_90a_and_keys_the_cache_apart_from_a_plain_sm_90
       EXPECT_TRUE(contains(e.what(), std::string("'") + bad + "'")) << e.what();
     }
   }
+}
+
+// Split-K's epilogue adds into C with atomics: the f32-C types build clean with it in the four
+// layouts, on the smallest tile (64 slices), f32x3's largest (two accumulator sets) and a
+// one-warpgroup 128x64; and 16-bit PACK=1 split.
+TEST(GemmWgmmaCompile, split_k_builds_for_f32_c_types_in_every_layout_without_spills) {
+  const std::vector<KernelConfig> configs = {wgmma_config(64, 64, 1, 5, 1, 0, 64),
+                                             wgmma_config(128, 128, 2, 3, 1, 0, 4),
+                                             wgmma_config(128, 64, 1, 4, 1, 0, 16)};
+  std::vector<Case> cases;
+  for (const char* types : {"tf32", "f32x3", "f16_out_f32"})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        cases.push_back({configs[cases.size() % configs.size()], parse_gemm_types(types), a, b});
+  for (Op a : {Op::N, Op::T})  // PACK=1's unbounded copies, split into an f32 C
+    cases.push_back({wgmma_config(128, 64, 1, 4, 1, 1, 4), gemm_types("bf16", "f32"), a, a});
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
+}
+
+size_t count_of(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// SPLIT_K > 1 reads its slice range from the z index and adds with f32 atomics; SPLIT_K=1
+// (f16_out_f32: no packs, whose f32x3 form also reads z) stores C plainly.
+TEST(GemmWgmmaPtx, split_k_adds_with_f32_atomics_by_the_z_index_and_split_1_has_none) {
+  const GemmTypes types = gemm_types("f16", "f32");
+  const std::string split = ptx_of(wgmma_config(128, 128, 2, 4, 1, 0, 4), types, Op::N, Op::T);
+  const std::string plain = ptx_of(wgmma_config(128, 128, 2, 4, 1, 0, 1), types, Op::N, Op::T);
+  const size_t adds =
+      count_of(split, "red.global.add.f32") + count_of(split, "atom.global.add.f32");
+  EXPECT_GE(adds, 2u) << "no f32 atomic add in the split-K epilogue";
+  EXPECT_TRUE(contains(split, "%ctaid.z")) << "the K slice range";
+  EXPECT_TRUE(contains(split, ".entry gemm_wgmma_prepare_c"));
+  EXPECT_EQ(count_of(plain, "red.global.add") + count_of(plain, "atom.global.add"), 0u);
+  EXPECT_FALSE(contains(plain, "%ctaid.z"));
+  const std::string tf32 =
+      ptx_of(wgmma_config(64, 64, 1, 5, 1, 0, 64), gemm_types("tf32"), Op::T, Op::N);
+  EXPECT_GE(count_of(tf32, "red.global.add.f32") + count_of(tf32, "atom.global.add.f32"), 2u);
+}
+
+// C = beta * C first (the blocks add into it), then the packs, then the main launch over
+// SPLIT_K z blocks; the model sees the split through tile().
+TEST(GemmWgmmaHost, plans_split_k_as_prepare_c_first_then_the_packs_and_grid_z) {
+  const KernelConfig c = wgmma_config(128, 128, 2, 4, 1, 0, 16);
+  const std::vector<std::string> entries = wgmma().entries(c);
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
+  EXPECT_EQ(entries[3], "gemm_wgmma_prepare_c");
+  EXPECT_EQ(wgmma().entries(wgmma_config(128, 128, 2, 4, 8)).size(), 3u);
+  EXPECT_EQ(wgmma().tile(c).split_k, 16);
+  EXPECT_EQ(wgmma().tile(wgmma_config(128, 128, 2, 4, 8)).split_k, 1);
+
+  const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1000, 1000, 520);
+  const LaunchPlan plan = wgmma().plan_launch(c, tf32);
+  ASSERT_EQ(plan.count, 4);
+  EXPECT_EQ(plan.launches[0].entry, 3);
+  EXPECT_EQ(plan.launches[0].block[0], 256u);
+  EXPECT_EQ(plan.launches[1].entry, 1);
+  EXPECT_EQ(plan.launches[2].entry, 2);
+  EXPECT_EQ(plan.launches[3].entry, 0);
+  EXPECT_EQ(plan.launches[3].grid[2], 16u);
+  EXPECT_EQ(plan.launches[3].grid[0], 8u);  // 1000 / 128, rounded up
+  // The packs cover all of K once, whatever the split: A and B 1024 x 544 f32.
+  EXPECT_EQ(plan.workspace_bytes, size_t(2 * 1024 * 544 * 4));
+
+  const Problem f16 = Problem::packed(gemm_types("f16", "f32"), Op::N, Op::T, 1000, 1000, 520);
+  const LaunchPlan two = wgmma().plan_launch(c, f16);
+  ASSERT_EQ(two.count, 2);
+  EXPECT_EQ(two.launches[0].entry, 3);
+  EXPECT_EQ(two.launches[1].entry, 0);
+  EXPECT_EQ(two.launches[1].grid[2], 16u);
+  EXPECT_EQ(two.workspace_bytes, 0u);
+  const LaunchPlan one = wgmma().plan_launch(wgmma_config(128, 128, 2, 4, 8), f16);
+  ASSERT_EQ(one.count, 1);
+  EXPECT_EQ(one.launches[0].grid[2], 1u);
+}
+
+TEST(GemmWgmmaHost, refuses_split_k_into_a_16_bit_c_and_takes_every_f32_c) {
+  const KernelConfig c = wgmma_config(128, 128, 2, 4, 1, 0, 2);
+  for (const char* types : {"f16", "bf16"}) {
+    SCOPED_TRACE(types);
+    const GemmTypes t = parse_gemm_types(types);
+    const auto why =
+        wgmma().unsupported_reason(c, Problem::packed(t, Op::N, Op::N, 64, 64, 4096), "sm_90");
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "SPLIT_K=2")) << *why;
+    EXPECT_TRUE(contains(*why, "f32 atomics")) << *why;
+    EXPECT_TRUE(contains(*why, std::string("C is ") + types)) << *why;
+    EXPECT_TRUE(wgmma().types_unsupported_by(c, t, "sm_90")) << "the tuner skips it unbuilt";
+    EXPECT_FALSE(wgmma().unsupported_reason(
+        wgmma_config(128, 128, 2, 4, 8), Problem::packed(t, Op::N, Op::N, 64, 64, 4096), "sm_90"));
+  }
+  for (const char* types : {"tf32", "f32x3", "f16_out_f32", "bf16_out_f32"}) {
+    SCOPED_TRACE(types);
+    const KernelConfig fits = wgmma_config(128, 64, 1, 4, 1, 0, 16);
+    EXPECT_EQ(
+        wgmma().unsupported_reason(
+            fits, Problem::packed(parse_gemm_types(types), Op::T, Op::N, 64, 64, 4096), "sm_90"),
+        std::nullopt);
+  }
+  const auto zero = wgmma().unsupported_reason(
+      wgmma_config(128, 128, 2, 4, 8, 0, 0),
+      Problem::packed(gemm_types("tf32"), Op::N, Op::N, 64, 64, 64), "sm_90");
+  ASSERT_TRUE(zero);
+  EXPECT_TRUE(contains(*zero, "SPLIT_K=0")) << *zero;
+}
+
+// 64 slices only on 64x64, 128x64 and 64x128 tiles; 16 on tiles of at most 128x128.
+TEST(GemmWgmmaSpace, keeps_deep_splits_to_small_tiles_with_a_reason) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const ArchLimits sm90 = arch_limits("sm_90");
+  for (auto [bm, bn] : {std::pair{64, 64}, {128, 64}, {64, 128}})
+    EXPECT_FALSE(space.rejection(wgmma_config(bm, bn, 1, 4, 1, 0, 64), sm90)) << bm << "x" << bn;
+  const auto big64 = space.rejection(wgmma_config(128, 128, 2, 4, 1, 0, 64), sm90);
+  ASSERT_TRUE(big64);
+  EXPECT_TRUE(contains(*big64, "64 K slices")) << *big64;
+  EXPECT_FALSE(space.rejection(wgmma_config(128, 128, 2, 4, 1, 0, 16), sm90));
+  const auto big16 = space.rejection(wgmma_config(128, 256, 2, 4, 1, 0, 16), sm90);
+  ASSERT_TRUE(big16);
+  EXPECT_TRUE(contains(*big16, "16 and 64 K slices")) << *big16;
+  EXPECT_FALSE(space.rejection(wgmma_config(128, 256, 2, 4, 1, 0, 4), sm90));
+  const auto legal = space.enumerate(sm90).legal;
+  std::set<int64_t> splits;
+  for (const KernelConfig& c : legal) splits.insert(c.get("SPLIT_K"));
+  EXPECT_EQ(splits, (std::set<int64_t>{1, 2, 4, 16, 64}));
+  const auto swizzled = space.rejection(wgmma_config(128, 64, 1, 4, 8, 0, 2), sm90);
+  ASSERT_TRUE(swizzled);
+  EXPECT_TRUE(contains(*swizzled, "SWIZZLE 1")) << *swizzled;
+  EXPECT_LE(legal.size(), 340u) << "the space grew past what a tune can cover";
 }
 
 }  // namespace
