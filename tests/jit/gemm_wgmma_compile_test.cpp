@@ -91,20 +91,23 @@ std::vector<std::string> unclean_builds(const std::vector<Case>& cases) {
   return out;
 }
 
+// One build per config up to what changes no resource: SWIZZLE (the block order) and SPLIT_K
+// (only the epilogue's stores, built in its own test below).
+std::string build_key(KernelConfig c) {
+  c.set("SWIZZLE", 1);
+  c.set("SPLIT_K", 1);
+  return c.canonical_name();
+}
+
 TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
   const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
   ASSERT_GT(legal.size(), 10u);
   std::vector<Case> cases;
-  // SWIZZLE changes no resource, SPLIT_K only the epilogue's stores (its own test below): one
-  // build per other parameters.
   std::set<std::string> seen;
   for (const KernelConfig& c : legal) {
-    KernelConfig key = c;
-    key.set("SWIZZLE", 1);
-    key.set("SPLIT_K", 1);
     // Three stages are for f32x3 (which copies two ahead); some 16-bit builds of them
     // serialize their wgmmas and are pruned (the test below), so they need not build clean.
-    if (c.get("STAGES") == 3 || !seen.insert(key.canonical_name()).second) continue;
+    if (c.get("STAGES") == 3 || !seen.insert(build_key(c)).second) continue;
     // The MN-major 16-bit path (NN: B by its transpose bit) and the K-major one (TN's A is
     // MN-major, B K-major in NT): the copies differ, so do the registers. PACK=1's unbounded
     // copies too, in the other two layouts.
@@ -428,10 +431,7 @@ TEST(GemmWgmmaCompile, f32x3_builds_for_sm_90_without_spills_or_serialized_wgmma
   std::vector<Case> cases;
   std::set<std::string> seen;
   for (const KernelConfig& c : legal) {
-    KernelConfig key = c;
-    key.set("SWIZZLE", 1);
-    key.set("SPLIT_K", 1);
-    if (wgmma().unsupported_reason(c, probe, "sm_90") || !seen.insert(key.canonical_name()).second)
+    if (wgmma().unsupported_reason(c, probe, "sm_90") || !seen.insert(build_key(c)).second)
       continue;
     const size_t i = cases.size();
     cases.push_back({c, types, i % 2 ? Op::T : Op::N, (i / 2) % 2 ? Op::T : Op::N});

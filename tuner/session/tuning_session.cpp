@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <iterator>
 #include <chrono>
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -379,8 +379,10 @@ class Session {
     auto refused = [&](const KernelConfig& c) {
       return fs.family->types_unsupported_by(c, types, limits_.arch).has_value();
     };
-    if (std::none_of(all.begin(), all.end(), refused)) return all;
-    std::copy_if(all.begin(), all.end(), std::back_inserter(*kept),
+    const auto first = std::find_if(all.begin(), all.end(), refused);
+    if (first == all.end()) return all;
+    kept->assign(all.begin(), first);  // each config is asked once
+    std::copy_if(std::next(first), all.end(), std::back_inserter(*kept),
                  [&](const KernelConfig& c) { return !refused(c); });
     spdlog::info("{}: {} of {} legal config(s) cannot run {} (left out)", fs.family->name(),
                  all.size() - kept->size(), all.size(), types.name());
