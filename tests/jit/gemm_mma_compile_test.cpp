@@ -94,6 +94,16 @@ TEST(GemmMmaSpace, refuses_bf16_tf32_and_f32x3_on_sm_75_with_a_readable_reason) 
   EXPECT_FALSE(mma().types_unsupported(gemm_types("f16", "f32"), "sm_75"));
 }
 
+// 64 K slices only on tiles of 64 to 128 rows and columns.
+TEST(GemmMmaSpace, refuses_64_k_slices_outside_mid_size_tiles_with_its_reason) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const auto why =
+      space.rejection(mma_config({{"SPLIT_K", 64}, {"BM", 256}}), arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "64 K slices serve deep K on a few tiles of 64 to 128")) << *why;
+  EXPECT_FALSE(space.rejection(mma_config({{"SPLIT_K", 64}}), arch_limits("sm_90"))) << "128x128";
+}
+
 TEST(GemmMmaSpace, refuses_cp_async_stages_on_sm_75_and_keeps_the_legal_set_small) {
   const SearchSpace space = SearchSpace::load(kSpace);
   const auto why = space.rejection(mma_config({{"STAGES", 3}}), arch_limits("sm_75"));

@@ -755,6 +755,23 @@ TEST(SearchSpace, rejection_names_the_reason_and_the_values_it_used) {
             "threads (BM=64, BK=8, THREADS=256, VEC=4)");
 }
 
+// 256 K slices are for tiles of 64x64 or less; the same split on 64x64 is legal.
+TEST(SearchSpace, rejects_256_k_slices_on_a_big_tile_with_its_reason) {
+  const SearchSpace space = SearchSpace::load(kSgemmSpace);
+  const auto reason = space.rejection(sgemm_config({{"SPLIT_K", 256}}), arch_limits("sm_90"));
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_NE(reason->find("256 K slices serve a huge K on tiles of 64x64 or less"),
+            std::string::npos)
+      << *reason;
+  EXPECT_FALSE(
+      space
+          .rejection(
+              sgemm_config(
+                  {{"BM", 64}, {"BN", 64}, {"BK", 16}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 256}}),
+              arch_limits("sm_90"))
+          .has_value());
+}
+
 TEST(SearchSpace, rejection_of_a_legal_config_is_empty) {
   const SearchSpace space = SearchSpace::load(kSgemmSpace);
   EXPECT_FALSE(space.rejection(sgemm_config({}), arch_limits("sm_75")).has_value());
