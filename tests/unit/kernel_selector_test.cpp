@@ -352,6 +352,32 @@ TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_
   }
 }
 
+// Untuned deep K on few tiles (128x128x65536): no unsplit tf32 or f32x3 line fills the GPU,
+// so the 64-way split of 64x64 tiles serves it on sm_90 (256 blocks), and 16 ways serve a
+// problem that 16 already fills; an aligned square keeps its unsplit wgmma line.
+TEST(DefaultKernels, untuned_deep_k_tf32_and_f32x3_problems_split_k) {
+  KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
+  KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
+  for (const char* types : {"tf32", "f32x3"}) {
+    SCOPED_TRACE(types);
+    auto pick = [&](const KernelSelector& s, int64_t m, int64_t n, int64_t k) {
+      const KernelChoice c = s.choose(Problem::packed(gemm_types(types), Op::N, Op::N, m, n, k));
+      EXPECT_EQ(c.path, Selection::fallback_default);
+      return c.config;
+    };
+    const KernelConfig deep = pick(hopper, 128, 128, 65536);
+    EXPECT_EQ(deep.template_name, "gemm_mma");
+    EXPECT_EQ(deep.get("SPLIT_K"), 64);
+    EXPECT_EQ(deep.get("BM"), 64);
+    EXPECT_EQ(deep.get("BN"), 64);
+    EXPECT_EQ(pick(hopper, 128, 256, 65536).get("SPLIT_K"), 16);  // 8 tiles: 32 blocks split 4
+    const KernelConfig square = pick(hopper, 4096, 4096, 4096);
+    EXPECT_EQ(square.template_name, "gemm_wgmma");
+    EXPECT_EQ(square.get("SPLIT_K"), 1);
+    EXPECT_EQ(pick(ampere, 128, 128, 65536).get("SPLIT_K"), 64);
+  }
+}
+
 TEST(KernelSelector, split_k_kernel_not_used_when_k_has_fewer_tiles_than_slices) {
   EXPECT_FALSE(
       can_run(simt(128, 4, 16), Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64), "sm_90"));
