@@ -33,6 +33,9 @@
 #ifndef LW
 #define LW 1  // per lane: VEC-vectors along L (X contiguous along L) or rows of L per warp
 #endif
+#ifndef PREFETCH
+#define PREFETCH 1  // X contiguous along L: 1 loads a warp's next K group before this one's FFMAs
+#endif
 #ifndef SPLIT_MODE
 #define SPLIT_MODE \
   1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable);
@@ -63,6 +66,7 @@ static_assert(KB % (32 * VEC) == 0, "KB must be a multiple of 32*VEC (one warp-w
 static_assert(KB % (4 * WARPS) == 0, "KB must be a multiple of 4*WARPS (K groups of 4 per warp)");
 static_assert(LW * ROWS * VEC <= 64, "LW*ROWS*VEC accumulators per thread must stay <= 64");
 static_assert(SPLIT_MODE >= 0 && SPLIT_MODE <= 2, "SPLIT_MODE must be 0, 1 or 2");
+static_assert(PREFETCH == 0 || PREFETCH == 1, "PREFETCH must be 0 or 1");
 
 #if SPLIT_MODE == 2
 // Blocks of K slices that have arrived, per strip of L. Module-scope: zero when the cubin loads
@@ -162,9 +166,8 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
 #pragma unroll
       for (int e = 0; e < VEC; ++e) acc[u][s][e] = 0.0f;
 
-  const int groups = (k_end - k0 + 3) / 4;  // K groups of 4 in this slice
-  for (int g = warp; g < groups; g += WARPS) {
-    float xv[4][LW][VEC];
+  // X of K group g: 4 rows of the lane's LW vectors (zero past K and L).
+  auto load_group = [&](int g, float(&xv)[4][LW][VEC]) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int k = k0 + 4 * g + j;
@@ -174,6 +177,25 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
         const int count = k < k_end ? v.l - l : 0;
         load_x(v.x + (long long)k * v.ldx + l, count, xv[j][u]);
       }
+    }
+  };
+  // PREFETCH: the warp's next group is loaded before this one's FFMAs, so its loads are in
+  // flight while they run (else a warp waits out the memory latency once per group).
+  const int groups = (k_end - k0 + 3) / 4;  // K groups of 4 in this slice
+  float next[4][LW][VEC];
+  if (PREFETCH && warp < groups) load_group(warp, next);
+  for (int g = warp; g < groups; g += WARPS) {
+    float xv[4][LW][VEC];
+    if (PREFETCH) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int u = 0; u < LW; ++u)
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) xv[j][u][e] = next[j][u][e];
+      if (g + WARPS < groups) load_group(g + WARPS, next);
+    } else {
+      load_group(g, xv);
     }
 #pragma unroll
     for (int s = 0; s < ROWS; ++s) {

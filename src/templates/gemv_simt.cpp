@@ -39,6 +39,11 @@ class GemvSimt final : public GemmTemplate {
     if (align % vec_bytes != 0)
       return fmt::format("VEC={} needs {} (the large operand) aligned to {} bytes (have {})",
                          config.get("VEC"), small_m ? "B" : "A", vec_bytes, align);
+    // Only the loop over X contiguous along L prefetches: PREFETCH=0 would measure it twice.
+    if (config.get_or("PREFETCH", 1) == 0 && x_k_contig(config, problem))
+      return fmt::format("PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
+                         "contiguous along K (only the loop along L prefetches)",
+                         small_m ? "B" : "A");
     const int64_t slices = slices_of(config, problem);
     if (slices > kMaxGridY)
       return fmt::format("K = {} needs {} slices of KB={}; a grid holds at most {}", problem.k,
@@ -113,12 +118,16 @@ class GemvSimt final : public GemmTemplate {
     return problem.k > kb ? (problem.k + kb - 1) / kb : 1;
   }
 
+  // The kernel's X_K_CONTIG: the large operand stored contiguous along K.
+  static bool x_k_contig(const KernelConfig& config, const Problem& problem) {
+    return config.get("SIDE") == 0 ? problem.op_b == Op::T : problem.op_a == Op::N;
+  }
+
   // Blocks along the large side: the kernel's TILE_L depends on which way X is stored.
   static int64_t strips_of(const KernelConfig& config, const Problem& problem) {
     const bool small_m = config.get("SIDE") == 0;
-    const bool x_k_contig = small_m ? problem.op_b == Op::T : problem.op_a == Op::N;
-    const int64_t tile_l = x_k_contig ? config.get("WARPS") * config.get("LW")
-                                      : 32 * config.get("VEC") * config.get("LW");
+    const int64_t tile_l = x_k_contig(config, problem) ? config.get("WARPS") * config.get("LW")
+                                                       : 32 * config.get("VEC") * config.get("LW");
     const int64_t l = small_m ? problem.n : problem.m;
     return std::max<int64_t>(1, (l + tile_l - 1) / tile_l);
   }

@@ -104,6 +104,19 @@ TEST(GemvSimt, vector_loads_need_the_large_operand_aligned) {
   EXPECT_FALSE(family.unsupported_reason(gemv({{"VEC", 1}}), p, "sm_90"));
 }
 
+// PREFETCH changes only the loop over X contiguous along L (1x4096x4096 NN reads B along N);
+// with X along K (4096x1x4096 NN reads A along K) PREFETCH=0 would be the same kernel again.
+TEST(GemvSimt, prefetch_0_is_refused_where_x_is_contiguous_along_k) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const auto along_l = Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 4096, 4096);
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"PREFETCH", 0}}), along_l, "sm_90"));
+  const auto along_k = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 1, 4096);
+  auto why = family.unsupported_reason(gemv({{"SIDE", 1}, {"PREFETCH", 0}}), along_k, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("PREFETCH=0 builds the same kernel"), std::string::npos) << *why;
+  EXPECT_FALSE(family.unsupported_reason(gemv({{"SIDE", 1}, {"PREFETCH", 1}}), along_k, "sm_90"));
+}
+
 TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
   const GemmTemplate& family = template_named("gemv_simt");
   const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 3, 4096, 1000);
