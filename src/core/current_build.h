@@ -48,10 +48,12 @@ class BuildsByDevice {
 // What drop_stale removed: counts and the first entry's reason, for one log line.
 struct StaleDropped {
   size_t entries = 0, trials = 0;
+  size_t replaced = 0;  // stale bests whose problem kept its fastest current trial instead
   std::string example;  // "<problem key>: <reason>" of the first stale best entry or trial
 };
 
-// Removes the best entries and trials that `current` finds stale.
+// Removes the trials that `current` finds stale, and the stale best entries; a stale best whose
+// problem has a current ok trial on the same device takes the fastest of those instead.
 StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* entries,
                         std::vector<TrialRecord>* trials);
 

@@ -135,15 +135,17 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
 }
 
 // Tuned times that no longer hold (another template source, NVRTC or driver) are not served:
-// those shapes take the untuned path until tgemm-tune measures them again.
+// a shape keeps its fastest current trial, else takes the untuned path until tgemm-tune
+// measures it again.
 void Dispatcher::skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tuned,
                             std::vector<TrialRecord>* measured) const {
   const StaleDropped dropped = drop_stale(this_build(info.driver_version), tuned, measured);
-  if (dropped.entries + dropped.trials > 0)
+  if (dropped.entries + dropped.replaced + dropped.trials > 0)
     spdlog::warn(
         "tgemm: {} tuned shape(s) and {} trial(s) in {} are stale and not served (e.g. {}); "
+        "{} more shape(s) are served their fastest current trial instead of a stale best; "
         "run tgemm-tune again to re-measure them",
-        dropped.entries, dropped.trials, db_path_, dropped.example);
+        dropped.entries, dropped.trials, db_path_, dropped.example, dropped.replaced);
 }
 
 Dispatcher::DeviceState& Dispatcher::device_state(int device) {

@@ -126,6 +126,52 @@ TEST(DropStale, removes_only_stale_entries_and_trials_and_names_the_first) {
   EXPECT_NE(d.example.find(fresh.problem.key()), std::string::npos) << d.example;
 }
 
+// A stale best (its family's source changed) with a current ok trial of another kernel on the
+// same problem and device: the problem keeps the fastest such trial as its best; a stale best
+// with none is dropped. Trials of other problems or devices are not evidence for it.
+TEST(DropStale, a_stale_best_takes_its_problems_fastest_current_trial) {
+  const Problem kept_p = Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 64);
+  const Problem lost_p = Problem::packed(GemmTypes{}, Op::N, Op::N, 128, 128, 128);
+  BestEntry kept, lost;
+  kept.problem = kept_p;
+  lost.problem = lost_p;
+  for (BestEntry* e : {&kept, &lost}) {
+    e->device_name = "NVIDIA H200";
+    e->arch = "sm_90";
+    e->config = config(64);
+    e->template_hash = "hash-old";
+    e->cublas_median_us = 9.0;
+  }
+  auto current = [&](const Problem& p, int64_t bm, double us, const char* device) {
+    TrialRecord t;
+    t.problem = p;
+    t.device_name = device;
+    t.arch = "sm_90";
+    t.template_hash = "hash-now";
+    t.trial = ok_trial(bm, us);
+    return t;
+  };
+  std::vector<TrialRecord> trials{current(kept_p, 128, 12.0, "NVIDIA H200"),
+                                  current(kept_p, 32, 11.0, "NVIDIA H200"),
+                                  current(kept_p, 16, 5.0, "NVIDIA A100"),
+                                  current(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 65),
+                                          16, 4.0, "NVIDIA H200")};
+  trials.push_back(trials[1]);
+  trials.back().trial.status = TrialStatus::wrong_result;
+  trials.back().trial.time_median_us = 1.0;
+  std::vector<BestEntry> entries{kept, lost};
+  const StaleDropped d = drop_stale(build_now(), &entries, &trials);
+  EXPECT_EQ(d.replaced, 1u);
+  EXPECT_EQ(d.entries, 1u);
+  EXPECT_EQ(d.trials, 0u);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].problem.key(), kept_p.key());
+  EXPECT_EQ(entries[0].config.get("BM"), 32);  // the fastest ok one of this problem and device
+  EXPECT_EQ(entries[0].template_hash, "hash-now");
+  EXPECT_EQ(entries[0].trial.time_median_us, 11.0);
+  EXPECT_EQ(entries[0].cublas_median_us, 9.0);
+}
+
 class StaleDb : public ::testing::Test {
  protected:
   StaleDb() : path_(dir_.file("tgemm.db")), db_(path_, TuningDb::Mode::read_write) {

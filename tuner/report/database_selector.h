@@ -1,13 +1,14 @@
 // The dispatcher's kernel selector for one device of a tuning database, as libtgemm builds
 // it (the device's best entries and trials, the shipped defaults), optionally without one
-// problem, to see how it would be served had nobody tuned it. Shared by selection replay
-// and explain.
+// problem, to see how it would be served had nobody tuned it. Shared by selection replay,
+// the HTML report and explain.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "db/tuning_db.h"
+#include "src/core/current_build.h"
 #include "src/core/device_info.h"
 #include "src/dispatch/kernel_selector.h"
 
@@ -15,18 +16,24 @@ namespace tgemm {
 
 class DatabaseSelector {
  public:
-  DatabaseSelector(TuningDb& db, const DeviceInfo& device);
+  // Recorded: every best and trial as stored (replay and reports judge what was measured).
+  // Served now: without what this build finds stale, as libtgemm drops it (explain).
+  enum class Entries { recorded, served_now };
+  DatabaseSelector(TuningDb& db, const DeviceInfo& device, Entries entries = Entries::recorded);
 
   // The selector without `left_out` (a problem key; empty: nothing left out).
   KernelSelector selector(const std::string& left_out = "") const;
   const std::vector<BestEntry>& tuned() const { return tuned_; }
   const std::vector<TrialRecord>& measured() const { return measured_; }
+  // What Entries::served_now left out (nothing for recorded).
+  const StaleDropped& stale() const { return stale_; }
 
  private:
   DeviceInfo device_;
   std::vector<BestEntry> tuned_;
   std::vector<TrialRecord> measured_;
   std::vector<DeviceCeiling> ceilings_;
+  StaleDropped stale_;
 };
 
 }  // namespace tgemm

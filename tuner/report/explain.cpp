@@ -79,6 +79,15 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
     const DatabaseSelector source(db, device);
     out += fmt::format("{} on {} ({}, {} SMs)\n", key, device.name, device.arch, device.sm_count);
     out += "  the dispatcher serves " + describe_choice(source.selector().choose(problem)) + "\n";
+    // libtgemm leaves out what this build finds stale (a family's source changed since): say
+    // what it then serves, as the line above judges the database as recorded.
+    const DatabaseSelector now(db, device, DatabaseSelector::Entries::served_now);
+    if (const StaleDropped& s = now.stale(); s.entries + s.replaced + s.trials > 0)
+      out += fmt::format(
+          "  with this build, which finds {} trial(s) and {} best(s) stale ({} replaced by their "
+          "problem's fastest current trial; e.g. {}), it serves {}\n",
+          s.trials, s.entries + s.replaced, s.replaced, s.example,
+          describe_choice(now.selector().choose(problem)));
 
     std::vector<const TrialRecord*> ok;
     std::map<TrialStatus, int> failed;
