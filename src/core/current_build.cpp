@@ -75,6 +75,9 @@ StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* ent
     if (why && dropped.example.empty()) dropped.example = problem.key() + ": " + *why;
     return why.has_value();
   };
+  auto where = [](const BestEntry& e) {
+    return e.problem.key() + "|" + e.device_name + "|" + e.arch;
+  };
   std::set<std::string> current_best;  // problem and device of every entry that stays as it is
   std::vector<size_t> stale_at;
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -82,7 +85,7 @@ StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* ent
     if (stale(e.problem, e.config, e.template_hash, e.measured_with))
       stale_at.push_back(i);
     else
-      current_best.insert(e.problem.key() + "|" + e.device_name + "|" + e.arch);
+      current_best.insert(where(e));
   }
   dropped.trials = std::erase_if(*trials, [&](const TrialRecord& t) {
     return stale(t.problem, t.trial.config, t.template_hash, t.measured_with);
@@ -90,9 +93,7 @@ StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* ent
   std::vector<bool> drop(entries->size(), false);
   for (size_t i : stale_at) {
     BestEntry& e = (*entries)[i];
-    auto runner_up = current_best.count(e.problem.key() + "|" + e.device_name + "|" + e.arch)
-                         ? std::nullopt
-                         : current_runner_up(e, *trials);
+    auto runner_up = current_best.count(where(e)) ? std::nullopt : current_runner_up(e, *trials);
     if (runner_up) {
       e = std::move(*runner_up);
       ++dropped.replaced;

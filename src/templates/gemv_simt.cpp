@@ -41,9 +41,10 @@ class GemvSimt final : public GemmTemplate {
                          config.get("VEC"), small_m ? "B" : "A", vec_bytes, align);
     // Only the loop over X contiguous along L prefetches: PREFETCH=0 would measure it twice.
     if (config.get_or("PREFETCH", 1) == 0 && x_k_contig(config, problem))
-      return fmt::format("PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
-                         "contiguous along K (only the loop along L prefetches)",
-                         small_m ? "B" : "A");
+      return fmt::format(
+          "PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
+          "contiguous along K (only the loop along L prefetches)",
+          small_m ? "B" : "A");
     const int64_t slices = slices_of(config, problem);
     if (slices > kMaxGridY)
       return fmt::format("K = {} needs {} slices of KB={}; a grid holds at most {}", problem.k,

@@ -151,11 +151,10 @@ TEST(DropStale, a_stale_best_takes_its_problems_fastest_current_trial) {
     t.trial = ok_trial(bm, us);
     return t;
   };
-  std::vector<TrialRecord> trials{current(kept_p, 128, 12.0, "NVIDIA H200"),
-                                  current(kept_p, 32, 11.0, "NVIDIA H200"),
-                                  current(kept_p, 16, 5.0, "NVIDIA A100"),
-                                  current(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 65),
-                                          16, 4.0, "NVIDIA H200")};
+  std::vector<TrialRecord> trials{
+      current(kept_p, 128, 12.0, "NVIDIA H200"), current(kept_p, 32, 11.0, "NVIDIA H200"),
+      current(kept_p, 16, 5.0, "NVIDIA A100"),
+      current(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 65), 16, 4.0, "NVIDIA H200")};
   trials.push_back(trials[1]);
   trials.back().trial.status = TrialStatus::wrong_result;
   trials.back().trial.time_median_us = 1.0;
