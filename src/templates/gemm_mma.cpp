@@ -42,13 +42,31 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
+  // What the space (which does not know the type) allows but these types cannot build: their
+  // static_asserts would fail, so the tuner leaves such configs out before compiling.
+  std::optional<std::string> types_unsupported_by(const KernelConfig& config,
+                                                  const GemmTypes& types,
+                                                  const std::string&) const override {
+    const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(types.a);
+    if (vec < element)
+      return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
+                         to_string(types.a), element);
+    if (config.get("SPLIT_K") > 1 && types.c != DType::f32)
+      return fmt::format("SPLIT_K={} adds slices into C with f32 atomics; C is {} (use SPLIT_K=1)",
+                         config.get("SPLIT_K"), to_string(types.c));
+    if (config.get_or("PACK", 0) == 2 && types.a != DType::f32)
+      return fmt::format(
+          "PACK=2 transposes f32 operands (tf32, f32x3); {} reads either layout through "
+          "ldmatrix: use PACK=1",
+          types.name());
+    return std::nullopt;
+  }
+
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+    if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(problem.types.a);
-    if (vec < element)
-      return fmt::format("VEC_BYTES={} is less than one {} element ({} bytes)", vec,
-                         to_string(problem.types.a), element);
     const bool shift = config.get_or("SHIFT_COPY", 0) != 0;
     if (config.get_or("PACK", 0) != 0) {
       if (auto why = pack_unsupported(config, problem)) return why;
@@ -64,9 +82,6 @@ class GemmMma final : public GemmTemplate {
         return fmt::format("VEC_BYTES={} needs A and B aligned to {} bytes (have {} and {})", vec,
                            need, problem.align_a, problem.align_b);
     }
-    if (config.get("SPLIT_K") > 1 && problem.types.c != DType::f32)
-      return fmt::format("SPLIT_K={} adds slices into C with f32 atomics; C is {} (use SPLIT_K=1)",
-                         config.get("SPLIT_K"), to_string(problem.types.c));
     if (arch_number(arch) < 80 && config.get("STAGES") != 2)
       return fmt::format("STAGES={} needs cp.async (sm_80); {} runs STAGES=2 only",
                          config.get("STAGES"), arch);
@@ -147,11 +162,6 @@ class GemmMma final : public GemmTemplate {
                                               const Problem& problem) const {
     const int64_t pack = config.get("PACK");
     if (pack != 1 && pack != 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
-    if (pack == 2 && problem.types.a != DType::f32)
-      return fmt::format(
-          "PACK=2 transposes f32 operands (tf32, f32x3); {} reads either layout through "
-          "ldmatrix: use PACK=1",
-          problem.types.name());
     if (config.get("VEC_BYTES") != 16 || config.get_or("SHIFT_COPY", 0) != 0)
       return fmt::format(
           "PACK={} reads the packed copies with 16-byte copies: it needs VEC_BYTES=16 and "
