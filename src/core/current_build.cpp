@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <optional>
-#include <set>
 
 namespace tgemm {
 
@@ -75,35 +74,26 @@ StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* ent
     if (why && dropped.example.empty()) dropped.example = problem.key() + ": " + *why;
     return why.has_value();
   };
-  auto where = [](const BestEntry& e) {
-    return e.problem.key() + "|" + e.device_name + "|" + e.arch;
-  };
-  std::set<std::string> current_best;  // problem and device of every entry that stays as it is
-  std::vector<size_t> stale_at;
-  for (size_t i = 0; i < entries->size(); ++i) {
-    const BestEntry& e = (*entries)[i];
-    if (stale(e.problem, e.config, e.template_hash, e.measured_with))
-      stale_at.push_back(i);
-    else
-      current_best.insert(where(e));
-  }
+  // Entries first, so the example names a stale best where there is one.
+  std::vector<bool> entry_stale;
+  for (const BestEntry& e : *entries)
+    entry_stale.push_back(stale(e.problem, e.config, e.template_hash, e.measured_with));
   dropped.trials = std::erase_if(*trials, [&](const TrialRecord& t) {
     return stale(t.problem, t.trial.config, t.template_hash, t.measured_with);
   });
-  std::vector<bool> drop(entries->size(), false);
-  for (size_t i : stale_at) {
-    BestEntry& e = (*entries)[i];
-    auto runner_up = current_best.count(where(e)) ? std::nullopt : current_runner_up(e, *trials);
-    if (runner_up) {
-      e = std::move(*runner_up);
+  // One best per problem and device (the database's key): a stale one is replaced or dropped.
+  std::vector<BestEntry> kept;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    if (!entry_stale[i]) {
+      kept.push_back(std::move((*entries)[i]));
+    } else if (auto runner_up = current_runner_up((*entries)[i], *trials)) {
+      kept.push_back(std::move(*runner_up));
       ++dropped.replaced;
     } else {
-      drop[i] = true;
       ++dropped.entries;
     }
   }
-  size_t at = 0;
-  std::erase_if(*entries, [&](const BestEntry&) { return drop[at++]; });
+  *entries = std::move(kept);
   return dropped;
 }
 

@@ -294,9 +294,9 @@ std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem
 }
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block
-// per SM at least (90 % of them): the first, in table order, that wastes at most a quarter of its tiles;
-// else the one wasting least (skinny problems: the narrow-tile lines). When no line of either
-// launches a block per SM, the one launching the most (so an arch's big-tile lines do not
+// per SM at least (90 % of them): the first, in table order, that wastes at most a quarter of
+// its tiles; else the one wasting least (skinny problems: the narrow-tile lines). When no line of
+// either launches a block per SM, the one launching the most (so an arch's big-tile lines do not
 // take small problems from the any-arch small-tile ones).
 const KernelConfig* KernelSelector::choose_default(const Problem& problem) const {
   constexpr double kGoodFill = 0.75;

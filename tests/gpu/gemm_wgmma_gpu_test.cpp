@@ -39,19 +39,22 @@ const std::vector<KernelConfig>& configs() {
 
 const auto& kTypes = testing::kMmaTypes;
 
-class GemmWgmmaGpu : public testing::MmaGpuTest {
+// A gemm_wgmma suite over one list of configs, built once per process; sm_90 only.
+template <const std::vector<KernelConfig>& (*Configs)()>
+class WgmmaGpuTest : public testing::MmaGpuTest {
  protected:
-  GemmWgmmaGpu() : MmaGpuTest(configs(), "gemm_wgmma") {}
+  WgmmaGpuTest() : MmaGpuTest(Configs(), "gemm_wgmma") {}
   void SetUp() override {
     MmaGpuTest::SetUp();
     if (IsSkipped()) return;
     if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
   }
   const testing::MmaKernels& kernels() const override {
-    static const testing::MmaKernels built(configs(), arch_, "gemm_wgmma");
+    static const testing::MmaKernels built(Configs(), arch_, "gemm_wgmma");
     return built;
   }
 };
+using GemmWgmmaGpu = WgmmaGpuTest<configs>;
 
 Problem typed(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, float beta) {
   Problem p = Problem::packed(parse_gemm_types(kTypes[type]), a, b, m, n, k);
@@ -109,19 +112,7 @@ const std::vector<KernelConfig>& pack_configs() {
   return c;
 }
 
-class GemmWgmmaPackGpu : public testing::MmaGpuTest {
- protected:
-  GemmWgmmaPackGpu() : MmaGpuTest(pack_configs(), "gemm_wgmma") {}
-  void SetUp() override {
-    MmaGpuTest::SetUp();
-    if (IsSkipped()) return;
-    if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
-  }
-  const testing::MmaKernels& kernels() const override {
-    static const testing::MmaKernels built(pack_configs(), arch_, "gemm_wgmma");
-    return built;
-  }
-};
+using GemmWgmmaPackGpu = WgmmaGpuTest<pack_configs>;
 
 // variant 0: packed storage, beta 0; 1: leading dimensions of row length + 1; 2: every pointer
 // one element past a 16-byte boundary (1 and 2 with beta != 0).
@@ -176,19 +167,7 @@ const std::vector<KernelConfig>& split_configs() {
 }
 constexpr size_t kPackSplit = 5;
 
-class GemmWgmmaSplitGpu : public testing::MmaGpuTest {
- protected:
-  GemmWgmmaSplitGpu() : MmaGpuTest(split_configs(), "gemm_wgmma") {}
-  void SetUp() override {
-    MmaGpuTest::SetUp();
-    if (IsSkipped()) return;
-    if (arch_ != "sm_90") GTEST_SKIP() << "wgmma needs sm_90 (have " << arch_ << ")";
-  }
-  const testing::MmaKernels& kernels() const override {
-    static const testing::MmaKernels built(split_configs(), arch_, "gemm_wgmma");
-    return built;
-  }
-};
+using GemmWgmmaSplitGpu = WgmmaGpuTest<split_configs>;
 
 // The f32-C types: f16_out_f32, bf16_out_f32, tf32, f32x3 (their 16-bit-C twins refuse the
 // split: unbuilt, and the evaluator says invalid).

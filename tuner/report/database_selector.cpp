@@ -4,14 +4,17 @@
 
 namespace tgemm {
 
-DatabaseSelector::DatabaseSelector(TuningDb& db, const DeviceInfo& device, Entries entries)
-    : device_(device) {
+DatabaseSelector::DatabaseSelector(TuningDb& db, const DeviceInfo& device) : device_(device) {
   for (TrialRecord& r : db.trials("", device.name))
     if (r.arch == device.arch) measured_.push_back(std::move(r));
   tuned_ = db.best_entries("", device.name, device.arch);
   ceilings_ = db.ceilings(device.name, device.arch);
-  if (entries == Entries::served_now)
-    stale_ = drop_stale(this_build(device.driver_version), &tuned_, &measured_);
+}
+
+DatabaseSelector DatabaseSelector::served_now() const {
+  DatabaseSelector now = *this;
+  now.stale_ = drop_stale(this_build(device_.driver_version), &now.tuned_, &now.measured_);
+  return now;
 }
 
 KernelSelector DatabaseSelector::selector(const std::string& left_out) const {

@@ -16,16 +16,16 @@ namespace tgemm {
 
 class DatabaseSelector {
  public:
-  // Recorded: every best and trial as stored (replay and reports judge what was measured).
-  // Served now: without what this build finds stale, as libtgemm drops it (explain).
-  enum class Entries { recorded, served_now };
-  DatabaseSelector(TuningDb& db, const DeviceInfo& device, Entries entries = Entries::recorded);
+  // Every best and trial as stored: replay and reports judge what was measured.
+  DatabaseSelector(TuningDb& db, const DeviceInfo& device);
+  // A copy without what this build finds stale, as libtgemm drops it (explain).
+  DatabaseSelector served_now() const;
 
   // The selector without `left_out` (a problem key; empty: nothing left out).
   KernelSelector selector(const std::string& left_out = "") const;
   const std::vector<BestEntry>& tuned() const { return tuned_; }
   const std::vector<TrialRecord>& measured() const { return measured_; }
-  // What Entries::served_now left out (nothing for recorded).
+  // What served_now() left out (nothing for the database as recorded).
   const StaleDropped& stale() const { return stale_; }
 
  private:

@@ -81,7 +81,7 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
     out += "  the dispatcher serves " + describe_choice(source.selector().choose(problem)) + "\n";
     // libtgemm leaves out what this build finds stale (a family's source changed since): say
     // what it then serves, as the line above judges the database as recorded.
-    const DatabaseSelector now(db, device, DatabaseSelector::Entries::served_now);
+    const DatabaseSelector now = source.served_now();
     if (const StaleDropped& s = now.stale(); s.entries + s.replaced + s.trials > 0)
       out += fmt::format(
           "  with this build, which finds {} trial(s) and {} best(s) stale ({} replaced by their "
