@@ -39,8 +39,10 @@ class GemvSimt final : public GemmTemplate {
     if (align % vec_bytes != 0)
       return fmt::format("VEC={} needs {} (the large operand) aligned to {} bytes (have {})",
                          config.get("VEC"), small_m ? "B" : "A", vec_bytes, align);
+    const int64_t prefetch = config.get_or("PREFETCH", 1);  // configs stored before it: 1
+    if (prefetch != 0 && prefetch != 1) return fmt::format("PREFETCH={} is not 0 or 1", prefetch);
     // Only the loop over X contiguous along L prefetches: PREFETCH=0 would measure it twice.
-    if (config.get_or("PREFETCH", 1) == 0 && x_k_contig(config, problem))
+    if (prefetch == 0 && x_k_contig(config, problem))
       return fmt::format(
           "PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
           "contiguous along K (only the loop along L prefetches)",

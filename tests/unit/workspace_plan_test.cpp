@@ -115,6 +115,10 @@ TEST(GemvSimt, prefetch_0_is_refused_where_x_is_contiguous_along_k) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("PREFETCH=0 builds the same kernel"), std::string::npos) << *why;
   EXPECT_FALSE(family.unsupported_reason(gemv({{"SIDE", 1}, {"PREFETCH", 1}}), along_k, "sm_90"));
+  // A stored config with another value (its static_assert would fail at the JIT compile).
+  why = family.unsupported_reason(gemv({{"PREFETCH", 2}}), along_l, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "PREFETCH=2 is not 0 or 1");
 }
 
 TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
