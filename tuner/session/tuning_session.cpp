@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "db/tuning_db.h"
@@ -33,6 +34,7 @@
 #include "tuner/search/model_strategy.h"
 #include "tuner/search/search_space.h"
 #include "tuner/search/strategy.h"
+#include "tuner/session/pair_pipeline.h"
 
 namespace tgemm {
 
@@ -134,34 +136,6 @@ struct ProblemState {
   std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
 };
 
-// Ask/tell with the next batch compiling while one is measured: batch i + 1 is asked and
-// submitted before batch i is collected, so the compile pool never waits for the worker (or
-// for a batch's slowest compile). The strategy hears of batch i before batch i + 2 is asked.
-uint64_t run_pipelined(
-    Strategy& strategy, size_t batch_size,
-    const std::function<CompileStage::Ticket(const std::vector<KernelConfig>&)>& submit,
-    const std::function<std::vector<std::vector<TrialResult>>(CompileStage::Ticket)>& measure) {
-  uint64_t asked = 0;
-  std::deque<CompileStage::Ticket> in_flight;
-  bool more = true;
-  const auto ask = [&] {
-    auto configs = strategy.propose(batch_size);
-    more = !configs.empty();
-    if (!more) return;
-    asked += configs.size();
-    in_flight.push_back(submit(configs));
-  };
-  ask();
-  while (!in_flight.empty()) {
-    if (more) ask();
-    const CompileStage::Ticket ticket = in_flight.front();
-    in_flight.pop_front();
-    const auto per_problem = measure(ticket);
-    for (size_t p = 0; p < per_problem.size(); ++p) strategy.report_problem(p, per_problem[p]);
-  }
-  return asked;
-}
-
 class Session {
  public:
   explicit Session(const TuneOptions& options) : opt_(options) {}
@@ -186,27 +160,17 @@ class Session {
     }
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
-    uint64_t configs_asked = 0;
+    std::vector<std::vector<ProblemState>> states(groups.size());  // each filled as it starts
     for (const VariantGroup& group : groups) pairs_left_ += group.families.size();
     time_started_ = Clock::now();
-    for (VariantGroup& group : groups) {
-      std::vector<ProblemState> states;
-      for (const NamedProblem* named : group.problems) {
-        ProblemState st;
-        st.named = named;
-        st.problem_id = db.upsert_problem(named->problem);
-        if (device_) {
-          db.update_best(st.problem_id, device_id_, &current_);  // a stale best is no yardstick
-          auto stored = db.best_entries(named->problem.key(), device_->name, device_->arch);
-          if (!stored.empty()) st.best_us = stored.front().trial.time_median_us;
-        }
-        states.push_back(std::move(st));
-      }
-      for (FamilySpace* fs : group.families)
-        configs_asked += tune_family(db, compile, group, *fs, &states);
-      if (device_)
-        for (ProblemState& st : states) reports.push_back(finish_problem(db, st));
-    }
+    // Batches of a few compiles per job: the model strategy learns between them.
+    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
+    // One pipeline over every (variant, family) pair: the next pair's first batch compiles
+    // while the last batches of the one before are still compiling or measured.
+    PairSequence pairs;
+    pairs.next = [&] { return next_pair(db, compile, groups, &states, &reports); };
+    pairs.can_start_early = [&] { return next_pair_may_start_early(groups); };
+    const uint64_t configs_asked = run_pipelined(batch, pairs);
     const CompileStats cs = compile.stats();
     totals_ = {counts_.total(), current_};
     // configs/s: fresh NVRTC compiles over the wall time the pool had any compile to do; per
@@ -389,10 +353,110 @@ class Session {
     return *kept;
   }
 
+  // The next (variant, family) pair's run for run_pipelined, nullopt after the last. A
+  // group's problem states are read when its first pair starts; its last pair finishes them.
+  std::optional<PairRun> next_pair(TuningDb& db, CompileStage& compile,
+                                   const std::vector<VariantGroup>& groups,
+                                   std::vector<std::vector<ProblemState>>* states,
+                                   std::vector<ShapeReport>* reports) {
+    if (next_group_ == groups.size()) return std::nullopt;
+    const VariantGroup& group = groups[next_group_];
+    std::vector<ProblemState>& group_states = (*states)[next_group_];
+    if (next_family_ == 0) group_states = problem_states(db, group);
+    FamilySpace& fs = *group.families[next_family_];
+    const bool last_of_group = ++next_family_ == group.families.size();
+    if (last_of_group) {
+      next_family_ = 0;
+      ++next_group_;
+    }
+    return start_pair(db, compile, group, fs, &group_states, last_of_group ? reports : nullptr);
+  }
+
+  // Whether the next pair may start while batches of earlier pairs are still to be measured.
+  // Its strategy is built from what the session knows when it starts, and those batches can
+  // change that only through the database's trials: its group's problems are read when the
+  // group starts and no earlier group measures them (a problem belongs to one group), the
+  // ceilings are stored before the first pair. But model and nearest with a GPU read the
+  // trials of the pair's family on other shapes, which an unfinished pair of that family (the
+  // previous group's) may still add to: such a pair waits for them, so it asks for the same
+  // configs as without the overlap. Random and exhaustive, and compile-only runs, never wait.
+  bool next_pair_may_start_early(const std::vector<VariantGroup>& groups) const {
+    if (!context_reads_trials() || next_group_ == groups.size()) return true;
+    const FamilySpace& fs = *groups[next_group_].families[next_family_];
+    return !unfinished_families_.contains(fs.space.template_name());
+  }
+
+  // Whether strategy_context reads the database's trials.
+  bool context_reads_trials() const {
+    return device_ && (opt_.strategy == "model" || opt_.strategy == "nearest");
+  }
+
+  // What the session knows of a group's problems before its first pair.
+  std::vector<ProblemState> problem_states(TuningDb& db, const VariantGroup& group) {
+    std::vector<ProblemState> states;
+    for (const NamedProblem* named : group.problems) {
+      ProblemState st;
+      st.named = named;
+      st.problem_id = db.upsert_problem(named->problem);
+      if (device_) {
+        db.update_best(st.problem_id, device_id_, &current_);  // a stale best is no yardstick
+        auto stored = db.best_entries(named->problem.key(), device_->name, device_->arch);
+        if (!stored.empty()) st.best_us = stored.front().trial.time_median_us;
+      }
+      states.push_back(std::move(st));
+    }
+    return states;
+  }
+
   // Ask/tell over one family's space for one variant: each batch compiled, then measured on
-  // every problem of the variant. Returns the configs asked.
-  uint64_t tune_family(TuningDb& db, CompileStage& compile, const VariantGroup& group,
-                       FamilySpace& fs, std::vector<ProblemState>* states) {
+  // every problem of the variant. With `reports` (the group's last family), the group's
+  // problems are finished into it once the pair has finished.
+  PairRun start_pair(TuningDb& db, CompileStage& compile, const VariantGroup& group,
+                     FamilySpace& fs, std::vector<ProblemState>* states,
+                     std::vector<ShapeReport>* reports) {
+    auto expired = std::make_shared<bool>(false);
+    PairRun run;
+    run.strategy = pair_strategy(db, group, fs, *states, expired.get());
+    unfinished_families_.insert(fs.space.template_name());
+    const std::string what =
+        fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
+                    group.variant.layout(), limits_.arch);
+    run.submit = [&compile, &fs, &group](const std::vector<KernelConfig>& c) {
+      return compile.submit(*fs.family, c, group.variant);
+    };
+    run.measure = [this, &db, &compile, &fs, states, what](CompileStage::Ticket ticket) {
+      ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
+      const auto t0 = Clock::now();
+      auto outcomes = compile.collect(ticket, [&](size_t done, size_t total) {
+        line.update({what, done, total, seconds_since(t0)});
+      });
+      line.finish();
+      std::vector<std::vector<TrialResult>> results(states->size());
+      if (!device_) return results;
+      for (size_t p = 0; p < states->size(); ++p)
+        results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p]);
+      return results;
+    };
+    run.finished = [this, &db, &group, &fs, states, reports, expired](uint64_t asked) {
+      unfinished_families_.erase(unfinished_families_.find(fs.space.template_name()));
+      ++pairs_total_;
+      if (*expired) {
+        ++pairs_stopped_;
+        spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
+                     fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
+      }
+      if (!reports) return;
+      if (device_)
+        for (ProblemState& st : *states) reports->push_back(finish_problem(db, st));
+      *states = {};  // the group is done: let its kept cubins go
+    };
+    return run;
+  }
+
+  // The pair's strategy: the shipped defaults, then the configured strategy over the legal
+  // configs, this session's share of them and, with a time budget, this pair's share of it.
+  std::unique_ptr<Strategy> pair_strategy(TuningDb& db, const VariantGroup& group, FamilySpace& fs,
+                                          const std::vector<ProblemState>& states, bool* expired) {
     if (!fs.enumeration) {
       fs.enumeration = fs.space.enumerate(limits_);
       for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
@@ -410,53 +474,23 @@ class Session {
     std::unique_ptr<Strategy> strategy =
         seeded_strategy(default_configs(fs, group.variant.types),
                         make_strategy(opt_.strategy, legal, budget, opt_.seed,
-                                      strategy_context(db, group, fs, *states)));
+                                      strategy_context(db, group, fs, states)));
     // Identical GPUs share the configs out (--devices): this session measures its share.
     strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
-    bool expired = false;
     if (opt_.time_budget_s > 0) {
-      // An even share of what is left for each pair still to tune: one that finishes early
-      // leaves its time to the others.
+      // An even share of what is left for this pair and those after it: one that finishes
+      // early leaves its time to the others. The pairs before have asked for all they will.
       const double left = opt_.time_budget_s - seconds_since(time_started_);
       const double share = std::max(0.0, left) / double(std::max<size_t>(1, pairs_left_));
       strategy =
           time_limited(std::move(strategy),
-                       Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)), &expired);
+                       Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)), expired);
     }
+    --pairs_left_;
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
                  legal.size(), opt_.strategy);
-    // Batches of a few compiles per job: the model strategy learns between them.
-    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
-    const std::string what =
-        fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
-                    group.variant.layout(), limits_.arch);
-    const uint64_t asked = run_pipelined(
-        *strategy, batch,
-        [&](const std::vector<KernelConfig>& c) {
-          return compile.submit(*fs.family, c, group.variant);
-        },
-        [&](CompileStage::Ticket ticket) {
-          ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
-          const auto t0 = Clock::now();
-          auto outcomes = compile.collect(ticket, [&](size_t done, size_t total) {
-            line.update({what, done, total, seconds_since(t0)});
-          });
-          line.finish();
-          std::vector<std::vector<TrialResult>> results(states->size());
-          if (!device_) return results;
-          for (size_t p = 0; p < states->size(); ++p)
-            results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p]);
-          return results;
-        });
-    --pairs_left_;
-    ++pairs_total_;
-    if (expired) {
-      ++pairs_stopped_;
-      spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
-                   fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
-    }
-    return asked;
+    return strategy;
   }
 
   // What the model strategies need besides the configs: the problems, the family, the
@@ -693,8 +727,11 @@ class Session {
   TrialCounts counts_;
   SessionTotals totals_;
   Clock::time_point time_started_;  // the time budget's start
-  size_t pairs_left_ = 0;           // (variant, family) runs still to tune
+  size_t pairs_left_ = 0;           // (variant, family) runs not yet started
   size_t pairs_total_ = 0, pairs_stopped_ = 0;
+  // The pair sequence's place: the group and family of the next pair to start.
+  size_t next_group_ = 0, next_family_ = 0;
+  std::multiset<std::string> unfinished_families_;  // template names of pairs started, not finished
 };
 
 }  // namespace
