@@ -9,19 +9,13 @@
 // matrix descriptors name (no TMA: its descriptors need the driver API). 16-bit operands are
 // read in the caller's layout (K-major, or MN-major through the descriptors' transpose bits)
 // with 16-byte copies that zero-fill past the matrix edges: any M, N, K, with A and B aligned
-// to 16 bytes. PACK=1 first copies A and B into the workspace, padded with zeros to whole
-// tiles, and the main loop reads those with unpredicated 16-byte copies: 16-bit operands in
-// the caller's layout (the transpose bits read MN-major tiles, so the pack is a plain streaming
-// copy; any element alignment), f32 ones K-major as A [m][k] and B [n][k], rounded to tf32
-// (common/pack_operand.cuh, entries gemm_wgmma_pack_a/_b). tf32 with PACK=0 reads the caller's
-// f32 operands in place (any 4-byte alignment): wgmma's tf32 reads K-major tiles only, so
-// an MN-major operand is transposed on the way in by 4-byte copies (each warp an 8-row x 4-k
-// block: 32-byte runs of global memory, 32 distinct banks), and a K-major one is copied 4 bytes
-// at a time too (each warp 128 contiguous bytes of a row), whatever its alignment. The
-// tensor cores then use the top 19 bits of each f32 (truncation to tf32, where the pack rounds
-// to nearest): two launches and their 2 x (M + N) x K x 4 bytes of traffic saved for a little
-// accuracy. f32x3 (3xTF32) always packs (PACK=1): two planes of each, big = tf32(x) and small =
-// tf32(x - big), stages all four tiles
+// to 16 bytes. PACK=1 serves 16-bit operands of any alignment: A and B are first copied into
+// the workspace in the caller's layout (no transpose: the transpose bits read MN-major tiles,
+// so the pack is a plain streaming copy), padded with zeros to whole tiles, and the main loop
+// reads those with unpredicated 16-byte copies. tf32 needs K-major operands: A and B are
+// always packed into the workspace as A [m][k] and B [n][k] rounded to tf32
+// (common/pack_operand.cuh, entries gemm_wgmma_pack_a/_b), so PACK is for 16-bit types only. f32x3
+// (3xTF32) packs two planes of each, big = tf32(x) and small = tf32(x - big), stages all four tiles
 // and issues small*big, big*small and big*big per k-step; each slice sums in a second accumulator
 // set (zeroed by the first wgmma's scale-d = 0) that is added into the result with a rounded FADD,
 // since the tensor cores' f32 sums truncate. SPLIT_K > 1 (f32 C only) cuts the slices over
@@ -52,7 +46,7 @@
 #define SWIZZLE 8  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
 #endif
 #ifndef PACK
-#define PACK 0  // 1: A and B copied into the workspace (any alignment; f32 as K-major tf32) first
+#define PACK 0  // 1: 16-bit A and B copied into the workspace (any alignment) before the loop
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1  // K slices cut over gridDim.z, each block's sum added into an f32 C (atomics)
@@ -64,18 +58,14 @@
 #define BK (ROW_BYTES / ELEM_BYTES)             // K depth of a slice: 64 16-bit, 32 tf32
 #define WK (ELEM_BYTES == 2 ? 16 : 8)           // K of one wgmma: k16, or k8 for tf32
 #define THREADS (WGS * 128)
-#define WG_ROWS (BM / WGS)          // rows of C per warpgroup
-#define MT (WG_ROWS / 64)           // m64 wgmma tiles per warpgroup
+#define WG_ROWS (BM / WGS)  // rows of C per warpgroup
+#define MT (WG_ROWS / 64)   // m64 wgmma tiles per warpgroup
+// The layout the main loop reads: tf32 reads the packed A [m][k] and B [n][k] (K-major).
 #define F32X3 (TGEMM_COMPUTE == 2)  // 3xTF32: big and small planes of each operand
 #define PLANES (F32X3 ? 2 : 1)
-#define PACKED (PACK == 1)  // the loop reads tile-padded workspace copies
-// The shared tiles' layout (what the descriptors name): tf32 reads K-major tiles only.
+#define PACKED (ELEM_BYTES == 4 || PACK == 1)  // the loop reads tile-padded workspace copies
 #define K_MAJOR_A (TGEMM_TYPE_A == 0 || TGEMM_OP_A == 0)
 #define K_MAJOR_B (TGEMM_TYPE_A == 0 || TGEMM_OP_B == 1)
-// tf32 read in place: the caller's layouts (A [m][k] for op N, B [n][k] for op T).
-#define DIRECT_TF32 (ELEM_BYTES == 4 && !PACKED)
-#define SRC_K_MAJOR_A (TGEMM_OP_A == 0)
-#define SRC_K_MAJOR_B (TGEMM_OP_B == 1)
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define PLANE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // A then B tiles of one plane
@@ -99,7 +89,9 @@ static_assert(MT * BN / 2 * PLANES <= 128,
 static_assert(STAGES >= 3 && STAGES <= 5, "STAGES must be 3..5");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(PACK == 0 || PACK == 1, "PACK must be 0 or 1");
-static_assert(!F32X3 || PACK == 1, "f32x3 splits A and B into two tf32 planes in the pack: PACK=1");
+static_assert(
+    PACK == 0 || ELEM_BYTES == 2,
+    "f32 inputs are always packed (K-major, rounded to tf32): PACK=1 is for 16-bit types");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(SPLIT_K == 1 || TGEMM_TYPE_C == 0,
               "split-K adds into C with f32 atomics: C must be f32");
@@ -172,80 +164,6 @@ struct SliceCopy {
       const int bytes = r < rows_left ? row_bytes : 0;
       const char* from = bytes > 0 ? src + r * ld_bytes + 16 * c : src;
       copy16(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
-    }
-  }
-};
-
-// 4 bytes global -> shared, read when `in`, else zero (src is then any valid address).
-__device__ __forceinline__ void copy4(unsigned dst, const void* src, bool in) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-               "r"(in ? 4 : 0));
-}
-// v, as a value the compiler cannot see through: the 4-byte copies' addresses are derived from
-// it in every slice, where hoisted out of the K loop they would hold dozens of 64-bit
-// addresses live (211 registers for a 128x64 tile, and ptxas serialized its wgmmas).
-__device__ __forceinline__ long long opaque(long long v) {
-  asm volatile("" : "+l"(v));
-  return v;
-}
-__device__ __forceinline__ unsigned opaque(unsigned v) {
-  asm volatile("" : "+r"(v));
-  return v;
-}
-
-// tf32 read in place (PACK=0): one operand's slice, ROWS rows (of C's M or N) by BK = 32 k, into
-// the K-major swizzled tile from the caller's f32 layout. Element (r, k) lands at shared byte
-// r * 128 + ((k / 4) ^ (r % 8)) * 16 + (k % 4) * 4. `src` is the slice's element (0, 0);
-// rows_left / k_left: what lies inside the matrix from there (zero-filled beyond). Every copy
-// is predicated, interior ones too: a branch to an unchecked path, taken while the previous
-// slice's wgmmas are in flight, makes ptxas serialize the wgmmas (C7515).
-template <int ROWS>
-struct Tf32SliceCopy {
-  static constexpr int kWarps = THREADS / 32;
-  static_assert(ROWS % kWarps == 0, "each warp copies whole rows");
-  // Stored [rows][k], any alignment: each warp copies the 32 k of one row (128 contiguous bytes
-  // in, 32 distinct banks out).
-  __device__ __forceinline__ static void k_major(unsigned dst, const float* src, long long ld,
-                                                 int rows_left, int k_left) {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const long long step = opaque(kWarps * ld);
-    const float* from = src + opaque(warp * ld + lane);  // row warp, k lane
-    // Row r = warp + i * kWarps: r % 8 = warp ^ (i * kWarps % 8) (warp < kWarps, 4 or 8), so
-    // every copy's shared address is one of two per-thread bases plus a constant.
-    const unsigned base = dst + opaque(unsigned(warp * ROW_BYTES + (lane % 4) * 4));
-    const unsigned chunk = opaque(unsigned(((lane / 4) ^ warp) * 16));
-#pragma unroll
-    for (int i = 0; i < ROWS / kWarps; ++i, from += step) {
-      const int r = warp + i * kWarps;
-      const bool in = r < rows_left && lane < k_left;
-      const unsigned to = base + i * kWarps * ROW_BYTES + (chunk ^ ((i * kWarps % 8) * 16));
-      copy4(to, in ? from : src, in);
-    }
-  }
-  // Stored [k][rows]: transposed by the copies. Each warp instruction takes an 8-row x 4-k block
-  // (lane: row lane % 8, k lane / 8): 4 runs of 32 bytes in, 32 distinct banks out (the rows'
-  // swizzles differ and so do the k % 4), where a 32-row run of one k would hit 8 banks 4 times.
-  __device__ __forceinline__ static void mn_major(unsigned dst, const float* src, long long ld,
-                                                  int rows_left, int k_left) {
-    constexpr int kRowBlocks = ROWS / 8, kBlocks = kRowBlocks * (BK / 4);
-    static_assert(kRowBlocks % kWarps == 0, "the 8 x 4 blocks must split over the warps");
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const long long k_step = opaque(4 * ld);  // between 4-k groups
-    const float* from = src + opaque((lane / 8) * ld + warp * 8 + lane % 8);
-    // Block warp + i * kWarps: row block rb = warp + rc, k group kb (rc, kb constants of i);
-    // row r = rb * 8 + lane % 8, k = kb * 4 + lane / 8, at shared byte rb * 1024 +
-    // (lane % 8) * 128 + ((kb ^ (lane % 8)) * 16) + (lane / 8) * 4: a per-thread base plus
-    // constants.
-    const unsigned base =
-        dst + opaque(unsigned(warp * 8 * ROW_BYTES + (lane % 8) * ROW_BYTES + (lane / 8) * 4));
-    const unsigned chunk = opaque(unsigned((lane % 8) * 16));
-#pragma unroll
-    for (int i = 0; i < kBlocks / kWarps; ++i) {
-      const int rc = i * kWarps % kRowBlocks, kb = i * kWarps / kRowBlocks;
-      const int r = (warp + rc) * 8 + lane % 8, k = kb * 4 + lane / 8;
-      const bool in = r < rows_left && k < k_left;
-      const unsigned to = base + rc * 8 * ROW_BYTES + (chunk ^ (kb * 16));
-      copy4(to, in ? from + kb * k_step + rc * 8 : src, in);
     }
   }
 };
@@ -472,25 +390,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   }
   // Slice kt (of all K) of A and B into the shared tile at `at`, bounded by the matrix edges
   // (the packed copies are whole tiles: no bounds).
-  // tf32 read in place, each operand from its own layout.
-  auto copy_direct_tf32 = [&](int kt, unsigned at) {
-    const int k0 = kt * BK;
-    const float* fa = static_cast<const float*>(p.a);
-    const float* fb = static_cast<const float*>(p.b);
-    using CopyA = Tf32SliceCopy<BM>;
-    using CopyB = Tf32SliceCopy<BN>;
-    if (SRC_K_MAJOR_A)
-      CopyA::k_major(at, fa + (long long)m0 * lda + k0, lda, p.m - m0, p.k - k0);
-    else
-      CopyA::mn_major(at, fa + (long long)k0 * lda + m0, lda, p.m - m0, p.k - k0);
-    const unsigned bt = at + A_TILE_BYTES;
-    if (SRC_K_MAJOR_B)
-      CopyB::k_major(bt, fb + (long long)n0 * ldb + k0, ldb, p.n - n0, p.k - k0);
-    else
-      CopyB::mn_major(bt, fb + (long long)k0 * ldb + n0, ldb, p.n - n0, p.k - k0);
-  };
   auto copy_plane = [&](int kt, unsigned at, const char* a, const char* b) {
-    if (DIRECT_TF32) return copy_direct_tf32(kt, at);
     const int k0 = kt * BK;
     if (K_MAJOR_A)
       SliceCopy<BM, ROW_BYTES / 16, !PACKED>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,

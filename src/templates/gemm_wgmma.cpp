@@ -1,16 +1,13 @@
 // Host side of gemm_wgmma (kernel_templates/gemm_wgmma.cuh, configs/spaces/gemm_wgmma.yaml):
 // Hopper's warpgroup tensor cores (wgmma, built for sm_90a and stored as sm_90's) for f16 /
 // bf16 (C in the input type or f32), tf32 and f32x3 (3xTF32); one BM x BN tile per block of
-// WGS warpgroups. PACK=0 reads A and B in place: 16-bit ones with 16-byte copies (aligned to 16
-// bytes), tf32 ones with 4- or 16-byte copies (aligned to one f32; the tensor cores truncate
-// them to tf32). PACK=1 copies them first into the workspace (common/pack_operand.cuh): 16-bit
-// ones in their own layout (any element alignment), f32 ones K-major and rounded to tf32,
-// f32x3 as two planes (tf32 big and small parts; f32x3 always packs), which doubles the
-// workspace, the shared memory per stage and the accumulators. SPLIT_K > 1 cuts K over
-// gridDim.z, each block adding its sum into an f32 C with atomics after a C = beta * C launch.
+// WGS warpgroups. 16-bit operands are read in place with 16-byte copies (A and B aligned to 16
+// bytes), or with PACK=1 copied first into the workspace in their own layout (any element
+// alignment); f32 ones are always packed K-major into the workspace (common/pack_operand.cuh),
+// f32x3 as two planes (tf32 big and small parts), which doubles the workspace, the shared
+// memory per stage and the accumulators. SPLIT_K > 1 cuts K over gridDim.z, each block adding
+// its sum into an f32 C with atomics after a C = beta * C launch.
 #include <fmt/format.h>
-
-#include <algorithm>
 
 #include "kernel_templates/common/pack_layout.h"
 #include "src/core/arch_limits.h"
@@ -64,16 +61,14 @@ class GemmWgmma final : public GemmTemplate {
       return pack == 0 ? std::nullopt : workspace_unsupported(config, problem);
     }
     if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
-      return fmt::format(
-          "{} reads f32 A and B by whole elements: they need 4-byte aligned "
-          "pointers and leading dimensions (have {} and {} bytes)",
-          name(), problem.align_a, problem.align_b);
-    return pack == 0 ? std::nullopt : workspace_unsupported(config, problem);
+      return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
+                         problem.align_a, problem.align_b);
+    return workspace_unsupported(config, problem);
   }
 
   // What the space (which does not know the type) allows but these types cannot use: split-K
-  // into a 16-bit C, tf32 read in place by too few threads for its copies, f32x3 without its
-  // pack (PACK=0), and f32x3 configs whose second accumulator set or plane does not fit.
+  // into a 16-bit C, PACK=1 of f32 operands, and f32x3 configs whose second accumulator set or
+  // plane does not fit.
   std::optional<std::string> types_unsupported_by(const KernelConfig& config,
                                                   const GemmTypes& types,
                                                   const std::string& arch) const override {
@@ -82,20 +77,13 @@ class GemmWgmma final : public GemmTemplate {
           "SPLIT_K={} adds each block's K slices into C with f32 atomics; C is {} (split-K "
           "serves an f32 C: tf32, f32x3, f16_out_f32, bf16_out_f32; use SPLIT_K=1)",
           split_k(config), to_string(types.c));
-    const int64_t pack = config.get_or("PACK", 0);
-    if (types.compute == ComputeType::tf32 && pack == 0 && config.get("WGS") == 1 &&
-        std::max(config.get("BM"), config.get("BN")) == 256)
+    // One kernel, one measurement: the f32 path packs whatever PACK says.
+    if (types.a == DType::f32 && config.get_or("PACK", 0) != 0)
       return fmt::format(
-          "tf32 read in place (PACK=0) copies 4 bytes at a time: a 256-row slice over one "
-          "warpgroup is 64 copies per thread beside 128 accumulators, which spills (BM={} BN={}; "
-          "use WGS=2 or PACK=1)",
-          config.get("BM"), config.get("BN"));
-    if (types.compute != ComputeType::f32x3) return std::nullopt;
-    if (pack != 1)
-      return fmt::format(
-          "f32x3 splits A and B into big and small tf32 planes in the pack: {} needs PACK=1 "
-          "for {} (PACK=0 reads them in place, for tf32 and 16-bit types)",
+          "{} always packs f32 operands (K-major, rounded to tf32): PACK=1 would measure the "
+          "PACK=0 kernel of {} again; PACK=1 is for f16 and bf16",
           name(), types.name());
+    if (types.compute != ComputeType::f32x3) return std::nullopt;
     const int64_t accumulators =
         config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
     if (accumulators > 128)
@@ -120,15 +108,15 @@ class GemmWgmma final : public GemmTemplate {
     return out;
   }
 
-  // PACK=1, f32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
+  // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
   // main launch; f32x3: each pack's gridDim.z = 2 writes the big plane (z 0), then the small.
-  // 16-bit: both copied as stored (the wgmma transpose bits read MN-major tiles).
+  // 16-bit PACK=1: both copied as stored (the wgmma transpose bits read MN-major tiles).
   // Split-K: C = beta * C first (the blocks add into it), the main launch's grid z = SPLIT_K.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
     if (split_k(config) > 1) plan.add(scale_c_launch(problem, kPrepareEntry));
     const int planes = planes_of(problem);
-    if (packs(config)) {
+    if (packs(config, problem)) {
       const Packed packed = packed_operands(config, problem);
       const int e = element_bytes(problem.types.a);
       const bool f32 = e == 4;
@@ -170,8 +158,10 @@ class GemmWgmma final : public GemmTemplate {
   // Configs stored before SPLIT_K existed run unsplit.
   static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
-  // Whether the operands go through the workspace (f32x3 configs without it are refused).
-  static bool packs(const KernelConfig& config) { return config.get_or("PACK", 0) == 1; }
+  // Whether the operands go through the workspace: f32 always, 16-bit with PACK=1.
+  static bool packs(const KernelConfig& config, const Problem& p) {
+    return p.types.a == DType::f32 || config.get_or("PACK", 0) == 1;
+  }
   static size_t smem_bytes(const KernelConfig& config, int planes) {
     return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
                       kRowBytes +

@@ -178,8 +178,7 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
 // loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (f16 and
-// bf16, misaligned through its own PACK=1; tf32 and f32x3 through their PACK=1 lines), at
-// every size.
+// bf16, misaligned through its own PACK=1; tf32 and f32x3, always packed), at every size.
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);

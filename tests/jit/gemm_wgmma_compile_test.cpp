@@ -1,10 +1,9 @@
 // gemm_wgmma without a GPU: every legal config of its space compiles for sm_90 (as sm_90a,
 // stored as sm_90's) without spills in every type and layout; the PTX holds wgmma.mma_async;
 // the space and the host side refuse other archs, other types and misaligned operands with a
-// reason; PACK=1 packs A and B first (16-bit in the caller's layout, any alignment; f32 K-major
-// and rounded to tf32), tf32 PACK=0 reads them in place with 4-byte copies (one launch), f32x3
-// refuses PACK=0 (it splits in the pack); SPLIT_K > 1 (f32 C only) adds into C with f32
-// atomics over grid z, after a C = beta * C launch.
+// reason; the tf32 plan packs A and B first, and so does 16-bit PACK=1 (any alignment), in the
+// caller's layout; f32 types refuse PACK=1 (they always pack); SPLIT_K > 1 (f32 C only) adds
+// into C with f32 atomics over grid z, after a C = beta * C launch.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -125,31 +124,6 @@ TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
                                 << names << "first: " << problems.front();
 }
 
-// tf32 read in place: the 4-byte copies of each layout (K-major rows, MN-major transposed)
-// beside the wgmmas of every legal tile, without spills or serialized wgmmas (a branch among
-// the copies serialized them).
-TEST(GemmWgmmaCompile, every_legal_tf32_config_read_in_place_builds_without_spills) {
-  const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
-  std::vector<Case> cases;
-  std::set<std::string> seen;
-  size_t refused = 0;
-  for (const KernelConfig& c : legal) {
-    if (c.get("PACK") != 0 || c.get("STAGES") == 3 || !seen.insert(build_key(c)).second) continue;
-    if (auto why = wgmma().types_unsupported_by(c, gemm_types("tf32"), "sm_90")) {
-      EXPECT_TRUE(contains(*why, "spills")) << *why;  // one warpgroup copying 256 rows
-      ++refused;
-      continue;
-    }
-    const size_t i = cases.size();
-    cases.push_back({c, gemm_types("tf32"), i % 2 ? Op::T : Op::N, (i / 2) % 2 ? Op::T : Op::N});
-  }
-  EXPECT_EQ(refused, 4u) << "256x64 and 64x256 in one warpgroup, 4 and 5 stages";
-  ASSERT_GE(cases.size(), 8u);
-  EXPECT_LE(cases.size(), 40u) << "the case list grew: keep the build time bounded";
-  const auto problems = unclean_builds(cases);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
-}
-
 // ptxas serializes the wgmmas of a three-stage 128x256 f16 build (C7515); the tuner's resource
 // check prunes it rather than measure a kernel whose tensor cores run one wgmma at a time.
 TEST(GemmWgmmaCompile, a_build_with_serialized_wgmmas_is_pruned) {
@@ -202,16 +176,10 @@ TEST(GemmWgmmaPtx, holds_wgmma_with_transpose_bits_and_the_tf32_form) {
   const std::string tn = ptx_of(wgmma_config(128, 128, 1, 4, 8), gemm_types("bf16"), Op::T, Op::T);
   EXPECT_TRUE(contains(tn, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
   EXPECT_TRUE(contains(tn, "p, 1, 1, 1, 0;")) << "A M-major, B K-major";
-  const std::string packed =
-      ptx_of(wgmma_config(128, 128, 2, 4, 8, 1), gemm_types("tf32"), Op::N, Op::N);
-  EXPECT_TRUE(contains(packed, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
-  EXPECT_TRUE(contains(packed, "cvt.rna.tf32.f32")) << "the pack rounds";
-  EXPECT_FALSE(contains(packed, "cp.async.ca.shared.global")) << "PACK=1 copies 16 bytes";
-  const std::string direct =
+  const std::string tf32 =
       ptx_of(wgmma_config(128, 128, 2, 4, 8), gemm_types("tf32"), Op::N, Op::N);
-  EXPECT_TRUE(contains(direct, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
-  EXPECT_TRUE(contains(direct, "cp.async.ca.shared.global")) << "PACK=0 reads f32 in place";
-  EXPECT_TRUE(contains(direct, "], 4, ")) << "4-byte copies";
+  EXPECT_TRUE(contains(tf32, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
+  EXPECT_TRUE(contains(tf32, "cvt.rna.tf32.f32")) << "the pack rounds";
 }
 
 // PACK=1's main loop reads whole padded tiles: its copies take no zero-fill size operand.
@@ -295,7 +263,7 @@ TEST(GemmWgmmaHost, refuses_ffma_f32_and_misaligned_16_bit_operands) {
   EXPECT_TRUE(wgmma().unsupported_reason(c, tf32, "sm_90"));
 }
 
-TEST(GemmWgmmaHost, plans_one_launch_in_place_and_the_two_packs_first_with_pack_1) {
+TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32) {
   const KernelConfig c = wgmma_config(128, 256, 2, 4, 8);
   const Problem f16 = Problem::packed(gemm_types("f16"), Op::N, Op::T, 1000, 1000, 520);
   const LaunchPlan one = wgmma().plan_launch(c, f16);
@@ -308,14 +276,9 @@ TEST(GemmWgmmaHost, plans_one_launch_in_place_and_the_two_packs_first_with_pack_
   EXPECT_EQ(one.launches[0].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024));
   EXPECT_EQ(wgmma().block_resources(c).dynamic_smem_bytes, one.launches[0].smem_bytes);
 
-  // tf32 NN, PACK=1: A is K-major already (a plain copy), B is transposed (32 x 8 thread
-  // tiles); PACK=0 reads both in place.
+  // tf32 NN: A is K-major already (a plain copy), B is transposed (32 x 8 thread tiles).
   const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1000, 1000, 520);
-  const LaunchPlan direct = wgmma().plan_launch(c, tf32);
-  ASSERT_EQ(direct.count, 1);
-  EXPECT_EQ(direct.workspace_bytes, 0u);
-  EXPECT_EQ(direct.launches[0].smem_bytes, one.launches[0].smem_bytes);
-  const LaunchPlan three = wgmma().plan_launch(wgmma_config(128, 256, 2, 4, 8, 1), tf32);
+  const LaunchPlan three = wgmma().plan_launch(c, tf32);
   ASSERT_EQ(three.count, 3);
   EXPECT_EQ(three.launches[0].entry, 1);
   EXPECT_EQ(three.launches[0].block[0], 256u);
@@ -332,8 +295,8 @@ TEST(GemmWgmmaHost, plans_one_launch_in_place_and_the_two_packs_first_with_pack_
 }
 
 // PACK=1 reads any element-aligned 16-bit A and B (the packs take them); PACK=0 still needs
-// 16 bytes. tf32 takes both (any f32 alignment); f32x3 splits in the pack, so PACK=0 is refused.
-TEST(GemmWgmmaHost, pack_1_takes_misaligned_16_bit_operands_and_f32x3_needs_it) {
+// 16 bytes; f32 types always pack, so PACK=1 would measure their one kernel twice.
+TEST(GemmWgmmaHost, pack_1_takes_misaligned_16_bit_operands_and_refuses_f32_types) {
   const KernelConfig plain = wgmma_config(128, 256, 2, 4, 8),
                      pack = wgmma_config(128, 256, 2, 4, 8, 1);
   for (const char* types : {"f16", "bf16", "f16_out_f32", "bf16_out_f32"}) {
@@ -349,21 +312,15 @@ TEST(GemmWgmmaHost, pack_1_takes_misaligned_16_bit_operands_and_f32x3_needs_it) 
                   "sm_90"),
               std::nullopt);
   }
-  Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 4095, 4095, 4095);
-  tf32.align_a = tf32.align_b = 4;
-  for (int64_t pack : {0, 1})
-    EXPECT_EQ(wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1, pack), tf32, "sm_90"),
-              std::nullopt)
-        << "PACK=" << pack;
-  const GemmTypes x3 = gemm_types("f32x3");
-  const Problem f32x3 = Problem::packed(x3, Op::N, Op::N, 4096, 4096, 4096);
-  EXPECT_EQ(wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1, 1), f32x3, "sm_90"),
-            std::nullopt);
-  const auto why = wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1), f32x3, "sm_90");
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "needs PACK=1")) << *why;
-  EXPECT_TRUE(wgmma().types_unsupported_by(wgmma_config(64, 64, 1, 5, 1), x3, "sm_90"))
-      << "the tuner skips it unbuilt";
+  for (const char* types : {"tf32", "f32x3"}) {
+    SCOPED_TRACE(types);
+    const auto why = wgmma().unsupported_reason(
+        wgmma_config(64, 64, 1, 5, 1, 1),
+        Problem::packed(parse_gemm_types(types), Op::N, Op::N, 4096, 4096, 4096), "sm_90");
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "always packs f32")) << *why;
+    EXPECT_TRUE(contains(*why, "PACK=1 is for f16 and bf16")) << *why;
+  }
   const auto bad = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 2),
                                               misaligned("f16", Op::N, Op::N, 64, 64, 64), "sm_90");
   ASSERT_TRUE(bad);
@@ -422,25 +379,25 @@ TEST(GemmWgmmaHost, plans_pack_1_as_two_plain_copies_in_the_callers_layout) {
 // f32x3: a second accumulator set and two planes per stage; the space allows what fits one.
 TEST(GemmWgmmaHost, refuses_f32x3_configs_over_64_accumulators_or_with_two_planes_too_big) {
   const Problem p = Problem::packed(gemm_types("f32x3"), Op::N, Op::N, 4096, 4096, 4096);
-  const auto acc = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 1), p, "sm_90");
+  const auto acc = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8), p, "sm_90");
   ASSERT_TRUE(acc);
   EXPECT_TRUE(contains(*acc, "accumulator")) << *acc;
-  EXPECT_TRUE(wgmma().unsupported_reason(wgmma_config(128, 128, 1, 3, 8, 1), p, "sm_90"));
+  EXPECT_TRUE(wgmma().unsupported_reason(wgmma_config(128, 128, 1, 3, 8), p, "sm_90"));
   // 128 x 128, 4 stages: 2 * 4 * 256 rows of 128 bytes + 1 KiB, over sm_90's 227 KiB.
-  const auto smem = wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8, 1), p, "sm_90");
+  const auto smem = wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8), p, "sm_90");
   ASSERT_TRUE(smem);
   EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
   EXPECT_TRUE(contains(*smem, "263168")) << *smem;
-  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 3, 8, 1), p, "sm_90"));
-  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1, 1), p, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 3, 8), p, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(64, 64, 1, 5, 1), p, "sm_90"));
   // The same configs compute tf32.
   const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 4096, 4096, 4096);
-  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 1), tf32, "sm_90"));
-  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8, 1), tf32, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8), tf32, "sm_90"));
+  EXPECT_FALSE(wgmma().unsupported_reason(wgmma_config(128, 128, 2, 4, 8), tf32, "sm_90"));
 }
 
 TEST(GemmWgmmaHost, plans_f32x3_packs_of_two_planes_and_twice_the_stage_bytes) {
-  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8, 1);
+  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8);
   const Problem p = Problem::packed(gemm_types("f32x3"), Op::T, Op::N, 1000, 1000, 520);
   const LaunchPlan plan = wgmma().plan_launch(c, p);
   ASSERT_EQ(plan.count, 3);
@@ -481,13 +438,13 @@ TEST(GemmWgmmaCompile, f32x3_builds_for_sm_90_without_spills_or_serialized_wgmma
   }
   ASSERT_GE(cases.size(), 4u);
   for (Op a : {Op::N, Op::T})
-    for (Op b : {Op::N, Op::T}) cases.push_back({wgmma_config(128, 128, 2, 3, 8, 1), types, a, b});
+    for (Op b : {Op::N, Op::T}) cases.push_back({wgmma_config(128, 128, 2, 3, 8), types, a, b});
   const auto problems = unclean_builds(cases);
   EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
 }
 
 TEST(GemmWgmmaPtx, f32x3_splits_in_the_pack_and_sums_three_tf32_wgmmas_per_k_step) {
-  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8, 1);
+  const KernelConfig c = wgmma_config(128, 128, 2, 3, 8);
   const std::string x3 = ptx_of(c, gemm_types("f32x3"), Op::N, Op::T);
   const std::string tf32 = ptx_of(c, gemm_types("tf32"), Op::N, Op::T);
   const std::string wg = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32";
@@ -537,11 +494,8 @@ TEST(GemmWgmmaCompile, split_k_builds_for_f32_c_types_in_every_layout_without_sp
   std::vector<Case> cases;
   for (const char* types : {"tf32", "f32x3", "f16_out_f32"})
     for (Op a : {Op::N, Op::T})
-      for (Op b : {Op::N, Op::T}) {
-        KernelConfig c = configs[cases.size() % configs.size()];
-        if (std::string(types) == "f32x3") c.set("PACK", 1);  // f32x3 splits in the pack
-        cases.push_back({c, parse_gemm_types(types), a, b});
-      }
+      for (Op b : {Op::N, Op::T})
+        cases.push_back({configs[cases.size() % configs.size()], parse_gemm_types(types), a, b});
   for (Op a : {Op::N, Op::T})  // PACK=1's unbounded copies, split into an f32 C
     cases.push_back({wgmma_config(128, 64, 1, 4, 1, 1, 4), gemm_types("bf16", "f32"), a, a});
   const auto problems = unclean_builds(cases);
@@ -585,9 +539,7 @@ TEST(GemmWgmmaHost, plans_split_k_as_prepare_c_first_then_the_packs_and_grid_z) 
   EXPECT_EQ(wgmma().tile(wgmma_config(128, 128, 2, 4, 8)).split_k, 1);
 
   const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1000, 1000, 520);
-  KernelConfig packed = c;
-  packed.set("PACK", 1);
-  const LaunchPlan plan = wgmma().plan_launch(packed, tf32);
+  const LaunchPlan plan = wgmma().plan_launch(c, tf32);
   ASSERT_EQ(plan.count, 4);
   EXPECT_EQ(plan.launches[0].entry, 3);
   EXPECT_EQ(plan.launches[0].block[0], 256u);
@@ -598,11 +550,6 @@ TEST(GemmWgmmaHost, plans_split_k_as_prepare_c_first_then_the_packs_and_grid_z) 
   EXPECT_EQ(plan.launches[3].grid[0], 8u);  // 1000 / 128, rounded up
   // The packs cover all of K once, whatever the split: A and B 1024 x 544 f32.
   EXPECT_EQ(plan.workspace_bytes, size_t(2 * 1024 * 544 * 4));
-  const LaunchPlan direct = wgmma().plan_launch(c, tf32);  // read in place
-  ASSERT_EQ(direct.count, 2);
-  EXPECT_EQ(direct.launches[0].entry, 3);
-  EXPECT_EQ(direct.launches[1].entry, 0);
-  EXPECT_EQ(direct.workspace_bytes, 0u);
 
   const Problem f16 = Problem::packed(gemm_types("f16", "f32"), Op::N, Op::T, 1000, 1000, 520);
   const LaunchPlan two = wgmma().plan_launch(c, f16);
@@ -633,8 +580,7 @@ TEST(GemmWgmmaHost, refuses_split_k_into_a_16_bit_c_and_takes_every_f32_c) {
   }
   for (const char* types : {"tf32", "f32x3", "f16_out_f32", "bf16_out_f32"}) {
     SCOPED_TRACE(types);
-    const int64_t pack = std::string(types) == "f32x3" ? 1 : 0;  // f32x3 splits in the pack
-    const KernelConfig fits = wgmma_config(128, 64, 1, 4, 1, pack, 16);
+    const KernelConfig fits = wgmma_config(128, 64, 1, 4, 1, 0, 16);
     EXPECT_EQ(
         wgmma().unsupported_reason(
             fits, Problem::packed(parse_gemm_types(types), Op::T, Op::N, 64, 64, 4096), "sm_90"),
