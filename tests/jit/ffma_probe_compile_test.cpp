@@ -1,10 +1,12 @@
-// The ceilings probe's FFMA peak kernel compiles through NVRTC for every target arch (on a
-// GPU, an option NVRTC refuses once sent the probe to its cuBLAS fallback without notice).
+// The measuring kernels compile through NVRTC for every target arch: the ceilings probe's FFMA
+// peak (on a GPU, an option NVRTC refuses once sent the probe to its cuBLAS fallback without
+// notice) and the timer's L2 flush, which reads a buffer and writes nothing back.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "tuner/evaluate/ceiling_probe.h"
+#include "tuner/evaluate/interleaved_timer.h"
 
 namespace tgemm {
 namespace {
@@ -15,6 +17,15 @@ TEST(FfmaProbe, the_peak_kernel_compiles_for_sm_75_80_and_90) {
     EXPECT_GT(cubin.size(), 100u) << major << minor;
     const std::string bytes(cubin.begin(), cubin.end());
     EXPECT_NE(bytes.find("ffma_peak"), std::string::npos) << "the entry is in the cubin";
+  }
+}
+
+TEST(L2FlushKernel, compiles_for_sm_75_80_and_90) {
+  for (auto [major, minor] : {std::pair{7, 5}, {8, 0}, {9, 0}}) {
+    const std::vector<char> cubin = L2Flusher::cubin(major, minor);
+    EXPECT_GT(cubin.size(), 100u) << major << minor;
+    const std::string bytes(cubin.begin(), cubin.end());
+    EXPECT_NE(bytes.find("l2_flush_read"), std::string::npos) << "the entry is in the cubin";
   }
 }
 

@@ -73,11 +73,10 @@ extern "C" __global__ void ffma_peak(float* out, int iterations, float seed) {
 
 }  // namespace
 
-std::vector<char> ffma_probe_cubin(int major, int minor) {
+std::vector<char> probe_cubin(const char* source, const char* file, int major, int minor) {
   nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, kFfmaSource, "ffma_peak.cu", 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS)
-    fail("nvrtcCreateProgram failed");
+  if (nvrtcCreateProgram(&program, source, file, 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    fail("nvrtcCreateProgram failed for {}", file);
   const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", major, minor);
   const char* options[] = {arch.c_str()};  // NVRTC optimises by default (and has no -O3)
   const nvrtcResult rc = nvrtcCompileProgram(program, 1, options);
@@ -88,8 +87,12 @@ std::vector<char> ffma_probe_cubin(int major, int minor) {
     nvrtcGetCUBIN(program, cubin.data());
   }
   nvrtcDestroyProgram(&program);
-  if (cubin.empty()) fail("NVRTC could not compile the FFMA kernel ({})", nvrtcGetErrorString(rc));
+  if (cubin.empty()) fail("NVRTC could not compile {} ({})", file, nvrtcGetErrorString(rc));
   return cubin;
+}
+
+std::vector<char> ffma_probe_cubin(int major, int minor) {
+  return probe_cubin(kFfmaSource, "ffma_peak.cu", major, minor);
 }
 
 namespace {

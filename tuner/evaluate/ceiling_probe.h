@@ -12,8 +12,11 @@ namespace tgemm {
 // Uses the current device; never throws (a failure is `error`, and what was reached stays).
 CeilingMeasurements measure_ceilings(int device);
 
-// The FFMA peak kernel (`ffma_peak`) compiled by NVRTC for sm_<major><minor>; no GPU needed.
-// Throws Error when NVRTC refuses it.
+// A small measuring kernel's CUDA source (`file` names it in NVRTC's log) compiled by NVRTC for
+// sm_<major><minor>; no GPU needed. Throws Error when NVRTC refuses it.
+std::vector<char> probe_cubin(const char* source, const char* file, int major, int minor);
+
+// The FFMA peak kernel (`ffma_peak`), through probe_cubin.
 std::vector<char> ffma_probe_cubin(int major, int minor);
 
 }  // namespace tgemm
