@@ -26,6 +26,16 @@ constexpr double kSpillFactor = 3.0;
 // Split-K partials go through L2 atomics or a workspace round trip, at about a third of the
 // copy rate per byte.
 constexpr double kPartialCost = 3.0;
+// Each halving of the copy width below 16 bytes costs about this much more time: on the H200
+// (session 9, exhaustive over deepbench) the same warp-tiled FP32 tile with 4-byte copies ran
+// 1.07-1.19x slower than with 16-byte ones on aligned shapes, a GEMV kernel 1.24x; tf32 wgmma
+// read with 4-byte copies ran 1.8x slower than from a packed copy.
+constexpr double kNarrowCopyCost = 0.05;
+
+// The time factor of a config's copy width (1 for 16-byte copies, 1.15 for 4-byte ones).
+double narrow_copy_factor(int copy_bytes) {
+  return 1.0 + kNarrowCopyCost * (16.0 / double(std::clamp(copy_bytes, 1, 16)) - 1.0);
+}
 
 struct ArchRoofs {
   const char* arch;
@@ -124,8 +134,9 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
 
   // A streaming family reads its operands once at the copy rate; its tile is no register tile.
   // Its blocks each cover t.k of K, so K / t.k partial sums meet in C.
+  const double narrow = narrow_copy_factor(family.copy_bytes(config));
   if (family.bandwidth_bound())
-    return streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count);
+    return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count);
 
   // Compute: each wave puts q blocks on an SM; they share its FFMA rate at the efficiency of
   // the register tile (FFMAs per shared-memory load) and of the warps resident.
@@ -154,7 +165,8 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double memory_s = std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw));
   const double partial_s = partial_bytes(p, t.split_k) / bw;
 
-  double us = (std::max(compute_s, memory_s) + partial_s) * 1e6 + kLaunchUs * plan.count;
+  double us =
+      (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + kLaunchUs * plan.count;
   if (wanted > cap) us *= kSpillFactor;
   return us;
 }

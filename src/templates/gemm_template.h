@@ -67,6 +67,9 @@ class GemmTemplate {
   // Whether the family streams its large operand once at memory bandwidth (GEMV-like) instead
   // of reusing register tiles: the performance model then counts its bytes, not tile FLOPs.
   virtual bool bandwidth_bound() const { return false; }
+  // Bytes per global-memory copy of the main loop (16: 128-bit). Narrower copies move the same
+  // bytes in more instructions, each of which costs issue slots and load-unit throughput.
+  virtual int copy_bytes(const KernelConfig&) const { return 16; }
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.

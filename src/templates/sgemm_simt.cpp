@@ -64,6 +64,8 @@ class SgemmSimt final : public GemmTemplate {
     return r;
   }
 
+  int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
+
   TileShape tile(const KernelConfig& config) const override {
     return tile_from_block_params(config);
   }

@@ -72,6 +72,8 @@ class SgemmWarp final : public GemmTemplate {
     return r;
   }
 
+  int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
+
   TileShape tile(const KernelConfig& config) const override {
     return tile_from_block_params(config);
   }

@@ -111,10 +111,11 @@ TEST(ModelStrategy, a_measured_slowdown_of_a_feature_is_learned) {
   const size_t vec1 = s.index_of(small_space()[0]), vec4 = s.index_of(small_space()[1]);
   ASSERT_EQ(small_space()[0].get("VEC"), 1);
   EXPECT_GT(s.correction(vec1) / s.correction(vec4), 1.3);
-  // A VEC=1 config is estimated slower than its VEC=4 twin now (the model alone cannot
-  // tell them apart), but the ridge keeps it below the full 3x.
-  EXPECT_DOUBLE_EQ(model.predict_us(small_space()[0], problems[0]),
-                   model.predict_us(small_space()[1], problems[0]));
+  // The model alone prices 4-byte copies at 1.15x; the measured 3x is learned on top of that,
+  // and the ridge keeps the estimate below the full 3x.
+  EXPECT_NEAR(model.predict_us(small_space()[0], problems[0]) /
+                  model.predict_us(small_space()[1], problems[0]),
+              1.15, 0.01);
   EXPECT_GT(s.estimate_us(vec1, 0), 1.3 * s.estimate_us(vec4, 0));
   EXPECT_LT(s.estimate_us(vec1, 0), 3.0 * s.estimate_us(vec4, 0));
 }

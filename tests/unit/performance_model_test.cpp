@@ -138,6 +138,23 @@ TEST(PerformanceModel, a_config_that_cannot_run_the_problem_is_infinitely_slow) 
 // gemv_simt streams A once: before it said so (bandwidth_bound), the model priced its narrow
 // tile as a register tile doing K / KB times the work, 1366 us for 6144x4x2048 (29 us on the
 // H200). Now: its bytes at the copy rate, its launches, and the K slices' partial sums.
+// The same tile with 4-byte copies moves its bytes in four times the instructions: slower by
+// about what the H200 showed (1.07-1.19x for sgemm_warp on aligned deepbench shapes).
+TEST(PerformanceModel, narrower_copies_of_the_same_tile_are_predicted_slower) {
+  const PerformanceModel model = h200_model();
+  KernelConfig wide = sgemm_config(), narrow = sgemm_config();
+  wide.set("VEC", 4);
+  narrow.set("VEC", 1);
+  const Problem p = nn(1760, 128, 1760);
+  const double ratio = model.predict_us(narrow, p) / model.predict_us(wide, p);
+  EXPECT_GT(ratio, 1.08);
+  EXPECT_LT(ratio, 1.2);
+  EXPECT_EQ(template_named("sgemm_warp").copy_bytes(
+                KernelConfig::from_params_text("sgemm_warp", "VEC=2")),
+            8);
+  EXPECT_EQ(template_named("gemm_wgmma").copy_bytes(KernelConfig{}), 16);
+}
+
 TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {
   ModelContext ctx;
   ctx.family = &template_named("gemv_simt");
