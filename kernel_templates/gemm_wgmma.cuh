@@ -12,9 +12,14 @@
 // to 16 bytes. PACK=1 serves 16-bit operands of any alignment: A and B are first copied into
 // the workspace in the caller's layout (no transpose: the transpose bits read MN-major tiles,
 // so the pack is a plain streaming copy), padded with zeros to whole tiles, and the main loop
-// reads those with unpredicated 16-byte copies. tf32 needs K-major operands: A and B are
-// always packed into the workspace as A [m][k] and B [n][k] rounded to tf32
-// (common/pack_operand.cuh, entries gemm_wgmma_pack_a/_b), so PACK is for 16-bit types only. f32x3
+// reads those with unpredicated 16-byte copies. tf32 needs K-major operands: with PACK=0, A and
+// B are packed into the workspace as A [m][k] and B [n][k] rounded to tf32
+// (common/pack_operand.cuh, entries gemm_wgmma_pack_a/_b). tf32 PACK=2 packs only an MN-major
+// operand (its transpose) and reads a K-major one in place with 4-byte copies, each warp the 128
+// contiguous bytes of one row (any f32 alignment; the tensor cores use its top 19 bits, a
+// truncation to tf32 where the pack rounds): NT needs no pack at all, NN and TT one. Reading an
+// MN-major operand in place (4-byte copies transposing on the way in) ran 1.8x slower on the H200
+// than its pack, so it is not offered. f32x3
 // (3xTF32) packs two planes of each, big = tf32(x) and small = tf32(x - big), stages all four tiles
 // and issues small*big, big*small and big*big per k-step; each slice sums in a second accumulator
 // set (zeroed by the first wgmma's scale-d = 0) that is added into the result with a rounded FADD,
@@ -46,7 +51,7 @@
 #define SWIZZLE 8  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
 #endif
 #ifndef PACK
-#define PACK 0  // 1: 16-bit A and B copied into the workspace (any alignment) before the loop
+#define PACK 0  // 1: 16-bit A and B packed first (any alignment); 2: tf32 packs MN-major ones only
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1  // K slices cut over gridDim.z, each block's sum added into an f32 C (atomics)
@@ -63,7 +68,13 @@
 // The layout the main loop reads: tf32 reads the packed A [m][k] and B [n][k] (K-major).
 #define F32X3 (TGEMM_COMPUTE == 2)  // 3xTF32: big and small planes of each operand
 #define PLANES (F32X3 ? 2 : 1)
-#define PACKED (ELEM_BYTES == 4 || PACK == 1)  // the loop reads tile-padded workspace copies
+// The operands the loop reads from tile-padded workspace copies: 16-bit ones with PACK=1, f32
+// ones always, but with tf32 PACK=2 only where MN-major (A stored [k][m], B stored [k][n]).
+#define PACKED_A (ELEM_BYTES == 4 ? PACK != 2 || TGEMM_OP_A == 1 : PACK == 1)
+#define PACKED_B (ELEM_BYTES == 4 ? PACK != 2 || TGEMM_OP_B == 0 : PACK == 1)
+// tf32 operands read in place (PACK=2: K-major in the caller's layout).
+#define DIRECT_A (ELEM_BYTES == 4 && !PACKED_A)
+#define DIRECT_B (ELEM_BYTES == 4 && !PACKED_B)
 #define K_MAJOR_A (TGEMM_TYPE_A == 0 || TGEMM_OP_A == 0)
 #define K_MAJOR_B (TGEMM_TYPE_A == 0 || TGEMM_OP_B == 1)
 #define A_TILE_BYTES (BM * ROW_BYTES)
@@ -88,10 +99,12 @@ static_assert(MT * BN / 2 * PLANES <= 128,
               "more than 128 accumulators per thread spill (f32x3 holds two sets)");
 static_assert(STAGES >= 3 && STAGES <= 5, "STAGES must be 3..5");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
-static_assert(PACK == 0 || PACK == 1, "PACK must be 0 or 1");
-static_assert(
-    PACK == 0 || ELEM_BYTES == 2,
-    "f32 inputs are always packed (K-major, rounded to tf32): PACK=1 is for 16-bit types");
+static_assert(PACK >= 0 && PACK <= 2, "PACK must be 0, 1 or 2");
+static_assert(PACK != 1 || ELEM_BYTES == 2,
+              "f32 inputs are packed K-major and rounded to tf32 with PACK=0: PACK=1 is for "
+              "16-bit types");
+static_assert(PACK != 2 || (ELEM_BYTES == 4 && !F32X3),
+              "PACK=2 reads K-major tf32 operands in place: tf32 only (f32x3 splits in the pack)");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(SPLIT_K == 1 || TGEMM_TYPE_C == 0,
               "split-K adds into C with f32 atomics: C must be f32");
@@ -164,6 +177,54 @@ struct SliceCopy {
       const int bytes = r < rows_left ? row_bytes : 0;
       const char* from = bytes > 0 ? src + r * ld_bytes + 16 * c : src;
       copy16(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
+    }
+  }
+};
+
+// 4 bytes global -> shared, read when `in`, else zero (src is then any valid address).
+__device__ __forceinline__ void copy4(unsigned dst, const void* src, bool in) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(in ? 4 : 0));
+}
+// v, as a value the compiler cannot see through: the 4-byte copies' addresses are derived from
+// it in every slice, where hoisted out of the K loop they would hold dozens of 64-bit
+// addresses live (211 registers for a 128x64 tile, and ptxas serialized its wgmmas).
+__device__ __forceinline__ long long opaque(long long v) {
+  asm volatile("" : "+l"(v));
+  return v;
+}
+__device__ __forceinline__ unsigned opaque(unsigned v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
+// tf32 read in place (PACK=2): one K-major operand's slice, ROWS rows (of C's M or N) by BK = 32
+// k, into the K-major swizzled tile. Element (r, k) lands at shared byte
+// r * 128 + ((k / 4) ^ (r % 8)) * 16 + (k % 4) * 4. `src` is the slice's element (0, 0);
+// rows_left / k_left: what lies inside the matrix from there (zero-filled beyond). Every copy
+// is predicated, interior ones too: a branch to an unchecked path, taken while the previous
+// slice's wgmmas are in flight, makes ptxas serialize the wgmmas (C7515).
+template <int ROWS>
+struct Tf32SliceCopy {
+  static constexpr int kWarps = THREADS / 32;
+  static_assert(ROWS % kWarps == 0, "each warp copies whole rows");
+  // Stored [rows][k], any alignment: each warp copies the 32 k of one row (128 contiguous bytes
+  // in, 32 distinct banks out).
+  __device__ __forceinline__ static void k_major(unsigned dst, const float* src, long long ld,
+                                                 int rows_left, int k_left) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const long long step = opaque(kWarps * ld);
+    const float* from = src + opaque(warp * ld + lane);  // row warp, k lane
+    // Row r = warp + i * kWarps: r % 8 = warp ^ (i * kWarps % 8) (warp < kWarps, 4 or 8), so
+    // every copy's shared address is one of two per-thread bases plus a constant.
+    const unsigned base = dst + opaque(unsigned(warp * ROW_BYTES + (lane % 4) * 4));
+    const unsigned chunk = opaque(unsigned(((lane / 4) ^ warp) * 16));
+#pragma unroll
+    for (int i = 0; i < ROWS / kWarps; ++i, from += step) {
+      const int r = warp + i * kWarps;
+      const bool in = r < rows_left && lane < k_left;
+      const unsigned to = base + i * kWarps * ROW_BYTES + (chunk ^ ((i * kWarps % 8) * 16));
+      copy4(to, in ? from : src, in);
     }
   }
 };
@@ -347,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm:
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm::GemmParams p) {
   using namespace tgemm_wgmma;
-  void* const dst = static_cast<char*>(p.workspace) + PLANES * packed_a(p).bytes;
+  void* const dst = static_cast<char*>(p.workspace) + (PACKED_A ? PLANES * packed_a(p).bytes : 0);
   pack(p.b, p.ldb, TGEMM_OP_B, p.n, p.k, dst, packed_b(p));
 }
 
@@ -379,33 +440,45 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   const char* b = static_cast<const char*>(p.b);
   const char *a_small = a, *b_small = b;  // f32x3's small planes
   long long lda = p.lda, ldb = p.ldb;
-  if (PACKED) {
-    const tgemm::PackedLayout la = packed_a(p), lb = packed_b(p);
-    a = static_cast<const char*>(p.workspace);
+  const char* workspace = static_cast<const char*>(p.workspace);  // A's copy, then B's
+  if (PACKED_A) {
+    const tgemm::PackedLayout la = packed_a(p);
+    a = workspace;
     a_small = a + la.bytes;
-    b = a + PLANES * la.bytes;
-    b_small = b + lb.bytes;
     lda = la.ld;
+    workspace += PLANES * la.bytes;
+  }
+  if (PACKED_B) {
+    const tgemm::PackedLayout lb = packed_b(p);
+    b = workspace;
+    b_small = b + lb.bytes;
     ldb = lb.ld;
   }
   // Slice kt (of all K) of A and B into the shared tile at `at`, bounded by the matrix edges
   // (the packed copies are whole tiles: no bounds).
   auto copy_plane = [&](int kt, unsigned at, const char* a, const char* b) {
     const int k0 = kt * BK;
-    if (K_MAJOR_A)
-      SliceCopy<BM, ROW_BYTES / 16, !PACKED>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
-                                                  lda * ELEM_BYTES, p.m - m0,
-                                                  (long long)(p.k - k0) * ELEM_BYTES);
+    if (DIRECT_A)
+      Tf32SliceCopy<BM>::k_major(at, reinterpret_cast<const float*>(a) + (long long)m0 * lda + k0,
+                                 lda, p.m - m0, p.k - k0);
+    else if (K_MAJOR_A)
+      SliceCopy<BM, ROW_BYTES / 16, !PACKED_A>::run(at, a + ((long long)m0 * lda + k0) * ELEM_BYTES,
+                                                    lda * ELEM_BYTES, p.m - m0,
+                                                    (long long)(p.k - k0) * ELEM_BYTES);
     else
-      SliceCopy<BK, BM * ELEM_BYTES / 16, !PACKED>::run(
+      SliceCopy<BK, BM * ELEM_BYTES / 16, !PACKED_A>::run(
           at, a + ((long long)k0 * lda + m0) * ELEM_BYTES, lda * ELEM_BYTES, p.k - k0,
           (long long)(p.m - m0) * ELEM_BYTES);
-    if (K_MAJOR_B)
-      SliceCopy<BN, ROW_BYTES / 16, !PACKED>::run(
+    if (DIRECT_B)
+      Tf32SliceCopy<BN>::k_major(at + A_TILE_BYTES,
+                                 reinterpret_cast<const float*>(b) + (long long)n0 * ldb + k0, ldb,
+                                 p.n - n0, p.k - k0);
+    else if (K_MAJOR_B)
+      SliceCopy<BN, ROW_BYTES / 16, !PACKED_B>::run(
           at + A_TILE_BYTES, b + ((long long)n0 * ldb + k0) * ELEM_BYTES, ldb * ELEM_BYTES,
           p.n - n0, (long long)(p.k - k0) * ELEM_BYTES);
     else
-      SliceCopy<BK, BN * ELEM_BYTES / 16, !PACKED>::run(
+      SliceCopy<BK, BN * ELEM_BYTES / 16, !PACKED_B>::run(
           at + A_TILE_BYTES, b + ((long long)k0 * ldb + n0) * ELEM_BYTES, ldb * ELEM_BYTES,
           p.k - k0, (long long)(p.n - n0) * ELEM_BYTES);
   };

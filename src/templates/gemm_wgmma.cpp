@@ -3,10 +3,11 @@
 // bf16 (C in the input type or f32), tf32 and f32x3 (3xTF32); one BM x BN tile per block of
 // WGS warpgroups. 16-bit operands are read in place with 16-byte copies (A and B aligned to 16
 // bytes), or with PACK=1 copied first into the workspace in their own layout (any element
-// alignment); f32 ones are always packed K-major into the workspace (common/pack_operand.cuh),
-// f32x3 as two planes (tf32 big and small parts), which doubles the workspace, the shared
-// memory per stage and the accumulators. SPLIT_K > 1 cuts K over gridDim.z, each block adding
-// its sum into an f32 C with atomics after a C = beta * C launch.
+// alignment); f32 ones are packed K-major into the workspace (common/pack_operand.cuh), except
+// with tf32 PACK=2, which reads K-major operands in place with 4-byte copies and packs only an
+// MN-major one (NT: no pack); f32x3 as two planes (tf32 big and small parts), which doubles the
+// workspace, the shared memory per stage and the accumulators. SPLIT_K > 1 cuts K over gridDim.z,
+// each block adding its sum into an f32 C with atomics after a C = beta * C launch.
 #include <fmt/format.h>
 
 #include "kernel_templates/common/pack_layout.h"
@@ -46,7 +47,7 @@ class GemmWgmma final : public GemmTemplate {
                                                 const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t pack = config.get_or("PACK", 0);
-    if (pack != 0 && pack != 1) return fmt::format("PACK={} is not 0 or 1", pack);
+    if (pack < 0 || pack > 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
     if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     if (problem.types.a != DType::f32) {
@@ -61,14 +62,16 @@ class GemmWgmma final : public GemmTemplate {
       return pack == 0 ? std::nullopt : workspace_unsupported(config, problem);
     }
     if (problem.align_a % 4 != 0 || problem.align_b % 4 != 0)
-      return fmt::format("the tf32 pack needs A and B aligned to one f32 (have {} and {} bytes)",
-                         problem.align_a, problem.align_b);
+      return fmt::format(
+          "{} reads f32 A and B by whole elements (the pack, or PACK=2's 4-byte copies): they "
+          "need 4-byte aligned pointers and leading dimensions (have {} and {} bytes)",
+          name(), problem.align_a, problem.align_b);
     return workspace_unsupported(config, problem);
   }
 
   // What the space (which does not know the type) allows but these types cannot use: split-K
-  // into a 16-bit C, PACK=1 of f32 operands, and f32x3 configs whose second accumulator set or
-  // plane does not fit.
+  // into a 16-bit C, PACK=1 of f32 operands, PACK=2 of anything but tf32, and f32x3 configs
+  // whose second accumulator set or plane does not fit.
   std::optional<std::string> types_unsupported_by(const KernelConfig& config,
                                                   const GemmTypes& types,
                                                   const std::string& arch) const override {
@@ -77,12 +80,20 @@ class GemmWgmma final : public GemmTemplate {
           "SPLIT_K={} adds each block's K slices into C with f32 atomics; C is {} (split-K "
           "serves an f32 C: tf32, f32x3, f16_out_f32, bf16_out_f32; use SPLIT_K=1)",
           split_k(config), to_string(types.c));
-    // One kernel, one measurement: the f32 path packs whatever PACK says.
-    if (types.a == DType::f32 && config.get_or("PACK", 0) != 0)
+    // One kernel, one measurement: PACK=1 of f32 operands builds the PACK=0 kernel.
+    if (types.a == DType::f32 && config.get_or("PACK", 0) == 1)
       return fmt::format(
-          "{} always packs f32 operands (K-major, rounded to tf32): PACK=1 would measure the "
-          "PACK=0 kernel of {} again; PACK=1 is for f16 and bf16",
+          "{} packs f32 operands with PACK=0 (K-major, rounded to tf32; tf32 PACK=2 reads the "
+          "K-major ones in place): PACK=1 would measure the PACK=0 kernel of {} again; PACK=1 "
+          "is for f16 and bf16",
           name(), types.name());
+    if (config.get_or("PACK", 0) == 2 && types.compute != ComputeType::tf32)
+      return fmt::format(
+          "PACK=2 reads K-major tf32 operands in place (4-byte copies) and packs the others: "
+          "tf32 only, not {} ({})",
+          types.name(),
+          types.compute == ComputeType::f32x3 ? "f32x3 splits each operand in its pack"
+                                              : "16-bit operands take PACK=0 or PACK=1");
     if (types.compute != ComputeType::f32x3) return std::nullopt;
     const int64_t accumulators =
         config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
@@ -109,24 +120,28 @@ class GemmWgmma final : public GemmTemplate {
   }
 
   // tf32: A packed as [m][k] and B as [n][k] (transposing the MN-major ones) before the
-  // main launch; f32x3: each pack's gridDim.z = 2 writes the big plane (z 0), then the small.
-  // 16-bit PACK=1: both copied as stored (the wgmma transpose bits read MN-major tiles).
+  // main launch, with PACK=2 only the MN-major ones; f32x3: each pack's gridDim.z = 2 writes
+  // the big plane (z 0), then the small. 16-bit PACK=1: both copied as stored (the wgmma
+  // transpose bits read MN-major tiles).
   // Split-K: C = beta * C first (the blocks add into it), the main launch's grid z = SPLIT_K.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
     if (split_k(config) > 1) plan.add(scale_c_launch(problem, kPrepareEntry));
     const int planes = planes_of(problem);
-    if (packs(config, problem)) {
-      const Packed packed = packed_operands(config, problem);
-      const int e = element_bytes(problem.types.a);
-      const bool f32 = e == 4;
+    const Packed packed = packed_operands(config, problem);
+    const int e = element_bytes(problem.types.a);
+    const bool f32 = e == 4;
+    if (packs_a(config, problem)) {
       KernelLaunch a = pack_launch(packed.a, e, f32 && problem.op_a == Op::T, 1);
-      KernelLaunch b = pack_launch(packed.b, e, f32 && problem.op_b == Op::N, 2);
-      a.grid[2] = b.grid[2] = unsigned(planes);
+      a.grid[2] = unsigned(planes);
       plan.add(a);
-      plan.add(b);
-      plan.workspace_bytes = workspace_bytes(config, problem);
     }
+    if (packs_b(config, problem)) {
+      KernelLaunch b = pack_launch(packed.b, e, f32 && problem.op_b == Op::N, 2);
+      b.grid[2] = unsigned(planes);
+      plan.add(b);
+    }
+    plan.workspace_bytes = workspace_bytes(config, problem);
     const BlockResources r = block_resources(config);
     plan.add(tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes)));
     return plan;
@@ -158,9 +173,17 @@ class GemmWgmma final : public GemmTemplate {
   // Configs stored before SPLIT_K existed run unsplit.
   static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
-  // Whether the operands go through the workspace: f32 always, 16-bit with PACK=1.
-  static bool packs(const KernelConfig& config, const Problem& p) {
-    return p.types.a == DType::f32 || config.get_or("PACK", 0) == 1;
+  // Whether each operand goes through the workspace: 16-bit ones with PACK=1; f32 ones
+  // always, except K-major ones with PACK=2 (A stored [m][k]: op N; B stored [n][k]: op T).
+  static bool packs_operand(const KernelConfig& config, const Problem& p, bool k_major) {
+    const int64_t pack = config.get_or("PACK", 0);
+    return p.types.a == DType::f32 ? pack != 2 || !k_major : pack == 1;
+  }
+  static bool packs_a(const KernelConfig& c, const Problem& p) {
+    return packs_operand(c, p, p.op_a == Op::N);
+  }
+  static bool packs_b(const KernelConfig& c, const Problem& p) {
+    return packs_operand(c, p, p.op_b == Op::T);
   }
   static size_t smem_bytes(const KernelConfig& config, int planes) {
     return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
@@ -169,7 +192,9 @@ class GemmWgmma final : public GemmTemplate {
   }
   static size_t workspace_bytes(const KernelConfig& config, const Problem& p) {
     const Packed packed = packed_operands(config, p);
-    return size_t(planes_of(p) * (packed.a.bytes + packed.b.bytes));
+    const int64_t a = packs_a(config, p) ? packed.a.bytes : 0;
+    const int64_t b = packs_b(config, p) ? packed.b.bytes : 0;
+    return size_t(planes_of(p) * (a + b));
   }
   std::optional<std::string> workspace_unsupported(const KernelConfig& config,
                                                    const Problem& p) const {

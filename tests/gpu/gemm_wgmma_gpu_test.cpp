@@ -5,8 +5,9 @@
 // SGEMM's error), also on deep K where truncating tensor-core sums would drift; PACK=1 (16-bit
 // A and B packed first) on odd and prime shapes, leading dimensions of row length + 1 and
 // pointers one element off a 16-byte boundary, which PACK=0 refuses; SPLIT_K 2..64 into an f32
-// C (tf32, f32x3, f16_out_f32, bf16_out_f32) with beta != 0, ragged K and empty trailing blocks.
-// Skips without an sm_90 GPU.
+// C (tf32, f32x3, f16_out_f32, bf16_out_f32) with beta != 0, ragged K and empty trailing blocks;
+// tf32 PACK=2 (K-major operands read in place, MN-major ones packed) in every layout, at 4-byte
+// alignment, odd shapes, beta != 0 and split. Skips without an sm_90 GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -219,6 +220,43 @@ TEST_F(GemmWgmmaSplitGpu, split_k_serves_one_deep_tile_and_packed_16_bit_operand
   for (size_t i = 0; i < kPackSplit; ++i)
     EXPECT_EQ((ok_runs_[{kF32x3, i}]), 1) << split_configs()[i].canonical_name();
   for (size_t type : {1, 3}) EXPECT_EQ((ok_runs_[{type, kPackSplit}]), 4) << kTypes[type];
+}
+
+KernelConfig in_place(int64_t bm, int64_t bn, int64_t wgs, int64_t stages, int64_t split_k = 1) {
+  KernelConfig c = wgmma(bm, bn, wgs, stages, split_k == 1 ? 8 : 1);
+  c.set("PACK", 2);
+  c.set("SPLIT_K", split_k);
+  return c;
+}
+
+// tf32 PACK=2: every BN, one and two warpgroups, a one-warpgroup 256-row tile (64 4-byte copies
+// per thread of A), and split K.
+const std::vector<KernelConfig>& in_place_configs() {
+  static const std::vector<KernelConfig> c = {
+      in_place(128, 256, 2, 4),     // 0: the largest tile
+      in_place(128, 64, 2, 5),      // 1: 1023^3's tile
+      in_place(64, 64, 1, 5),       // 2: the smallest
+      in_place(256, 64, 1, 4),      // 3: 256 rows over one warpgroup
+      in_place(128, 64, 1, 4, 16),  // 4: split 16
+  };
+  return c;
+}
+
+using GemmWgmmaInPlaceGpu = WgmmaGpuTest<in_place_configs>;
+
+TEST_F(GemmWgmmaInPlaceGpu, tf32_pack_2_is_correct_at_any_alignment_and_layout) {
+  constexpr size_t kTf32 = 4;
+  ASSERT_EQ(std::string(kTypes[kTf32]), "tf32");
+  const std::vector<Shape> shapes = {{127, 257, 509}, {1023, 1023, 1023}, {1, 7, 3},
+                                     {200, 136, 264}, {97, 61, 131},      {33, 300, 4097}};
+  run_every_layout_and_storage(kTf32, shapes, variant_of);
+  // The one deep tile split-K is for.
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) run_case(kTf32, typed(kTf32, a, b, 128, 128, 65536, 0.0f), 1, 0);
+  expect_no_failures();
+  for (size_t i = 0; i < in_place_configs().size(); ++i)
+    EXPECT_EQ((ok_runs_[{kTf32, i}]), int(4 * shapes.size() * 3 + 4))
+        << in_place_configs()[i].canonical_name();
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // stored as sm_90's) without spills in every type and layout; the PTX holds wgmma.mma_async;
 // the space and the host side refuse other archs, other types and misaligned operands with a
 // reason; the tf32 plan packs A and B first, and so does 16-bit PACK=1 (any alignment), in the
-// caller's layout; f32 types refuse PACK=1 (they always pack); SPLIT_K > 1 (f32 C only) adds
-// into C with f32 atomics over grid z, after a C = beta * C launch.
+// caller's layout; f32 types refuse PACK=1 (PACK=0 packs them); tf32 PACK=2 reads K-major
+// operands in place and packs only MN-major ones, clean in every legal config; SPLIT_K > 1 (f32 C
+// only) adds into C with f32 atomics over grid z, after a C = beta * C launch.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -107,7 +108,8 @@ TEST(GemmWgmmaCompile, every_legal_config_builds_for_sm_90_without_spills) {
   for (const KernelConfig& c : legal) {
     // Three stages are for f32x3 (which copies two ahead); some 16-bit builds of them
     // serialize their wgmmas and are pruned (the test below), so they need not build clean.
-    if (c.get("STAGES") == 3 || !seen.insert(build_key(c)).second) continue;
+    // PACK=2 is tf32's (its own test below).
+    if (c.get("STAGES") == 3 || c.get("PACK") == 2 || !seen.insert(build_key(c)).second) continue;
     // The MN-major 16-bit path (NN: B by its transpose bit) and the K-major one (TN's A is
     // MN-major, B K-major in NT): the copies differ, so do the registers. PACK=1's unbounded
     // copies too, in the other two layouts.
@@ -318,13 +320,13 @@ TEST(GemmWgmmaHost, pack_1_takes_misaligned_16_bit_operands_and_refuses_f32_type
         wgmma_config(64, 64, 1, 5, 1, 1),
         Problem::packed(parse_gemm_types(types), Op::N, Op::N, 4096, 4096, 4096), "sm_90");
     ASSERT_TRUE(why);
-    EXPECT_TRUE(contains(*why, "always packs f32")) << *why;
+    EXPECT_TRUE(contains(*why, "packs f32 operands with PACK=0")) << *why;
     EXPECT_TRUE(contains(*why, "PACK=1 is for f16 and bf16")) << *why;
   }
-  const auto bad = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 2),
+  const auto bad = wgmma().unsupported_reason(wgmma_config(128, 256, 2, 4, 8, 3),
                                               misaligned("f16", Op::N, Op::N, 64, 64, 64), "sm_90");
   ASSERT_TRUE(bad);
-  EXPECT_TRUE(contains(*bad, "PACK=2 is not 0 or 1")) << *bad;
+  EXPECT_TRUE(contains(*bad, "PACK=3 is not 0, 1 or 2")) << *bad;
 }
 
 TEST(GemmWgmmaHost, pack_1_refuses_a_workspace_over_the_cap_naming_the_numbers) {
@@ -614,7 +616,63 @@ TEST(GemmWgmmaSpace, keeps_deep_splits_to_small_tiles_with_a_reason) {
   const auto swizzled = space.rejection(wgmma_config(128, 64, 1, 4, 8, 0, 2), sm90);
   ASSERT_TRUE(swizzled);
   EXPECT_TRUE(contains(*swizzled, "SWIZZLE 1")) << *swizzled;
-  EXPECT_LE(legal.size(), 340u) << "the space grew past what a tune can cover";
+  // Each type builds two of the three PACK values (tf32 0 and 2, 16-bit 0 and 1, f32x3 0).
+  EXPECT_LE(legal.size(), 500u) << "the space grew past what a tune can cover";
+}
+
+// tf32 PACK=2: the K-major operands (A stored [m][k], B stored [n][k]) are read in place, the
+// MN-major ones packed: NT one launch and no workspace, NN and TT one pack, TN both; any f32
+// alignment; other types refuse it before compiling.
+TEST(GemmWgmmaHost, tf32_pack_2_packs_only_the_mn_major_operands) {
+  const KernelConfig c = wgmma_config(128, 128, 2, 4, 8, 2);
+  const GemmTypes tf32 = gemm_types("tf32");
+  auto plan = [&](Op a, Op b) {
+    Problem p = Problem::packed(tf32, a, b, 1000, 1000, 520);
+    p.align_a = p.align_b = 4;
+    EXPECT_EQ(wgmma().unsupported_reason(c, p, "sm_90"), std::nullopt);
+    return wgmma().plan_launch(c, p);
+  };
+  const LaunchPlan nt = plan(Op::N, Op::T);
+  ASSERT_EQ(nt.count, 1);
+  EXPECT_EQ(nt.workspace_bytes, 0u);
+  const LaunchPlan nn = plan(Op::N, Op::N);  // B [k][n]: packed as [n][k], 1024 x 544
+  ASSERT_EQ(nn.count, 2);
+  EXPECT_EQ(nn.launches[0].entry, 2);
+  EXPECT_EQ(nn.workspace_bytes, size_t(1024 * 544 * 4));
+  const LaunchPlan tt = plan(Op::T, Op::T);  // A [k][m]: packed as [m][k]
+  ASSERT_EQ(tt.count, 2);
+  EXPECT_EQ(tt.launches[0].entry, 1);
+  EXPECT_EQ(tt.workspace_bytes, size_t(1024 * 544 * 4));
+  const LaunchPlan tn = plan(Op::T, Op::N);
+  ASSERT_EQ(tn.count, 3);
+  EXPECT_EQ(tn.workspace_bytes, size_t(2 * 1024 * 544 * 4));
+  for (const char* types : {"f16", "bf16_out_f32", "f32x3"}) {
+    const auto why = wgmma().types_unsupported_by(c, parse_gemm_types(types), "sm_90");
+    ASSERT_TRUE(why) << types;
+    EXPECT_TRUE(contains(*why, "tf32 only")) << *why;
+  }
+  const std::string ptx = ptx_of(c, tf32, Op::N, Op::T);
+  EXPECT_TRUE(contains(ptx, "cp.async.ca.shared.global")) << "4-byte copies in place";
+  EXPECT_TRUE(contains(ptx, "], 4, ")) << "4-byte copies in place";
+}
+
+// Every legal PACK=2 config builds clean for tf32, the layouts spread across them (NT reads
+// both operands in place, NN and TT one), without spills or serialized wgmmas (a branch among
+// the copies once serialized them).
+TEST(GemmWgmmaCompile, every_tf32_pack_2_config_builds_without_spills) {
+  const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  const Op layouts[][2] = {{Op::N, Op::T}, {Op::N, Op::N}, {Op::T, Op::T}};
+  for (const KernelConfig& c : legal) {
+    if (c.get("PACK") != 2 || c.get("STAGES") == 3 || !seen.insert(build_key(c)).second) continue;
+    const auto& l = layouts[cases.size() % 3];
+    cases.push_back({c, gemm_types("tf32"), l[0], l[1]});
+  }
+  ASSERT_GE(cases.size(), 8u);
+  EXPECT_LE(cases.size(), 40u) << "the case list grew: keep the build time bounded";
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << problems.front();
 }
 
 }  // namespace
