@@ -165,8 +165,7 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double memory_s = std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw));
   const double partial_s = partial_bytes(p, t.split_k) / bw;
 
-  double us =
-      (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + kLaunchUs * plan.count;
+  double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + kLaunchUs * plan.count;
   if (wanted > cap) us *= kSpillFactor;
   return us;
 }

@@ -149,8 +149,8 @@ TEST(PerformanceModel, narrower_copies_of_the_same_tile_are_predicted_slower) {
   const double ratio = model.predict_us(narrow, p) / model.predict_us(wide, p);
   EXPECT_GT(ratio, 1.08);
   EXPECT_LT(ratio, 1.2);
-  EXPECT_EQ(template_named("sgemm_warp").copy_bytes(
-                KernelConfig::from_params_text("sgemm_warp", "VEC=2")),
+  EXPECT_EQ(template_named("sgemm_warp")
+                .copy_bytes(KernelConfig::from_params_text("sgemm_warp", "VEC=2")),
             8);
   EXPECT_EQ(template_named("gemm_wgmma").copy_bytes(KernelConfig{}), 16);
 }
