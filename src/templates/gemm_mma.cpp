@@ -129,9 +129,9 @@ class GemmMma final : public GemmTemplate {
     return r;
   }
 
-  // K depth in 16-bit elements (f32 slices are half as deep).
   int copy_bytes(const KernelConfig& config) const override { return int(config.get("VEC_BYTES")); }
 
+  // K depth in 16-bit elements (f32 slices are half as deep).
   TileShape tile(const KernelConfig& config) const override {
     return {config.get("BM"), config.get("BN"), config.get("BK_BYTES") / 2,
             config.get_or("SPLIT_K", 1), 1};

@@ -100,10 +100,10 @@ class GemvSimt final : public GemmTemplate {
 
   bool bandwidth_bound() const override { return true; }
 
-  // For the selector: ROWS along the small side, the strip along the large (as when X is
-  // contiguous along it), KB deep.
   int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
 
+  // For the selector: ROWS along the small side, the strip along the large (as when X is
+  // contiguous along it), KB deep.
   TileShape tile(const KernelConfig& config) const override {
     const int64_t strip = 32 * config.get("VEC") * config.get("LW");
     const bool small_m = config.get("SIDE") == 0;

@@ -137,8 +137,6 @@ L2Flusher::L2Flusher(int64_t l2_bytes)
   blocks_ = prop.multiProcessorCount * 8;
 }
 
-L2Flusher::~L2Flusher() = default;
-
 void L2Flusher::flush(cudaStream_t stream) {
   const void* p = buffer_.get();
   unsigned long long n = buffer_.bytes() / 16;

@@ -57,9 +57,6 @@ class L2Flusher {
   static std::vector<char> cubin(int major, int minor);
 
   explicit L2Flusher(int64_t l2_bytes);  // on the current device
-  ~L2Flusher();
-  L2Flusher(const L2Flusher&) = delete;
-  L2Flusher& operator=(const L2Flusher&) = delete;
   void flush(cudaStream_t stream);
 
  private:
