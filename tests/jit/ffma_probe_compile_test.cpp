@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "src/core/error.h"
 #include "tuner/evaluate/ceiling_probe.h"
 #include "tuner/evaluate/interleaved_timer.h"
 
@@ -17,6 +18,18 @@ TEST(FfmaProbe, the_peak_kernel_compiles_for_sm_75_80_and_90) {
     EXPECT_GT(cubin.size(), 100u) << major << minor;
     const std::string bytes(cubin.begin(), cubin.end());
     EXPECT_NE(bytes.find("ffma_peak"), std::string::npos) << "the entry is in the cubin";
+  }
+}
+
+// A measuring kernel NVRTC refuses is an Error naming its file, never an empty cubin.
+TEST(ProbeCubin, a_source_nvrtc_refuses_throws_naming_its_file) {
+  try {
+    probe_cubin("extern \"C\" __global__ void k( { }", "broken_probe.cu", 9, 0);
+    ADD_FAILURE() << "a broken source compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVRTC could not compile broken_probe.cu"),
+              std::string::npos)
+        << e.what();
   }
 }
 

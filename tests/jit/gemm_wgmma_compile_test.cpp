@@ -262,7 +262,10 @@ TEST(GemmWgmmaHost, refuses_ffma_f32_and_misaligned_16_bit_operands) {
   tf32.align_a = 4;  // the pack reads any f32-aligned operand
   EXPECT_FALSE(wgmma().unsupported_reason(c, tf32, "sm_90"));
   tf32.align_a = 2;
-  EXPECT_TRUE(wgmma().unsupported_reason(c, tf32, "sm_90"));
+  const auto half = wgmma().unsupported_reason(c, tf32, "sm_90");
+  ASSERT_TRUE(half);
+  EXPECT_TRUE(contains(*half, "4-byte aligned")) << *half;
+  EXPECT_TRUE(contains(*half, "have 2 and")) << *half;
 }
 
 TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32) {
