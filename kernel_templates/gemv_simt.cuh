@@ -5,11 +5,13 @@
 // SIDE=0, op(A)^T for SIDE=1) is streamed once with coalesced VEC-wide loads, and the small
 // one W (S x K) is staged in shared memory and broadcast. A block owns a strip of L and KB
 // values of K (one K slice); its warps split the strip's K (X contiguous along L) or its rows
-// (X contiguous along K), and the slices meet in C through atomics, the deterministic
+// (X contiguous along K: KLANES lanes per row), and the slices meet in C through atomics, the
+// deterministic
 // workspace reduction (common/split_k.cuh), or that reduction done by each strip's last block.
 // Every tunable is a macro with a default; configs/spaces/gemv_simt.yaml repeats each
 // static_assert with a readable reason.
 
+#include "common/async_copy.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/split_k.cuh"
@@ -36,6 +38,13 @@
 #ifndef PREFETCH
 #define PREFETCH 1  // X contiguous along L: 1 loads a warp's next K group before this one's FFMAs
 #endif
+#ifndef STAGES
+#define STAGES 0  // X contiguous along L: 0 loads into registers (PREFETCH); 2..4 a warp's K
+                  // groups in flight through a cp.async ring in shared memory (sm_80+)
+#endif
+#ifndef KLANES
+#define KLANES 32  // X contiguous along K: lanes that share one row of X (4, 8, 16 or 32)
+#endif
 #ifndef SPLIT_MODE
 #define SPLIT_MODE \
   1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable);
@@ -52,8 +61,8 @@
 #define X_K_CONTIG !TGEMM_OP_A  // A is stored M x K: X^T rows along K
 #define W_K_CONTIG TGEMM_OP_B   // B^T is stored N x K
 #endif
-// The strip of L one block covers.
-#define TILE_L (X_K_CONTIG ? WARPS * LW : 32 * VEC * LW)
+// The strip of L one block covers: rows of X per warp (KLANES lanes each), or vectors of a row.
+#define TILE_L (X_K_CONTIG ? WARPS * LW * (32 / KLANES) : 32 * VEC * LW)
 
 static_assert(TGEMM_TYPE_A == 0 && TGEMM_TYPE_B == 0 && TGEMM_TYPE_C == 0 && TGEMM_COMPUTE == 0,
               "gemv_simt computes f32 inputs and outputs with FFMA");
@@ -64,9 +73,22 @@ static_assert(WARPS >= 1 && WARPS <= 32, "WARPS must be 1..32");
 static_assert(LW >= 1 && LW <= 4, "LW must be 1..4");
 static_assert(KB % (32 * VEC) == 0, "KB must be a multiple of 32*VEC (one warp-wide K step)");
 static_assert(KB % (4 * WARPS) == 0, "KB must be a multiple of 4*WARPS (K groups of 4 per warp)");
-static_assert(LW * ROWS * VEC <= 64, "LW*ROWS*VEC accumulators per thread must stay <= 64");
+static_assert(KLANES == 4 || KLANES == 8 || KLANES == 16 || KLANES == 32,
+              "KLANES must be 4, 8, 16 or 32");
+// Accumulators per thread: LW*ROWS rows along K, LW*ROWS*VEC vectors along L.
+static_assert(LW * ROWS <= 64, "LW*ROWS accumulators per thread must stay <= 64");
+static_assert(X_K_CONTIG || LW * ROWS * VEC <= 64,
+              "LW*ROWS*VEC accumulators per thread must stay <= 64 when X is contiguous along L");
 static_assert(SPLIT_MODE >= 0 && SPLIT_MODE <= 2, "SPLIT_MODE must be 0, 1 or 2");
 static_assert(PREFETCH == 0 || PREFETCH == 1, "PREFETCH must be 0 or 1");
+static_assert(STAGES == 0 || (STAGES >= 2 && STAGES <= 4), "STAGES must be 0 or 2..4");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+static_assert(STAGES == 0, "STAGES > 0 needs cp.async (sm_80+)");
+#endif
+// Floats of one warp's ring slot (one K group: 4 rows of the lane's LW vectors), and of the
+// whole ring of the block, behind the staged W in dynamic shared memory.
+#define RING_SLOT (4 * LW * 32 * VEC)
+#define RING_FLOATS (STAGES * WARPS * RING_SLOT)
 
 #if SPLIT_MODE == 2
 // Blocks of K slices that have arrived, per strip of L. Module-scope: zero when the cubin loads
@@ -150,12 +172,53 @@ __device__ __forceinline__ void load_x(const float* __restrict__ p, int count, f
   }
 }
 
+// out[0..VEC) = the VEC floats at p in shared memory (one VEC-wide read).
+__device__ __forceinline__ void read_vec(const float* p, float* out) {
+  if (VEC == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    out[0] = q.x;
+    out[VEC > 1 ? 1 : 0] = q.y;
+    out[VEC > 2 ? 2 : 0] = q.z;
+    out[VEC > 3 ? 3 : 0] = q.w;
+  } else if (VEC == 2) {
+    const float2 q = *reinterpret_cast<const float2*>(p);
+    out[0] = q.x;
+    out[VEC > 1 ? 1 : 0] = q.y;
+  } else {
+    out[0] = *p;
+  }
+}
+
+#if STAGES > 0
+// load_x through cp.async into shared memory: one VEC-wide copy when all of it is in range,
+// else element-wise, the elements at or past `count` zero-filled (read from `safe`, 0 bytes).
+__device__ __forceinline__ void copy_x_async(float* dst, const float* p, int count,
+                                             const float* safe) {
+  if (count >= VEC) {
+    if (VEC == 4) {
+      tgemm::cp_async_16(dst, p);
+    } else {
+      tgemm::cp_async_zfill<VEC * 4>(dst, p, VEC * 4);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+      tgemm::cp_async_zfill<4>(dst + e, e < count ? p + e : safe, e < count ? 4 : 0);
+  }
+}
+#endif
+
+// Rows of C whose warp sums meet in one round of the reduction along L: as many as 16 KB of
+// shared memory holds (two barriers a round, so 16 rows in 4 rounds, not 16).
+#define RED_FIT (4096 / (WARPS * TILE_L))  // rows of WARPS x TILE_L floats in 16 KB
+#define RED_ROWS (RED_FIT < 1 ? 1 : RED_FIT < ROWS ? RED_FIT : ROWS)
+
 // X contiguous along L: lane owns LW vectors of the strip, warps take groups of 4 K values
 // in turn, W(s, k..k+3) is one broadcast float4 from shared memory; the warps' sums meet in
-// shared memory in warp order.
+// shared memory in warp order, RED_ROWS rows of C at a time.
 __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const View& v, int k0,
-                                              int k_end, const float* ws) {
-  __shared__ float red[WARPS][TILE_L];
+                                              int k_end, float* ws) {  // ws: W, then the ring
+  __shared__ float red[RED_ROWS][WARPS][TILE_L];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int l0 = blockIdx.x * TILE_L;
   float acc[LW][ROWS][VEC];
@@ -179,9 +242,63 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
       }
     }
   };
+  // acc += W(:, 4g..4g+3) x the group's X.
+  auto fma_group = [&](int g, const float(&xv)[4][LW][VEC]) {
+#pragma unroll
+    for (int s = 0; s < ROWS; ++s) {
+      const float4 w4 = *reinterpret_cast<const float4*>(ws + s * KB + 4 * g);
+      const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int u = 0; u < LW; ++u)
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) acc[u][s][e] = fmaf(w[j], xv[j][u][e], acc[u][s][e]);
+    }
+  };
+  const int groups = (k_end - k0 + 3) / 4;  // K groups of 4 in this slice
+#if STAGES > 0
+  // The warp's groups (warp, warp + WARPS, ...) through its ring of STAGES slots: each lane
+  // copies and later reads only its own vectors, so cp.async.wait_group alone orders them.
+  float* const ring = ws + ROWS * KB + warp * (STAGES * RING_SLOT);
+  auto copy_group = [&](int i) {  // the warp's i-th group into slot i % STAGES
+    float* const slot = ring + (i % STAGES) * RING_SLOT;
+    const int g = warp + i * WARPS;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int k = k0 + 4 * g + j;
+#pragma unroll
+      for (int u = 0; u < LW; ++u) {
+        const int l = l0 + (u * 32 + lane) * VEC;
+        const int count = k < k_end ? v.l - l : 0;
+        copy_x_async(slot + (j * LW + u) * 32 * VEC + lane * VEC, v.x + (long long)k * v.ldx + l,
+                     count, v.x);
+      }
+    }
+  };
+  const int mine = groups > warp ? (groups - warp + WARPS - 1) / WARPS : 0;
+#pragma unroll
+  for (int i = 0; i < STAGES - 1; ++i) {
+    if (i < mine) copy_group(i);
+    tgemm::cp_async_commit();  // empty groups too: the wait below counts groups
+  }
+  for (int i = 0; i < mine; ++i) {
+    tgemm::cp_async_wait<STAGES - 2>();  // the i-th group has landed
+    float xv[4][LW][VEC];
+    const float* const slot = ring + (i % STAGES) * RING_SLOT;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int u = 0; u < LW; ++u) read_vec(slot + (j * LW + u) * 32 * VEC + lane * VEC, xv[j][u]);
+    // Refills the slot read one iteration ago (its values were used by then).
+    if (i + STAGES - 1 < mine) copy_group(i + STAGES - 1);
+    tgemm::cp_async_commit();
+    fma_group(warp + i * WARPS, xv);
+  }
+  tgemm::cp_async_wait<0>();
+#else
   // PREFETCH: the warp's next group is loaded before this one's FFMAs, so its loads are in
   // flight while they run (else a warp waits out the memory latency once per group).
-  const int groups = (k_end - k0 + 3) / 4;  // K groups of 4 in this slice
   float next[4][LW][VEC];
   if (PREFETCH && warp < groups) load_group(warp, next);
   for (int g = warp; g < groups; g += WARPS) {
@@ -197,76 +314,81 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
     } else {
       load_group(g, xv);
     }
-#pragma unroll
-    for (int s = 0; s < ROWS; ++s) {
-      const float4 w4 = *reinterpret_cast<const float4*>(ws + s * KB + 4 * g);
-      const float w[4] = {w4.x, w4.y, w4.z, w4.w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int u = 0; u < LW; ++u)
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) acc[u][s][e] = fmaf(w[j], xv[j][u][e], acc[u][s][e]);
-    }
+    fma_group(g, xv);
   }
+#endif
 
 #pragma unroll
-  for (int s = 0; s < ROWS; ++s) {
-    if (s >= v.s) break;  // uniform: the rows past S are zero
+  for (int s0 = 0; s0 < ROWS; s0 += RED_ROWS) {
+    if (s0 >= v.s) break;  // uniform: the rows past S are zero
 #pragma unroll
-    for (int u = 0; u < LW; ++u)
+    for (int r = 0; r < RED_ROWS; ++r) {
+      const int s = min(s0 + r, ROWS - 1);  // a last round past ROWS stores nothing it reads
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) red[warp][(u * 32 + lane) * VEC + e] = acc[u][s][e];
+      for (int u = 0; u < LW; ++u)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) red[r][warp][(u * 32 + lane) * VEC + e] = acc[u][s][e];
+    }
     __syncthreads();
-    for (int i = threadIdx.x; i < TILE_L; i += THREADS) {
+    for (int i = threadIdx.x; i < RED_ROWS * TILE_L; i += THREADS) {
+      const int r = i / TILE_L, col = i % TILE_L;
       float sum = 0.0f;
 #pragma unroll
-      for (int w = 0; w < WARPS; ++w) sum += red[w][i];
-      if (l0 + i < v.l) emit(p, s, l0 + i, sum);
+      for (int w = 0; w < WARPS; ++w) sum += red[r][w][col];
+      if (s0 + r < v.s && l0 + col < v.l) emit(p, s0 + r, l0 + col, sum);
     }
     __syncthreads();
   }
 }
 
-// X contiguous along K: warp owns LW rows of the strip, lanes step through the slice's K
-// VEC values at a time (W(s, k..) read as VEC-wide words from shared memory, conflict-free),
-// and each row's sums meet by a fixed butterfly of shuffles.
+// X contiguous along K: each group of KLANES lanes owns LW rows of the strip and steps through
+// the slice's K, VEC values per lane (a group reads KLANES*VEC contiguous floats of a row; the
+// warp's 32/KLANES groups read neighbouring rows). W(s, k..) is read as VEC-wide words from
+// shared memory, the groups sharing each address. A row's sums meet by a butterfly of shuffles
+// within its group. Fewer lanes per row read each W word for more rows (KLANES=8: one shared
+// wavefront per 128-byte W read, where 32 lanes need four).
 __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const View& v, int k0,
                                               int k_end, const float* ws) {
+  constexpr int kGroups = 32 / KLANES;  // rows of X a warp reads per load
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int l_first = blockIdx.x * TILE_L + warp * LW;
+  const int group = lane / KLANES, sub = lane % KLANES;
+  // Row (r, group) of the warp is l_first + r * kGroups + group.
+  const int l_first = blockIdx.x * TILE_L + warp * LW * kGroups;
   float acc[LW][ROWS];
 #pragma unroll
   for (int r = 0; r < LW; ++r)
 #pragma unroll
     for (int s = 0; s < ROWS; ++s) acc[r][s] = 0.0f;
 
-#pragma unroll 2
-  for (int step = 0; step < KB / (32 * VEC); ++step) {
-    if (k0 + step * 32 * VEC >= k_end) break;  // uniform: the slice's K is done
-    const int kk = (step * 32 + lane) * VEC;
-    float xv[LW][VEC];
+  // The lane's LW rows of one step (zero past K).
+  auto load_step = [&](int step, float(&xv)[LW][VEC]) {
+    const int kk = (step * KLANES + sub) * VEC;
 #pragma unroll
     for (int r = 0; r < LW; ++r) {
-      const int l = min(l_first + r, v.l - 1);  // rows past L repeat the last; never stored
+      // Rows past L repeat the last; never stored.
+      const int l = min(l_first + r * kGroups + group, v.l - 1);
       load_x(v.x + (long long)l * v.ldx + k0 + kk, k_end - (k0 + kk), xv[r]);
     }
+  };
+  // The next step's loads go out before this step's FFMAs, so two steps are in flight per
+  // lane. Written out, not left to unrolling: unrolled by 2, ptxas capped some configs at 64
+  // or 128 registers and spilled a few bytes.
+  const int steps = (k_end - k0 + KLANES * VEC - 1) / (KLANES * VEC);  // this slice's K
+  float next[LW][VEC];
+  if (steps > 0) load_step(0, next);
+#pragma unroll 1
+  for (int step = 0; step < steps; ++step) {
+    float xv[LW][VEC];
+#pragma unroll
+    for (int r = 0; r < LW; ++r)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) xv[r][e] = next[r][e];
+    if (step + 1 < steps) load_step(step + 1, next);
+    const int kk = (step * KLANES + sub) * VEC;
 #pragma unroll
     for (int s = 0; s < ROWS; ++s) {
       float w[VEC];
-      if (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4*>(ws + s * KB + kk);
-        w[0] = q.x;
-        w[VEC > 1 ? 1 : 0] = q.y;
-        w[VEC > 2 ? 2 : 0] = q.z;
-        w[VEC > 3 ? 3 : 0] = q.w;
-      } else if (VEC == 2) {
-        const float2 q = *reinterpret_cast<const float2*>(ws + s * KB + kk);
-        w[0] = q.x;
-        w[VEC > 1 ? 1 : 0] = q.y;
-      } else {
-        w[0] = ws[s * KB + kk];
-      }
+      read_vec(ws + s * KB + kk, w);
 #pragma unroll
       for (int r = 0; r < LW; ++r)
 #pragma unroll
@@ -278,12 +400,13 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
   for (int r = 0; r < LW; ++r)
 #pragma unroll
     for (int s = 0; s < ROWS; ++s) {
+      // xor offsets below KLANES stay within the group (groups start at multiples of KLANES).
 #pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2)
+      for (int offset = KLANES / 2; offset > 0; offset /= 2)
         acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], offset);
-      // Lanes take turns storing, so a warp's LW*ROWS stores spread over its lanes.
-      if (lane == (r * ROWS + s) % 32 && s < v.s && l_first + r < v.l)
-        emit(p, s, l_first + r, acc[r][s]);
+      // A group's lanes take turns storing, so its LW*ROWS stores spread over them.
+      const int l = l_first + r * kGroups + group;
+      if (sub == (r * ROWS + s) % KLANES && s < v.s && l < v.l) emit(p, s, l, acc[r][s]);
     }
 }
 
@@ -335,7 +458,7 @@ extern "C" __global__ void gemv_simt_reduce(const tgemm::GemmParams p) {
 extern "C" __global__ void __launch_bounds__(THREADS) gemv_simt(const tgemm::GemmParams p) {
   using namespace tgemm_gemv;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned vector reads of W
-  float* const ws = reinterpret_cast<float*>(smem_raw);  // [ROWS][KB]
+  float* const ws = reinterpret_cast<float*>(smem_raw);  // [ROWS][KB], then the ring (STAGES)
   const View v = make_view(p);
   const int k0 = blockIdx.y * KB;
   const int k_end = min(v.k, k0 + KB);

@@ -39,14 +39,7 @@ class GemvSimt final : public GemmTemplate {
     if (align % vec_bytes != 0)
       return fmt::format("VEC={} needs {} (the large operand) aligned to {} bytes (have {})",
                          config.get("VEC"), small_m ? "B" : "A", vec_bytes, align);
-    const int64_t prefetch = config.get_or("PREFETCH", 1);  // configs stored before it: 1
-    if (prefetch != 0 && prefetch != 1) return fmt::format("PREFETCH={} is not 0 or 1", prefetch);
-    // Only the loop over X contiguous along L prefetches: PREFETCH=0 would measure it twice.
-    if (prefetch == 0 && x_k_contig(config, problem))
-      return fmt::format(
-          "PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
-          "contiguous along K (only the loop along L prefetches)",
-          small_m ? "B" : "A");
+    if (auto why = loop_unsupported(config, problem)) return why;
     const int64_t slices = slices_of(config, problem);
     if (slices > kMaxGridY)
       return fmt::format("K = {} needs {} slices of KB={}; a grid holds at most {}", problem.k,
@@ -94,7 +87,10 @@ class GemvSimt final : public GemmTemplate {
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int(32 * config.get("WARPS"));
-    r.dynamic_smem_bytes = size_t(config.get("ROWS") * config.get("KB")) * sizeof(float);
+    // The staged W slice, then (STAGES > 0) each warp's ring of K groups of X.
+    const int64_t ring = config.get_or("STAGES", 0) * config.get("WARPS") * 4 * config.get("LW") *
+                         32 * config.get("VEC");
+    r.dynamic_smem_bytes = size_t(config.get("ROWS") * config.get("KB") + ring) * sizeof(float);
     return r;
   }
 
@@ -117,6 +113,51 @@ class GemvSimt final : public GemmTemplate {
   // The kernel's GEMV_MAX_STRIPS: SPLIT_MODE=2's arrival counters, one per strip.
   static constexpr int64_t kMaxArrivalStrips = 65536;
 
+  // The parameters that shape only one of the two loops (X contiguous along K or along L):
+  // a value the problem's loop ignores would build and measure the same kernel twice.
+  static std::optional<std::string> loop_unsupported(const KernelConfig& config,
+                                                     const Problem& problem) {
+    const bool small_m = config.get("SIDE") == 0;
+    const bool along_k = x_k_contig(config, problem);
+    const char* large = small_m ? "B" : "A";
+    const int64_t prefetch = config.get_or("PREFETCH", 1);  // configs stored before it: 1
+    if (prefetch != 0 && prefetch != 1) return fmt::format("PREFETCH={} is not 0 or 1", prefetch);
+    if (prefetch == 0 && along_k)
+      return fmt::format(
+          "PREFETCH=0 builds the same kernel as PREFETCH=1 when {} is stored "
+          "contiguous along K (only the loop along L prefetches)",
+          large);
+    const int64_t stages = config.get_or("STAGES", 0);  // configs stored before it: 0
+    if (stages != 0 && (stages < 2 || stages > 4))
+      return fmt::format("STAGES={} is not 0 or 2..4", stages);
+    if (stages != 0 && along_k)
+      return fmt::format(
+          "STAGES={} builds the same kernel as STAGES=0 when {} is stored contiguous along K "
+          "(only the loop along L has a cp.async ring)",
+          stages, large);
+    if (stages != 0 && prefetch == 0)
+      return fmt::format(
+          "PREFETCH=0 builds the same kernel as PREFETCH=1 when STAGES={} (the "
+          "ring replaces the register prefetch)",
+          stages);
+    const int64_t klanes = config.get_or("KLANES", 32);  // configs stored before it: 32
+    if (klanes != 4 && klanes != 8 && klanes != 16 && klanes != 32)
+      return fmt::format("KLANES={} is not 4, 8, 16 or 32", klanes);
+    if (klanes != 32 && !along_k)
+      return fmt::format(
+          "KLANES={} builds the same kernel as KLANES=32 when {} is stored contiguous along {} "
+          "(only the loop along K groups lanes by row)",
+          klanes, large, small_m ? "N" : "M");
+    // Along L each lane holds LW*ROWS vectors of VEC sums; along K, LW*ROWS sums.
+    const int64_t sums = config.get("LW") * config.get("ROWS") * config.get("VEC");
+    if (!along_k && sums > 64)
+      return fmt::format(
+          "LW*ROWS*VEC = {} accumulators per thread (more than 64) when {} is stored contiguous "
+          "along {}",
+          sums, large, small_m ? "N" : "M");
+    return std::nullopt;
+  }
+
   // The kernel's slices_of: K in KB-deep slices, one for K <= KB (K = 0 included).
   static int64_t slices_of(const KernelConfig& config, const Problem& problem) {
     const int64_t kb = config.get("KB");
@@ -131,7 +172,8 @@ class GemvSimt final : public GemmTemplate {
   // Blocks along the large side: the kernel's TILE_L depends on which way X is stored.
   static int64_t strips_of(const KernelConfig& config, const Problem& problem) {
     const bool small_m = config.get("SIDE") == 0;
-    const int64_t tile_l = x_k_contig(config, problem) ? config.get("WARPS") * config.get("LW")
+    const int64_t rows_per_warp = config.get("LW") * (32 / config.get_or("KLANES", 32));
+    const int64_t tile_l = x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
                                                        : 32 * config.get("VEC") * config.get("LW");
     const int64_t l = small_m ? problem.n : problem.m;
     return std::max<int64_t>(1, (l + tile_l - 1) / tile_l);

@@ -21,10 +21,23 @@ class GemvGpu : public ::testing::Test {
 
   // Every case on `config` in every layout. A case is refused only for the alignment its VEC
   // needs (an odd leading dimension of the large operand), and each layout runs some cases.
+  // A config with KLANES != 32 (STAGES != 0) is refused whole, and not built, in the layouts
+  // whose large operand runs along L (along K), as that loop ignores it; the others run it.
   void expect_correct(const KernelConfig& config, const std::vector<testing::DirectGemm>& cases) {
+    int layouts_ran = 0;
     for (Op a : {Op::N, Op::T})
       for (Op b : {Op::N, Op::T}) {
         int ran = 0;
+        const bool along_k = config.get("SIDE") == 0 ? b == Op::T : a == Op::N;
+        if (along_k ? config.get_or("STAGES", 0) != 0 : config.get_or("KLANES", 32) != 32) {
+          const bool small_m = config.get("SIDE") == 0;  // aligned: no other refusal first
+          const Problem p =
+              Problem::packed(GemmTypes{}, a, b, small_m ? 1 : 1024, small_m ? 1024 : 1, 1024);
+          const auto why = template_named("gemv_simt").unsupported_reason(config, p, arch_);
+          ASSERT_TRUE(why.has_value()) << config.canonical_name();
+          EXPECT_NE(why->find("builds the same kernel"), std::string::npos) << *why;
+          continue;
+        }
         const CompiledKernel k = testing::compile_f32(config, a, b, arch_);
         ASSERT_TRUE(k.ok) << config.canonical_name() << "\n" << k.error;
         for (testing::DirectGemm g : cases) {
@@ -44,7 +57,9 @@ class GemvGpu : public ::testing::Test {
           EXPECT_LT(g.relative_error(c), 1e-5) << what;
         }
         EXPECT_GT(ran, 0) << config.canonical_name() << " " << to_string(a) << to_string(b);
+        layouts_ran += ran > 0;
       }
+    EXPECT_GE(layouts_ran, 2) << config.canonical_name();
   }
 
   std::string arch_;
@@ -86,21 +101,50 @@ TEST_F(GemvGpu, misaligned_leading_dimensions_and_pointers_with_vec1) {
   expect_correct(gemv(1, 8, 1, 4, 128, 1, 0), cases(false, 3, 1));
 }
 
-TEST_F(GemvGpu, rows_16_serves_sixteen_rows) {
-  auto sixteen = [](bool small_m) {
-    std::vector<testing::DirectGemm> out = cases(small_m, 0, 0);
-    for (auto& g : out) {
-      if (small_m) {
-        g.m += 8;
-      } else {
-        g.n += 8;
-        g.ldc += 8;
-      }
+// `config` with parameter `name` set to `value`.
+KernelConfig with(const char* name, KernelConfig config, int64_t value) {
+  config.set(name, value);
+  return config;
+}
+
+// cases() with 8 more on the small side: 9..16.
+std::vector<testing::DirectGemm> sixteen(bool small_m) {
+  std::vector<testing::DirectGemm> out = cases(small_m, 0, 0);
+  for (auto& g : out) {
+    if (small_m) {
+      g.m += 8;
+    } else {
+      g.n += 8;
+      g.ldc += 8;
     }
-    return out;
-  };
+  }
+  return out;
+}
+
+TEST_F(GemvGpu, rows_16_serves_sixteen_rows) {
   expect_correct(gemv(0, 16, 4, 8, 512, 1, 1), sixteen(true));
   expect_correct(gemv(1, 16, 4, 8, 512, 1, 1), sixteen(false));
+}
+
+// Several rows of X per warp (KLANES lanes each), LW of them per lane group, each K-slice mode;
+// rows past L, K tails and misaligned rows (VEC=1) included.
+TEST_F(GemvGpu, lane_groups_along_k_every_split_mode) {
+  expect_correct(with("KLANES", gemv(0, 16, 4, 8, 512, 2, 1), 8), sixteen(true));
+  expect_correct(with("KLANES", gemv(1, 16, 4, 4, 256, 4, 2), 8), sixteen(false));
+  expect_correct(with("KLANES", gemv(0, 8, 2, 8, 128, 1, 0), 4), cases(true, 0, 0));
+  expect_correct(with("KLANES", gemv(1, 8, 4, 8, 512, 2, 2), 16), cases(false, 0, 0));
+  expect_correct(with("KLANES", gemv(0, 8, 1, 4, 256, 4, 1), 4), cases(true, 1, 1));
+}
+
+// The cp.async ring along L (sm_80+): 2..4 slots per warp, vector and element-wise copies
+// (VEC=1 on misaligned rows), K tails and L edges zero-filled, each K-slice mode.
+TEST_F(GemvGpu, ring_along_l_every_split_mode) {
+  if (arch_ == "sm_75") GTEST_SKIP() << "sm_75 has no cp.async";
+  expect_correct(with("STAGES", gemv(0, 16, 4, 8, 512, 1, 2), 4), sixteen(true));
+  expect_correct(with("STAGES", gemv(1, 16, 4, 4, 128, 1, 1), 2), sixteen(false));
+  expect_correct(with("STAGES", gemv(0, 8, 4, 8, 128, 2, 0), 3), cases(true, 0, 0));
+  expect_correct(with("STAGES", gemv(1, 8, 2, 8, 256, 2, 2), 3), cases(false, 0, 0));
+  expect_correct(with("STAGES", gemv(0, 8, 1, 4, 256, 4, 1), 2), cases(true, 1, 1));
 }
 
 }  // namespace

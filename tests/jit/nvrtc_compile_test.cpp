@@ -142,6 +142,8 @@ TEST_P(CompilesForArch, gemv_simt_last_block_reduction_compiles_without_spills) 
         expect_clean_compile(gemv_config(side, 16, 4, 1, 2), a, b, GetParam());
 }
 
+// Each layout in turn builds the next sampled config that a GEMV of that layout can run (the
+// tuner builds nothing else: KLANES, STAGES and the accumulator limit depend on the layout).
 TEST_P(CompilesForArch, sample_of_gemv_simt_space_compiles) {
   const std::string arch = GetParam();
   auto space = SearchSpace::load(TGEMM_SOURCE_DIR "/configs/spaces/gemv_simt.yaml");
@@ -149,8 +151,41 @@ TEST_P(CompilesForArch, sample_of_gemv_simt_space_compiles) {
   ASSERT_GT(legal.size(), 10u);
   std::mt19937_64 rng(arch_number(arch));
   std::shuffle(legal.begin(), legal.end(), rng);
-  for (size_t i = 0; i < 4; ++i)
-    expect_clean_compile(legal[i], i % 2 ? Op::T : Op::N, i / 2 % 2 ? Op::T : Op::N, arch);
+  const GemmTemplate& family = template_named("gemv_simt");
+  size_t next = 0;
+  for (int i = 0; i < 4; ++i) {
+    const Op a = i % 2 ? Op::T : Op::N, b = i / 2 % 2 ? Op::T : Op::N;
+    for (; next < legal.size(); ++next) {
+      const bool small_m = legal[next].get("SIDE") == 0;
+      const Problem p =
+          Problem::packed(GemmTypes{}, a, b, small_m ? 1 : 1024, small_m ? 1024 : 1, 1024);
+      if (!family.unsupported_reason(legal[next], p, arch)) break;
+    }
+    ASSERT_LT(next, legal.size()) << "no sampled config runs " << to_string(a) << to_string(b);
+    expect_clean_compile(legal[next++], a, b, arch);
+  }
+}
+
+// KLANES < 32 (several rows per warp along K) with the most accumulators, and the cp.async
+// ring along L; sm_75 refuses the ring with its reason.
+TEST_P(CompilesForArch, gemv_simt_lane_groups_and_ring_compile_without_spills) {
+  const std::string arch = GetParam();
+  for (int64_t side : {0, 1}) {
+    KernelConfig groups = gemv_config(side, 16, 4, 4, 2);
+    groups.set("KLANES", 8);
+    KernelConfig ring = gemv_config(side, 16, 4, 1, 2);
+    ring.set("STAGES", 4);
+    // SIDE=0 streams B (along K when transposed), SIDE=1 streams A (along K when not).
+    const Op along_k_b = side == 0 ? Op::T : Op::N, along_l_a = side == 0 ? Op::N : Op::T;
+    expect_clean_compile(groups, Op::N, along_k_b, arch);
+    if (arch == "sm_75") {
+      const auto k = testing::compile_f32(ring, along_l_a, Op::N, arch);
+      EXPECT_FALSE(k.ok);
+      EXPECT_NE(k.error.find("STAGES > 0 needs cp.async"), std::string::npos) << k.error;
+    } else {
+      expect_clean_compile(ring, along_l_a, Op::N, arch);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));

@@ -1,0 +1,80 @@
+// gemv_simt's two loops without a GPU: the parameters that shape only one of them (KLANES for
+// the large operand contiguous along K; STAGES and PREFETCH along L) are refused where the
+// other loop runs, so the tuner never builds one kernel twice; the strip widths and the
+// shared memory that each loop's plan launches with.
+#include <gtest/gtest.h>
+
+#include "src/templates/template_registry.h"
+
+namespace tgemm {
+namespace {
+
+KernelConfig gemv(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
+  KernelConfig c{"gemv_simt",
+                 {{"SIDE", 0},
+                  {"ROWS", 16},
+                  {"VEC", 4},
+                  {"WARPS", 8},
+                  {"KB", 512},
+                  {"LW", 1},
+                  {"SPLIT_MODE", 2},
+                  {"PREFETCH", 1},
+                  {"STAGES", 0},
+                  {"KLANES", 32}}};
+  for (const auto& [name, value] : overrides) c.set(name, value);
+  return c;
+}
+
+// M = 16: B is the large operand, contiguous along N for NN (the loop along L), along K for NT.
+const Problem kAlongL = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 4096);
+const Problem kAlongK = Problem::packed(GemmTypes{}, Op::N, Op::T, 16, 4096, 4096);
+
+std::string refusal(const KernelConfig& c, const Problem& p) {
+  return template_named("gemv_simt").unsupported_reason(c, p, "sm_90").value_or("");
+}
+
+TEST(GemvSimtLoops, klanes_runs_along_k_and_is_refused_along_l) {
+  EXPECT_EQ(refusal(gemv({{"KLANES", 8}}), kAlongK), "");
+  EXPECT_NE(refusal(gemv({{"KLANES", 8}}), kAlongL).find("KLANES=8 builds the same kernel"),
+            std::string::npos);
+  EXPECT_NE(refusal(gemv({{"KLANES", 2}}), kAlongK).find("KLANES=2 is not 4, 8, 16 or 32"),
+            std::string::npos);
+}
+
+TEST(GemvSimtLoops, stages_runs_along_l_and_is_refused_along_k_and_without_prefetch) {
+  EXPECT_EQ(refusal(gemv({{"STAGES", 3}}), kAlongL), "");
+  EXPECT_NE(refusal(gemv({{"STAGES", 3}}), kAlongK).find("STAGES=3 builds the same kernel"),
+            std::string::npos);
+  EXPECT_NE(refusal(gemv({{"STAGES", 3}, {"PREFETCH", 0}}), kAlongL).find("PREFETCH=0 builds"),
+            std::string::npos);
+  EXPECT_NE(refusal(gemv({{"STAGES", 1}}), kAlongL).find("STAGES=1 is not 0 or 2..4"),
+            std::string::npos);
+}
+
+// Along K a lane holds LW*ROWS sums, along L LW*ROWS*VEC: 16 rows of 4-wide vectors leave
+// room for one vector per lane along L, and four rows per lane group along K.
+TEST(GemvSimtLoops, accumulator_limit_is_the_loops_own) {
+  EXPECT_EQ(refusal(gemv({{"LW", 4}, {"KLANES", 8}}), kAlongK), "");
+  EXPECT_NE(refusal(gemv({{"LW", 2}}), kAlongL).find("LW*ROWS*VEC = 128 accumulators"),
+            std::string::npos);
+}
+
+// A warp reads 32 / KLANES rows at a time, LW of them per lane group: the block's strip and
+// the grid follow; the ring (STAGES) adds its slots behind the staged W.
+TEST(GemvSimtLoops, strip_and_shared_memory_follow_klanes_and_stages) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  // SPLIT_MODE=2: the main launch is the plan's only one.
+  auto strips = [&](const KernelConfig& c) {
+    const LaunchPlan plan = family.plan_launch(c, kAlongK);
+    EXPECT_EQ(plan.count, 1);
+    return plan.launches[0].grid[0];
+  };
+  EXPECT_EQ(strips(gemv()), 4096u / 8);
+  EXPECT_EQ(strips(gemv({{"KLANES", 8}, {"LW", 2}})), 4096u / (8 * 4 * 2));
+  EXPECT_EQ(family.block_resources(gemv()).dynamic_smem_bytes, 16u * 512 * 4);
+  EXPECT_EQ(family.block_resources(gemv({{"STAGES", 3}})).dynamic_smem_bytes,
+            (16u * 512 + 3 * 8 * 4 * 32 * 4) * 4);
+}
+
+}  // namespace
+}  // namespace tgemm
