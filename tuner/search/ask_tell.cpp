@@ -73,20 +73,20 @@ std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,
 
 namespace {
 
-class SharedOutStrategy final : public Strategy {
+class FilteredStrategy final : public Strategy {
  public:
-  SharedOutStrategy(std::unique_ptr<Strategy> inner, uint64_t index, uint64_t count)
-      : inner_(std::move(inner)), index_(index), count_(count) {}
+  FilteredStrategy(std::unique_ptr<Strategy> inner, std::function<bool(const KernelConfig&)> keep)
+      : inner_(std::move(inner)), keep_(std::move(keep)) {}
 
-  // What the inner strategy proposes, less the other shares' configs: asks it again until
-  // the batch is full or it is done.
+  // What the inner strategy proposes, less what `keep_` refuses: asks it again until the
+  // batch is full or it is done.
   std::vector<KernelConfig> propose(size_t max_count) override {
     std::vector<KernelConfig> batch;
     while (batch.size() < max_count) {
       auto more = inner_->propose(max_count - batch.size());
       if (more.empty()) break;
       for (auto& config : more)
-        if (in_config_share(config, index_, count_)) batch.push_back(std::move(config));
+        if (keep_(config)) batch.push_back(std::move(config));
     }
     return batch;
   }
@@ -98,21 +98,28 @@ class SharedOutStrategy final : public Strategy {
 
  private:
   std::unique_ptr<Strategy> inner_;
-  uint64_t index_, count_;
+  std::function<bool(const KernelConfig&)> keep_;
 };
 
 }  // namespace
 
-bool in_config_share(const KernelConfig& config, uint64_t index, uint64_t count) {
-  if (count <= 1) return true;
-  const std::string hash = stable_hash(config.template_name + " " + config.params_text());
-  return std::stoull(hash, nullptr, 16) % count == index;
+std::unique_ptr<Strategy> filtered(std::unique_ptr<Strategy> inner,
+                                   std::function<bool(const KernelConfig&)> keep) {
+  return std::make_unique<FilteredStrategy>(std::move(inner), std::move(keep));
 }
 
 std::unique_ptr<Strategy> shared_out(std::unique_ptr<Strategy> inner, uint64_t index,
                                      uint64_t count) {
   if (count <= 1) return inner;
-  return std::make_unique<SharedOutStrategy>(std::move(inner), index, count);
+  return filtered(std::move(inner), [index, count](const KernelConfig& config) {
+    return in_config_share(config, index, count);
+  });
+}
+
+bool in_config_share(const KernelConfig& config, uint64_t index, uint64_t count) {
+  if (count <= 1) return true;
+  const std::string hash = stable_hash(config.template_name + " " + config.params_text());
+  return std::stoull(hash, nullptr, 16) % count == index;
 }
 
 }  // namespace tgemm

@@ -30,6 +30,11 @@ size_t run_ask_tell_by_problem(Strategy& strategy, size_t batch_size,
 std::unique_ptr<Strategy> seeded_strategy(std::vector<KernelConfig> first,
                                           std::unique_ptr<Strategy> inner);
 
+// `inner`'s proposals that `keep` accepts; results pass through. A refused config is neither
+// measured nor counted as asked.
+std::unique_ptr<Strategy> filtered(std::unique_ptr<Strategy> inner,
+                                   std::function<bool(const KernelConfig&)> keep);
+
 // Whether a config (its family and parameters, by stable hash) is share `index` of `count`.
 bool in_config_share(const KernelConfig& config, uint64_t index, uint64_t count);
 // `inner`'s proposals in share `index` of `count` only, so `count` sessions given the same

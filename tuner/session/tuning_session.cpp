@@ -475,6 +475,15 @@ class Session {
         seeded_strategy(default_configs(fs, group.variant.types),
                         make_strategy(opt_.strategy, legal, budget, opt_.seed,
                                       strategy_context(db, group, fs, states)));
+    // A config that no problem of the group can run (a small side wider than a GEMV's ROWS, a
+    // parameter this layout's loop ignores) would be compiled only to be refused. It is left
+    // out after the strategy asks, not before, so what the strategy asks (its random sample,
+    // the shares of --shard and --devices) stays what the seed and the space give.
+    strategy = filtered(std::move(strategy), [this, &fs, &group](const KernelConfig& config) {
+      return std::any_of(group.problems.begin(), group.problems.end(), [&](const NamedProblem* p) {
+        return !fs.family->unsupported_reason(config, p->problem, limits_.arch);
+      });
+    });
     // Identical GPUs share the configs out (--devices): this session measures its share.
     strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
     if (opt_.time_budget_s > 0) {
