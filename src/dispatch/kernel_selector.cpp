@@ -183,6 +183,11 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
 // slice lengthened by the steps it spends outside its loop: without them a split-K kernel
 // carried to a shape of a quarter the K came out ~15 % too fast (leave-one-out, H200 sets).
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
+  // A streaming family's work is the bytes it reads. Its K slices are grid blocks already
+  // (launched_blocks): counted as loop steps too, a GEMV carried to K = 500000 came out ~100x
+  // slower than it runs, and a split-K sgemm_simt at 5x the GEMV's time won (S10 replay).
+  const GemmTemplate* family = find_template(config.template_name);
+  if (family && family->bandwidth_bound()) return PerformanceModel::unique_bytes(problem);
   const TileShape t = tile_of(config);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const int64_t waves = (launched_blocks(config, problem) + resident - 1) / resident;

@@ -60,6 +60,8 @@ class PerformanceModel {
   // the epilogue), which small K slices and shallow BK pay most. The selector's work ratio
   // counts the same steps.
   static constexpr double kFixedSteps = 4.0;
+  // Bytes every kernel moves at least: A and B once, C read and written.
+  static double unique_bytes(const Problem& p);
 
   const ModelContext& context() const { return ctx_; }
   // Predicted microseconds; infinity when the config cannot run the problem (unsupported,
@@ -69,9 +71,7 @@ class PerformanceModel {
   std::vector<double> predict_all(const KernelConfig& config) const;
 
  private:
-  // Bytes every kernel moves at least (A and B once, C read and written), and the split-K
-  // partials' traffic.
-  static double unique_bytes(const Problem& p);
+  // The split-K partials' traffic.
   static double partial_bytes(const Problem& p, int64_t split_k);
   // A bandwidth-bound family's time: its bytes at the copy rate plus its launches.
   double streamed_us(const Problem& p, int64_t split_k, size_t launches) const;

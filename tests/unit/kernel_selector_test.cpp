@@ -164,6 +164,26 @@ TEST(KernelSelector, predicts_a_default_never_measured_nearby_from_its_own_recor
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 6144, 16, 2048)).config, ffma);
 }
 
+// Seen on the H200 (session 10): 512x8x500000 left out of deepbench was served a split-K
+// sgemm_simt (1507 us) over the GEMV that its N = 16 neighbour ran fastest (294 us for the
+// shape's own best). The GEMV's K slices, grid blocks already, were counted again as loop
+// steps, so its carried time came out ~100x too long. A streaming kernel carries by its bytes.
+TEST(KernelSelector, carries_a_streaming_kernel_by_the_bytes_it_reads) {
+  const KernelConfig ffma = testing::sgemm_config(
+      {{"BM", 64}, {"BN", 16}, {"BK", 16}, {"TM", 4}, {"TN", 4}, {"WARP_N", 4}, {"SPLIT_K", 16}});
+  const KernelConfig gemv = KernelConfig::from_params_text(
+      "gemv_simt",
+      "SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=512,LW=4,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=8");
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096);
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, gemv, 36),
+                                     testing::ok_trial_record(there, ffma, 44)};
+  for (TrialRecord& r : trials) r.template_hash = "abc";
+  KernelSelector s({entry(4096, 16, 4096, gemv)}, defaults(), "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 8, 500000));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, gemv);
+}
+
 TEST(KernelSelector, counts_whole_waves_when_transferring) {
   // On 1024x1024x4096 the 64x128 tiles (128 blocks, one wave) beat the 128x128 ones
   // (64 blocks) by a little; on 2048x1024x4096 the 64x128 tiles need two waves of 132 SMs
@@ -262,10 +282,11 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   auto few_rows = pick(35, 8457, 2560);  // 35 rows fill 48 better than 64; ldb = 8457: VEC=1
   EXPECT_EQ(few_rows.get("BM"), 16);
   EXPECT_EQ(few_rows.get("VEC"), 1);
-  auto thin = pick(4096, 16, 4096);  // 16 columns: 32-wide tiles
-  EXPECT_EQ(thin.get("BN"), 32);
-  EXPECT_EQ(thin.get("SPLIT_K"), 16);  // 16 slices already fill the GPU
-  EXPECT_GT(thin.get("VEC"), 1);
+  auto thin = pick(4096, 16, 4096);  // 16 columns: the 16-wide GEMV, A read along K
+  EXPECT_EQ(thin.template_name, "gemv_simt");
+  EXPECT_EQ(thin.get("ROWS"), 16);
+  EXPECT_EQ(thin.get("KLANES"), 8);
+  EXPECT_EQ(pick(4096, 17, 4096).template_name, "sgemm_simt");  // past 16: the GEMM tiles
   auto column = pick(4096, 1, 4096);  // one column: GEMV on A, whatever B's alignment
   EXPECT_EQ(column.template_name, "gemv_simt");
   EXPECT_EQ(column.get("SIDE"), 1);
