@@ -185,9 +185,18 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
   // A streaming family's work is the bytes it reads. Its K slices are grid blocks already
   // (launched_blocks): counted as loop steps too, a GEMV carried to K = 500000 came out ~100x
-  // slower than it runs, and a split-K sgemm_simt at 5x the GEMV's time won (S10 replay).
+  // slower than it runs, and a split-K FFMA kernel at 5x the GEMV's time won (S10 replay).
+  // Its bytes stream at the rate its warps in flight reach: a GEMV tuned for a long side
+  // keeps few warps per SM on a short one (1760x16x1760 was served 3 warps per SM, 26.9 us
+  // against 15.5 for its best).
   const GemmTemplate* family = find_template(config.template_name);
-  if (family && family->bandwidth_bound()) return PerformanceModel::unique_bytes(problem);
+  if (family && family->bandwidth_bound()) {
+    const int64_t warps = (family->block_resources(config).threads + 31) / 32;
+    const int64_t per_sm =
+        launched_blocks(config, problem) * warps / std::max<int64_t>(1, sm_count_);
+    const double rate = PerformanceModel::occupancy_efficiency(int(std::min<int64_t>(per_sm, 64)));
+    return PerformanceModel::unique_bytes(problem) / std::max(rate, 1e-3);
+  }
   const TileShape t = tile_of(config);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const int64_t waves = (launched_blocks(config, problem) + resident - 1) / resident;

@@ -58,8 +58,9 @@ TEST(TuneTypesCli, f32x3_leaves_out_the_configs_it_cannot_run_before_compiling) 
   EXPECT_NE(r.output.find("cannot run f32x3 (left out)"), std::string::npos) << r.output;
   EXPECT_EQ(query_int(db, "select count(*) from binaries where status = 'compile_failed'"), 0)
       << r.output;
-  EXPECT_GE(query_int(db, "select count(*) from binaries where status = 'ok' and types = "
-                          "'f32x3'"),
+  EXPECT_GE(query_int(db,
+                      "select count(*) from binaries where status = 'ok' and types = "
+                      "'f32x3'"),
             10)
       << r.output;
 }
@@ -132,6 +133,31 @@ TEST(TuneTypesCli, progress_counts_never_exceed_their_total) {
        ++it, ++lines)
     EXPECT_LE(std::stoi((*it)[1]), std::stoi((*it)[2])) << it->str();
   EXPECT_GE(lines, 2) << rerun.output;  // one per family at least
+}
+
+// A space's legal point may be one that no problem of the set can run: for a one-row GEMV
+// whose B is stored along N, every SIDE=1 config (small N) and every KLANES != 32 (a loop
+// along K only). The tuner leaves those out before compiling; before, it compiled each only
+// for every problem to refuse it.
+TEST(TuneTypesCli, configs_no_problem_can_run_are_not_compiled) {
+  TempDir dir("tune_unrunnable");
+  const std::string db = dir.file("t.db");
+  const std::string shapes = dir.write("one_row.yaml", "shapes:\n  - [1, 1024, 1024]\n");
+  auto r = run_tool("tgemm-tune", "--compile-only --arch sm_80 --shapes " + shapes + " --space " +
+                                      kData +
+                                      "/spaces/comparison/gemv_simt.yaml --strategy exhaustive "
+                                      "--budget 0 --jobs 2 --db " +
+                                      db);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto built = [&](const std::string& where) {
+    return query_int(db,
+                     "select count(*) from binaries b join kernels k on k.id = b.kernel_id "
+                     "where k.template = 'gemv_simt' and " +
+                         where);
+  };
+  EXPECT_GT(built("k.params like 'SIDE=0,%'"), 10) << r.output;
+  EXPECT_EQ(built("k.params like 'SIDE=1,%'"), 0) << r.output;
+  EXPECT_EQ(built("k.params like '%KLANES=8%'"), 0) << r.output;
 }
 
 }  // namespace

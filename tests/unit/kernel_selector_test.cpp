@@ -184,6 +184,29 @@ TEST(KernelSelector, carries_a_streaming_kernel_by_the_bytes_it_reads) {
   EXPECT_EQ(c.config, gemv);
 }
 
+// Seen on the H200 (session 10): 1760x16x1760 left out was served 7680x16x2560's fastest GEMV
+// (26.9 us against 15.5): on the shorter side its 112 blocks of 4 warps leave 3 warps per SM.
+// A streaming kernel's bytes now move at the rate its warps per SM reach, so a config that
+// keeps the SMs busy there wins, though a little slower on the neighbour.
+TEST(KernelSelector, carries_a_streaming_kernel_at_the_rate_of_its_warps_in_flight) {
+  const auto gemv = [](const char* params) {
+    return KernelConfig::from_params_text("gemv_simt", params);
+  };
+  const KernelConfig few_warps =
+      gemv("SIDE=1,ROWS=16,VEC=4,WARPS=4,KB=512,LW=4,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=8");
+  const KernelConfig many_warps =
+      gemv("SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=256,LW=2,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=16");
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560);
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, few_warps, 50),
+                                     testing::ok_trial_record(there, many_warps, 56)};
+  for (TrialRecord& r : trials) r.template_hash = "abc";
+  KernelSelector s({entry(7680, 16, 2560, few_warps)}, defaults(), "sm_90", 132, trials);
+  EXPECT_EQ(s.choose(there).config, few_warps);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1760, 16, 1760));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, many_warps);
+}
+
 TEST(KernelSelector, counts_whole_waves_when_transferring) {
   // On 1024x1024x4096 the 64x128 tiles (128 blocks, one wave) beat the 128x128 ones
   // (64 blocks) by a little; on 2048x1024x4096 the 64x128 tiles need two waves of 132 SMs

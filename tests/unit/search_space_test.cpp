@@ -192,8 +192,10 @@ TEST(SearchSpace, comparison_spaces_are_small_subsets_of_the_shipped_ones) {
     for (const KernelConfig& c : legal)
       EXPECT_EQ(shipped.rejection(c, h200), std::nullopt) << c.canonical_name();
   }
+  // The exhaustive half of the device's `strategies` stage measures every one that a deepbench
+  // shape can run: 282 legal, 120 of them runnable, took 4 minutes on the H200 (S10-D).
   EXPECT_GE(total, 60u);
-  EXPECT_LE(total, 200u);
+  EXPECT_LE(total, 300u);
 }
 
 TEST(SearchSpace, rejects_unknown_template_naming_line_and_the_known_ones) {
