@@ -194,6 +194,7 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
     const int64_t warps = (family->block_resources(config).threads + 31) / 32;
     const int64_t per_sm =
         launched_blocks(config, problem) * warps / std::max<int64_t>(1, sm_count_);
+    // The rate saturates long before 64 warps; the cap only keeps the count an int.
     const double rate = PerformanceModel::occupancy_efficiency(int(std::min<int64_t>(per_sm, 64)));
     return PerformanceModel::unique_bytes(problem) / std::max(rate, 1e-3);
   }

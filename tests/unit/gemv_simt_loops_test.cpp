@@ -5,22 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "src/templates/template_registry.h"
+#include "tests/common/gemv_configs.h"
 
 namespace tgemm {
 namespace {
 
+// The shared test config (PREFETCH, STAGES and KLANES at their defaults 1, 0 and 32), 16 rows.
 KernelConfig gemv(std::initializer_list<std::pair<const char*, int64_t>> overrides = {}) {
-  KernelConfig c{"gemv_simt",
-                 {{"SIDE", 0},
-                  {"ROWS", 16},
-                  {"VEC", 4},
-                  {"WARPS", 8},
-                  {"KB", 512},
-                  {"LW", 1},
-                  {"SPLIT_MODE", 2},
-                  {"PREFETCH", 1},
-                  {"STAGES", 0},
-                  {"KLANES", 32}}};
+  KernelConfig c = testing::gemv_config(0, 16, 4, 8, 512, 1, 2);
   for (const auto& [name, value] : overrides) c.set(name, value);
   return c;
 }
