@@ -7,11 +7,13 @@
 // values of K (one K slice); its warps split the strip's K (X contiguous along L) or its rows
 // (X contiguous along K: KLANES lanes per row), and the slices meet in C through atomics, the
 // deterministic
-// workspace reduction (common/split_k.cuh), or that reduction done by each strip's last block.
+// workspace reduction (common/split_k.cuh), that reduction done by each strip's last block, or
+// (sm_90) the shared memory of a cluster that holds all of a strip's slices.
 // Every tunable is a macro with a default; configs/spaces/gemv_simt.yaml repeats each
 // static_assert with a readable reason.
 
 #include "common/async_copy.cuh"
+#include "common/cluster.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/split_k.cuh"
@@ -48,7 +50,11 @@
 #ifndef SPLIT_MODE
 #define SPLIT_MODE \
   1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable);
-     // 2 workspace, the strip's last block reduces (repeatable, one launch)
+     // 2 workspace, the strip's last block reduces (repeatable, one launch);
+     // 3 a cluster of CLUSTER blocks holds the strip's slices (sm_90, repeatable, one launch)
+#endif
+#ifndef CLUSTER
+#define CLUSTER 1  // SPLIT_MODE=3: blocks per cluster along K, the most K slices it serves
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
@@ -79,11 +85,17 @@ static_assert(KLANES == 4 || KLANES == 8 || KLANES == 16 || KLANES == 32,
 static_assert(LW * ROWS <= 64, "LW*ROWS accumulators per thread must stay <= 64");
 static_assert(X_K_CONTIG || LW * ROWS * VEC <= 64,
               "LW*ROWS*VEC accumulators per thread must stay <= 64 when X is contiguous along L");
-static_assert(SPLIT_MODE >= 0 && SPLIT_MODE <= 2, "SPLIT_MODE must be 0, 1 or 2");
+static_assert(SPLIT_MODE >= 0 && SPLIT_MODE <= 3, "SPLIT_MODE must be 0, 1, 2 or 3");
+static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4 || CLUSTER == 8,
+              "CLUSTER must be 1, 2, 4 or 8 (a portable cluster size)");
+static_assert((SPLIT_MODE == 3) == (CLUSTER > 1), "CLUSTER > 1 exactly when SPLIT_MODE is 3");
 static_assert(PREFETCH == 0 || PREFETCH == 1, "PREFETCH must be 0 or 1");
 static_assert(STAGES == 0 || (STAGES >= 2 && STAGES <= 4), "STAGES must be 0 or 2..4");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 static_assert(STAGES == 0, "STAGES > 0 needs cp.async (sm_80+)");
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+static_assert(SPLIT_MODE != 3, "SPLIT_MODE=3 needs thread block clusters (sm_90+)");
 #endif
 // Floats of one warp's ring slot (one K group: 4 rows of the lane's LW vectors), and of the
 // whole ring of the block, behind the staged W in dynamic shared memory.
@@ -123,8 +135,17 @@ __device__ __forceinline__ View make_view(const tgemm::GemmParams& p) {
 // The K slices of a problem: every entry (main and reduce) derives them alike from K.
 __device__ __forceinline__ int slices_of(int k) { return k > KB ? (k + KB - 1) / KB : 1; }
 
+#if SPLIT_MODE == 3
+// The block's sums for its strip, [s][l - strip start], read by every block of its cluster.
+__shared__ float cluster_part[ROWS * TILE_L];
+#endif
+
 // One result of the block's slice for C element (s, l) of the small-side view.
 __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, float v) {
+#if SPLIT_MODE == 3
+  (void)p;
+  cluster_part[s * TILE_L + (l - int(blockIdx.x) * TILE_L)] = v;  // finish_cluster sums them
+#else
   const int row = SIDE == 0 ? s : l, col = SIDE == 0 ? l : s;
   float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
   if (gridDim.y == 1) {
@@ -134,10 +155,36 @@ __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, f
   } else {
     atomicAdd(c, p.alpha * v);  // C was scaled by beta first (gemv_simt_prepare_c)
   }
+#endif
 }
 
 // Ws[s][kk] = W(s, k0 + kk) for the block's slice, zero past S and K (so they add nothing).
+// On sm_80+ through cp.async, one committed group that w_ready waits for once X's first loads
+// are out, so the two latencies overlap (16-byte copies where W's rows are K-contiguous and
+// 16-byte aligned); on sm_75 through registers, done when it returns.
 __device__ __forceinline__ void stage_w(const View& v, int k0, int k_end, float* ws) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const bool wide = W_K_CONTIG && v.ldw % 4 == 0 && reinterpret_cast<size_t>(v.w) % 16 == 0;
+  if (wide) {
+    for (int idx = threadIdx.x; idx < ROWS * KB / 4; idx += THREADS) {
+      const int s = idx / (KB / 4), kk = idx % (KB / 4) * 4;
+      const int k = k0 + kk;
+      const int valid = s < v.s ? max(0, min(4, k_end - k)) : 0;  // floats to read
+      tgemm::cp_async_zfill<16>(ws + s * KB + kk, valid > 0 ? v.w + s * v.ldw + k : v.w,
+                                4 * valid);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < ROWS * KB; idx += THREADS) {
+      const int s = W_K_CONTIG ? idx / KB : idx % ROWS;
+      const int kk = W_K_CONTIG ? idx % KB : idx / ROWS;
+      const int k = k0 + kk;
+      const bool valid = s < v.s && k < k_end;
+      const float* src = W_K_CONTIG ? v.w + s * v.ldw + k : v.w + (long long)k * v.ldw + s;
+      tgemm::cp_async_zfill<4>(ws + s * KB + kk, valid ? src : v.w, valid ? 4 : 0);
+    }
+  }
+  tgemm::cp_async_commit();
+#else
   for (int idx = threadIdx.x; idx < ROWS * KB; idx += THREADS) {
     // Consecutive threads take consecutive addresses of W as it is stored.
     const int s = W_K_CONTIG ? idx / KB : idx % ROWS;
@@ -147,6 +194,17 @@ __device__ __forceinline__ void stage_w(const View& v, int k0, int k_end, float*
     if (s < v.s && k < k_end) w = v.w[W_K_CONTIG ? s * v.ldw + k : (long long)k * v.ldw + s];
     ws[s * KB + kk] = w;
   }
+#endif
+}
+
+// The staged W is readable by every thread: on sm_80+ its cp.async group has landed, with
+// PENDING groups (X's first copies) committed after it still allowed in flight.
+template <int PENDING>
+__device__ __forceinline__ void w_ready() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  tgemm::cp_async_wait<PENDING>();
+#endif
+  __syncthreads();
 }
 
 // out[0..VEC) = p[0..VEC), a vector load when all of it is in range, else element-wise
@@ -282,6 +340,7 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
     if (i < mine) copy_group(i);
     tgemm::cp_async_commit();  // empty groups too: the wait below counts groups
   }
+  w_ready<STAGES - 1>();
   for (int i = 0; i < mine; ++i) {
     tgemm::cp_async_wait<STAGES - 2>();  // the i-th group has landed
     float xv[4][LW][VEC];
@@ -301,6 +360,7 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
   // flight while they run (else a warp waits out the memory latency once per group).
   float next[4][LW][VEC];
   if (PREFETCH && warp < groups) load_group(warp, next);
+  w_ready<0>();
   for (int g = warp; g < groups; g += WARPS) {
     float xv[4][LW][VEC];
     if (PREFETCH) {
@@ -376,6 +436,7 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
   const int steps = (k_end - k0 + KLANES * VEC - 1) / (KLANES * VEC);  // this slice's K
   float next[LW][VEC];
   if (steps > 0) load_step(0, next);
+  w_ready<0>();
 #pragma unroll 1
   for (int step = 0; step < steps; ++step) {
     float xv[LW][VEC];
@@ -440,6 +501,29 @@ __device__ __forceinline__ void finish_strip(const tgemm::GemmParams& p, const V
 }
 #endif
 
+#if SPLIT_MODE == 3
+// After every block of the cluster (the strip's K slices, empty ones past K included) stored its
+// sums in cluster_part: each block sums a share of the strip's outputs over the cluster's blocks
+// in rank order (the slice order: repeatable, and SPLIT_MODE 1's rounding) and writes C once.
+__device__ __forceinline__ void finish_cluster(const tgemm::GemmParams& p, const View& v) {
+  tgemm::cluster_sync();
+  const int l0 = blockIdx.x * TILE_L, width = min(TILE_L, v.l - l0);
+  const int first = int(tgemm::cluster_rank()) * THREADS + threadIdx.x;
+  for (int idx = first; idx < v.s * width; idx += CLUSTER * THREADS) {
+    // Consecutive threads on consecutive columns of C (row-major), as in finish_strip.
+    const int s = SIDE == 0 ? idx / width : idx % v.s;
+    const int l = SIDE == 0 ? idx % width : idx / v.s;
+    float sum = 0.0f;
+#pragma unroll
+    for (int b = 0; b < CLUSTER; ++b) sum += tgemm::cluster_load(&cluster_part[s * TILE_L + l], b);
+    const int row = SIDE == 0 ? s : l0 + l, col = SIDE == 0 ? l0 + l : s;
+    float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+    *c = p.alpha * sum + (p.beta != 0.0f ? p.beta * *c : 0.0f);
+  }
+  tgemm::cluster_sync();  // no block exits (its shared memory gone) while another reads it
+}
+#endif
+
 }  // namespace tgemm_gemv
 
 // C = beta * C (zero when beta == 0): run before atomic K slices add into C.
@@ -454,16 +538,23 @@ extern "C" __global__ void gemv_simt_reduce(const tgemm::GemmParams p) {
 }
 #endif
 
-// Grid: x strips of TILE_L along L, y K slices of KB (tgemm_gemv::slices_of).
-extern "C" __global__ void __launch_bounds__(THREADS) gemv_simt(const tgemm::GemmParams p) {
+#if SPLIT_MODE == 3
+#define GEMV_CLUSTER_DIMS __cluster_dims__(1, CLUSTER, 1)
+#else
+#define GEMV_CLUSTER_DIMS
+#endif
+
+// Grid: x strips of TILE_L along L, y K slices of KB (tgemm_gemv::slices_of; SPLIT_MODE=3:
+// CLUSTER, the slices past K empty).
+extern "C" __global__ void __launch_bounds__(THREADS)
+    GEMV_CLUSTER_DIMS gemv_simt(const tgemm::GemmParams p) {
   using namespace tgemm_gemv;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned vector reads of W
   float* const ws = reinterpret_cast<float*>(smem_raw);  // [ROWS][KB], then the ring (STAGES)
   const View v = make_view(p);
   const int k0 = blockIdx.y * KB;
   const int k_end = min(v.k, k0 + KB);
-  stage_w(v, k0, k_end, ws);
-  __syncthreads();
+  stage_w(v, k0, k_end, ws);  // each strip waits for it (w_ready) after its first loads
 #if X_K_CONTIG  // a preprocessor choice: only the chosen strip's shared memory is allocated
   strip_along_k(p, v, k0, k_end, ws);
 #else
@@ -471,5 +562,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemv_simt(const tgemm::Gem
 #endif
 #if SPLIT_MODE == 2
   if (gridDim.y > 1) finish_strip(p, v);
+#elif SPLIT_MODE == 3
+  finish_cluster(p, v);
 #endif
 }

@@ -4,7 +4,7 @@
 # survives between calls while the machine stays warm ($OUT is emptied before every call).
 #   scripts/device_run.sh tests tune:square:200 bench:square overhead
 # Stages:
-#   tests                              the GPU test suite
+#   tests[:<filter>]                   the GPU test suite (or the tests a gtest filter names)
 #   tune:<set>:<budget>[:<db>[:<strategy>[:<space>,...]]]
 #                                      tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db,
 #                                      strategy: random, spaces: every shipped one)
@@ -57,7 +57,7 @@ for stage in "$@"; do
   echo "=== $stage ($(date +%T))"
   case "$what" in
     tests)
-      "$B/tests/tgemm_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" |
+      "$B/tests/tgemm_gpu_tests" ${a1:+"--gtest_filter=$a1"} 2>&1 | tee "$OUT/gpu_tests.log" |
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
     tune)
       spaces=(); for s in ${a5//,/ }; do spaces+=(--space "$s"); done

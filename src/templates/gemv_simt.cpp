@@ -1,7 +1,8 @@
 // Host side of gemv_simt (kernel_templates/gemv_simt.cuh, configs/spaces/gemv_simt.yaml):
 // FP32 GEMM with one side of at most ROWS (GEMV-like shapes), the large operand streamed once;
 // K slices meet in C through atomics (SPLIT_MODE=0) or the deterministic workspace reduction,
-// in a second launch (1) or by each strip's last block to arrive (2, one launch).
+// in a second launch (1) or by each strip's last block to arrive (2, one launch), or in the
+// shared memory of a thread block cluster that holds all of a strip's slices (3, sm_90).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -53,7 +54,8 @@ class GemvSimt final : public GemmTemplate {
           "SPLIT_MODE=2 counts arrivals for at most {} strips; {} = {} needs {} (use SPLIT_MODE=1)",
           kMaxArrivalStrips, small_m ? "N" : "M", small_m ? problem.n : problem.m,
           strips_of(config, problem));
-    if (config.get("SPLIT_MODE") != 0 && slices > 1)
+    if (auto why = cluster_unsupported(config, problem, arch, slices)) return why;
+    if ((config.get("SPLIT_MODE") == 1 || config.get("SPLIT_MODE") == 2) && slices > 1)
       return split_k_workspace_unsupported(problem, slices);
     return std::nullopt;
   }
@@ -65,10 +67,11 @@ class GemvSimt final : public GemmTemplate {
   }
 
   // One K slice per grid row; atomic slices need C = beta * C first, SPLIT_MODE=1 a reduction
-  // after, SPLIT_MODE=2 only the workspace (its main launch reduces).
+  // after, SPLIT_MODE=2 only the workspace (its main launch reduces), SPLIT_MODE=3 nothing (a
+  // cluster is CLUSTER rows, the slices past K empty).
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
-    const int64_t slices = slices_of(config, problem);
     const int64_t mode = config.get("SPLIT_MODE");
+    const int64_t slices = mode == 3 ? config.get("CLUSTER") : slices_of(config, problem);
     const bool atomics = mode == 0;
     LaunchPlan plan;
     if (slices > 1 && atomics) plan.add(scale_c_launch(problem, 1));
@@ -155,6 +158,26 @@ class GemvSimt final : public GemmTemplate {
           "LW*ROWS*VEC = {} accumulators per thread (more than 64) when {} is stored contiguous "
           "along {}",
           sums, large, small_m ? "N" : "M");
+    return std::nullopt;
+  }
+
+  // SPLIT_MODE=3 and CLUSTER come together, on sm_90+, for K that one cluster's slices cover.
+  static std::optional<std::string> cluster_unsupported(const KernelConfig& config,
+                                                        const Problem& problem,
+                                                        const std::string& arch, int64_t slices) {
+    const int64_t mode = config.get("SPLIT_MODE"), cluster = config.get_or("CLUSTER", 1);
+    if (mode != 3 && cluster > 1)
+      return fmt::format("CLUSTER={} needs SPLIT_MODE=3 (have SPLIT_MODE={})", cluster, mode);
+    if (mode != 3) return std::nullopt;
+    if (cluster != 2 && cluster != 4 && cluster != 8)
+      return fmt::format("SPLIT_MODE=3 needs CLUSTER of 2, 4 or 8 blocks (have {})", cluster);
+    if (arch_number(arch) < 90)
+      return fmt::format("SPLIT_MODE=3 needs thread block clusters (sm_90+), not {}", arch);
+    if (slices > cluster)
+      return fmt::format(
+          "SPLIT_MODE=3 meets at most CLUSTER={} K slices in one cluster; K = {} needs {} of "
+          "KB={}",
+          cluster, problem.k, slices, config.get("KB"));
     return std::nullopt;
   }
 

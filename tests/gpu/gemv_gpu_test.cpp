@@ -3,6 +3,7 @@
 // against a double-precision host reference. Skips cleanly without a GPU.
 #include <gtest/gtest.h>
 
+#include "src/core/arch_limits.h"
 #include "src/core/device_info.h"
 #include "tests/common/direct_gemm.h"
 #include "tests/common/gemv_configs.h"
@@ -145,6 +146,23 @@ TEST_F(GemvGpu, ring_along_l_every_split_mode) {
   expect_correct(with("STAGES", gemv(0, 8, 4, 8, 128, 2, 0), 3), cases(true, 0, 0));
   expect_correct(with("STAGES", gemv(1, 8, 2, 8, 256, 2, 2), 3), cases(false, 0, 0));
   expect_correct(with("STAGES", gemv(0, 8, 1, 4, 256, 4, 1), 2), cases(true, 1, 1));
+}
+
+// A strip's K slices met in one cluster's shared memory (SPLIT_MODE=3, sm_90): along L with
+// registers and with the ring, along K with lane groups, misaligned rows (VEC=1, W staged by
+// 4-byte copies); K from 1 (one real slice of the cluster's blocks) to 2049.
+TEST_F(GemvGpu, cluster_of_k_slices_every_layout) {
+  if (arch_number(arch_) < 90) GTEST_SKIP() << "thread block clusters need sm_90";
+  auto cluster = [](KernelConfig c, int64_t size) {
+    c.set("SPLIT_MODE", 3);
+    c.set("CLUSTER", size);
+    return c;
+  };
+  expect_correct(cluster(gemv(0, 16, 4, 8, 512, 1, 3), 8), sixteen(true));
+  expect_correct(cluster(with("STAGES", gemv(0, 16, 4, 4, 512, 1, 3), 3), 8), sixteen(true));
+  expect_correct(cluster(with("KLANES", gemv(1, 16, 4, 8, 512, 2, 3), 8), 8), sixteen(false));
+  expect_correct(cluster(gemv(1, 8, 1, 4, 1024, 1, 3), 4), cases(false, 3, 1));
+  expect_correct(cluster(gemv(0, 8, 1, 8, 1024, 2, 3), 4), cases(true, 1, 1));
 }
 
 }  // namespace

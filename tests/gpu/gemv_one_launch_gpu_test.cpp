@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "src/core/arch_limits.h"
 #include "src/core/device_info.h"
 #include "tests/common/direct_gemm.h"
 #include "tests/common/gemv_configs.h"
@@ -21,8 +22,10 @@ namespace {
 
 constexpr auto gemv = testing::gemv_config;
 
+// `config` in SPLIT_MODE `mode`, CLUSTER 1 unless the mode is 3 (which keeps config's).
 KernelConfig with_mode(KernelConfig config, int64_t mode) {
   config.set("SPLIT_MODE", mode);
+  if (mode != 3) config.set("CLUSTER", 1);
   return config;
 }
 
@@ -134,6 +137,17 @@ TEST_F(GemvOneLaunchGpu, small_m_matches_reference_and_split_mode_1_bitwise) {
 TEST_F(GemvOneLaunchGpu, small_n_matches_reference_and_split_mode_1_bitwise) {
   expect_correct(gemv(1, 16, 4, 8, 128, 1, 2), false, cases(16));
   expect_correct(gemv(1, 4, 2, 4, 256, 2, 2), false, cases(4));
+}
+
+// SPLIT_MODE=3 (sm_90): the slices meet in one cluster's shared memory, two to eight of its
+// eight blocks real for these K (100 leaves one), bitwise SPLIT_MODE 1's sums.
+TEST_F(GemvOneLaunchGpu, cluster_of_slices_matches_reference_and_split_mode_1_bitwise) {
+  if (arch_number(arch_) < 90) GTEST_SKIP() << "thread block clusters need sm_90";
+  KernelConfig along_l = gemv(0, 16, 4, 8, 512, 1, 3), small_n = gemv(1, 4, 2, 4, 512, 2, 3);
+  along_l.set("CLUSTER", 8);
+  small_n.set("CLUSTER", 8);
+  expect_correct(along_l, true, cases(16));
+  expect_correct(small_n, false, cases(4));
 }
 
 TEST_F(GemvOneLaunchGpu, beta_zero_never_reads_c_full_of_nan) {

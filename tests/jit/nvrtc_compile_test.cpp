@@ -188,6 +188,30 @@ TEST_P(CompilesForArch, gemv_simt_lane_groups_and_ring_compile_without_spills) {
   }
 }
 
+// SPLIT_MODE=3 (a strip's K slices meet in one cluster's shared memory) builds clean on both
+// strips on sm_90, with the ring and with lane groups; earlier archs refuse it with its reason.
+TEST_P(CompilesForArch, gemv_simt_cluster_of_slices_compiles_on_sm_90_only) {
+  const std::string arch = GetParam();
+  for (int64_t side : {0, 1}) {
+    KernelConfig ring = gemv_config(side, 16, 4, 1, 3);
+    ring.set("CLUSTER", 8);
+    ring.set("STAGES", 3);
+    KernelConfig groups = gemv_config(side, 16, 4, 4, 3);
+    groups.set("CLUSTER", 4);
+    groups.set("KLANES", 8);
+    const Op along_k_b = side == 0 ? Op::T : Op::N, along_l_a = side == 0 ? Op::N : Op::T;
+    if (arch_number(arch) < 90) {
+      const auto k = testing::compile_f32(groups, Op::N, along_k_b, arch);
+      EXPECT_FALSE(k.ok);
+      EXPECT_NE(k.error.find("SPLIT_MODE=3 needs thread block clusters"), std::string::npos)
+          << k.error;
+      continue;
+    }
+    expect_clean_compile(groups, Op::N, along_k_b, arch);
+    expect_clean_compile(ring, along_l_a, Op::N, arch);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));
 
 TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {

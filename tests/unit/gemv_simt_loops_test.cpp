@@ -68,5 +68,35 @@ TEST(GemvSimtLoops, strip_and_shared_memory_follow_klanes_and_stages) {
             (16u * 512 + 3 * 8 * 4 * 32 * 4) * 4);
 }
 
+// SPLIT_MODE=3 meets a strip's K slices in one cluster of CLUSTER blocks (sm_90): refused on
+// earlier archs, for K past CLUSTER slices of KB, and for a CLUSTER size without it; its plan is
+// one launch of CLUSTER grid rows (the slices past K empty) with no workspace.
+TEST(GemvSimtLoops, cluster_mode_needs_sm_90_and_k_within_its_slices) {
+  const KernelConfig cluster = gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}});  // KB=512: K <= 4096
+  EXPECT_EQ(refusal(cluster, kAlongL), "");
+  EXPECT_EQ(refusal(cluster, kAlongK), "");
+  const GemmTemplate& family = template_named("gemv_simt");
+  EXPECT_NE(family.unsupported_reason(cluster, kAlongL, "sm_80")
+                .value_or("")
+                .find("SPLIT_MODE=3 needs thread block clusters (sm_90+), not sm_80"),
+            std::string::npos);
+  const Problem deep = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 4097);
+  EXPECT_NE(refusal(cluster, deep).find("at most CLUSTER=8 K slices in one cluster; K = 4097 "
+                                        "needs 9 of KB=512"),
+            std::string::npos);
+  EXPECT_NE(refusal(gemv({{"CLUSTER", 4}}), kAlongL)
+                .find("CLUSTER=4 needs SPLIT_MODE=3 (have SPLIT_MODE=2)"),
+            std::string::npos);
+  EXPECT_NE(refusal(gemv({{"SPLIT_MODE", 3}}), kAlongL).find("needs CLUSTER of 2, 4 or 8"),
+            std::string::npos);
+
+  const Problem shallow = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 1000);
+  const LaunchPlan plan = family.plan_launch(cluster, shallow);
+  ASSERT_EQ(plan.count, 1);
+  EXPECT_EQ(plan.launches[0].grid[1], 8u);
+  EXPECT_EQ(plan.launches[0].grid[0], 4096u / 128);
+  EXPECT_EQ(plan.workspace_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace tgemm
