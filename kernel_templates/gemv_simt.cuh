@@ -5,8 +5,8 @@
 // SIDE=0, op(A)^T for SIDE=1) is streamed once with coalesced VEC-wide loads, and the small
 // one W (S x K) is staged in shared memory and broadcast. A block owns a strip of L and KB
 // values of K (one K slice); its warps split the strip's K (X contiguous along L) or its rows
-// (X contiguous along K: KLANES lanes per row), and the slices meet in C through atomics, the
-// deterministic
+// (X contiguous along K: KLANES lanes per row), and the slices meet in C through atomics (C
+// scaled by each strip's first slice in the same launch), the deterministic
 // workspace reduction (common/split_k.cuh), that reduction done by each strip's last block, or
 // (sm_90) the shared memory of a cluster that holds all of a strip's slices.
 // Every tunable is a macro with a default; configs/spaces/gemv_simt.yaml repeats each
@@ -17,6 +17,7 @@
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/split_k.cuh"
+#include "common/tile_ready.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
 #ifndef SIDE
@@ -49,7 +50,7 @@
 #endif
 #ifndef SPLIT_MODE
 #define SPLIT_MODE \
-  1  // K slices: 0 atomics into C; 1 workspace + gemv_simt_reduce (repeatable);
+  1  // K slices: 0 atomics into C (one launch); 1 workspace + gemv_simt_reduce (repeatable);
      // 2 workspace, the strip's last block reduces (repeatable, one launch);
      // 3 a cluster of CLUSTER blocks holds the strip's slices (sm_90, repeatable, one launch)
 #endif
@@ -102,12 +103,16 @@ static_assert(SPLIT_MODE != 3, "SPLIT_MODE=3 needs thread block clusters (sm_90+
 #define RING_SLOT (4 * LW * 32 * VEC)
 #define RING_FLOATS (STAGES * WARPS * RING_SLOT)
 
-#if SPLIT_MODE == 2
+#if SPLIT_MODE == 0 || SPLIT_MODE == 2
 // Blocks of K slices that have arrived, per strip of L. Module-scope: zero when the cubin loads
 // (PTX zero-fills .global), private to this loaded config (the shared workspace holds other
 // plans' data), and back to zero after every call (the last arrival wraps it).
 #define GEMV_MAX_STRIPS 65536  // src/templates/gemv_simt.cpp's kMaxArrivalStrips
 __device__ unsigned int gemv_simt_arrivals[GEMV_MAX_STRIPS];
+#endif
+#if SPLIT_MODE == 0
+// Per strip: 1 once its first K slice scaled C by beta (common/tile_ready.cuh), 0 between calls.
+__device__ unsigned int gemv_simt_c_ready[GEMV_MAX_STRIPS];
 #endif
 
 namespace tgemm_gemv {
@@ -140,21 +145,55 @@ __device__ __forceinline__ int slices_of(int k) { return k > KB ? (k + KB - 1) /
 __shared__ float cluster_part[ROWS * TILE_L];
 #endif
 
+// C element (s, l) of the small-side view.
+__device__ __forceinline__ float* c_at(const tgemm::GemmParams& p, int s, int l) {
+  const int row = SIDE == 0 ? s : l, col = SIDE == 0 ? l : s;
+  return static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+}
+
+// f(s, l) for the outputs first, first + step, ... of the block's strip, consecutive ones on
+// consecutive addresses of C (row-major: along L for SIDE=0, along S for SIDE=1).
+template <typename F>
+__device__ __forceinline__ void for_strip_outputs(const View& v, int first, int step, F f) {
+  const int l0 = blockIdx.x * TILE_L, width = min(TILE_L, v.l - l0);
+  for (int idx = first; idx < v.s * width; idx += step)
+    f(SIDE == 0 ? idx / width : idx % v.s, l0 + (SIDE == 0 ? idx % width : idx / v.s));
+}
+
 // One result of the block's slice for C element (s, l) of the small-side view.
 __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, float v) {
 #if SPLIT_MODE == 3
   (void)p;
   cluster_part[s * TILE_L + (l - int(blockIdx.x) * TILE_L)] = v;  // finish_cluster sums them
 #else
-  const int row = SIDE == 0 ? s : l, col = SIDE == 0 ? l : s;
-  float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+  float* const c = c_at(p, s, l);
   if (gridDim.y == 1) {
     *c = p.alpha * v + (p.beta != 0.0f ? p.beta * *c : 0.0f);
   } else if (SPLIT_MODE != 0) {
-    tgemm::split_k_store_partial(p, blockIdx.y, row, col, v);
+    tgemm::split_k_store_partial(p, blockIdx.y, SIDE == 0 ? s : l, SIDE == 0 ? l : s, v);
   } else {
-    atomicAdd(c, p.alpha * v);  // C was scaled by beta first (gemv_simt_prepare_c)
+    atomicAdd(c, p.alpha * v);  // C was scaled by beta first (prepare_strip, before_emit)
   }
+#endif
+}
+
+#if SPLIT_MODE == 0
+// The strip's first K slice, before its loops: C = beta * C over the strip (0 for beta == 0),
+// then the strip flagged ready for every slice's atomics.
+__device__ __forceinline__ void prepare_strip(const tgemm::GemmParams& p, const View& v) {
+  for_strip_outputs(v, threadIdx.x, THREADS, [&](int s, int l) {
+    float* const c = c_at(p, s, l);
+    *c = p.beta != 0.0f ? p.beta * *c : 0.0f;
+  });
+  tgemm::publish_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
+}
+#endif
+
+// Before the block's results go out (every thread): with atomic slices, after the strip's C
+// was scaled by its first slice.
+__device__ __forceinline__ void before_emit() {
+#if SPLIT_MODE == 0
+  if (gridDim.y > 1) tgemm::wait_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
 #endif
 }
 
@@ -378,6 +417,7 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
   }
 #endif
 
+  before_emit();
 #pragma unroll
   for (int s0 = 0; s0 < ROWS; s0 += RED_ROWS) {
     if (s0 >= v.s) break;  // uniform: the rows past S are zero
@@ -457,6 +497,7 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
     }
   }
 
+  before_emit();
 #pragma unroll
   for (int r = 0; r < LW; ++r)
 #pragma unroll
@@ -486,18 +527,14 @@ __device__ __forceinline__ void finish_strip(const tgemm::GemmParams& p, const V
   __threadfence();  // read the other blocks' partials only after seeing them all arrive
   const float* const ws = static_cast<const float*>(p.workspace);
   const long long mn = (long long)p.m * p.n;
-  const int l0 = blockIdx.x * TILE_L, width = min(TILE_L, v.l - l0);
-  for (int idx = threadIdx.x; idx < v.s * width; idx += THREADS) {
-    // Consecutive threads on consecutive columns of C (coalesced partials and C).
-    const int s = SIDE == 0 ? idx / width : idx % v.s;
-    const int l = l0 + (SIDE == 0 ? idx % width : idx / v.s);
+  for_strip_outputs(v, threadIdx.x, THREADS, [&](int s, int l) {  // coalesced partials and C
     const int row = SIDE == 0 ? s : l, col = SIDE == 0 ? l : s;
     const float* const part = ws + (long long)row * p.n + col;
     float sum = 0.0f;
     for (int z = 0; z < (int)slices; ++z) sum += __ldcg(part + z * mn);  // L2: not a stale L1
-    float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+    float* const c = c_at(p, s, l);
     *c = p.alpha * sum + (p.beta != 0.0f ? p.beta * *c : 0.0f);
-  }
+  });
 }
 #endif
 
@@ -507,29 +544,21 @@ __device__ __forceinline__ void finish_strip(const tgemm::GemmParams& p, const V
 // in rank order (the slice order: repeatable, and SPLIT_MODE 1's rounding) and writes C once.
 __device__ __forceinline__ void finish_cluster(const tgemm::GemmParams& p, const View& v) {
   tgemm::cluster_sync();
-  const int l0 = blockIdx.x * TILE_L, width = min(TILE_L, v.l - l0);
+  const int l0 = blockIdx.x * TILE_L;
   const int first = int(tgemm::cluster_rank()) * THREADS + threadIdx.x;
-  for (int idx = first; idx < v.s * width; idx += CLUSTER * THREADS) {
-    // Consecutive threads on consecutive columns of C (row-major), as in finish_strip.
-    const int s = SIDE == 0 ? idx / width : idx % v.s;
-    const int l = SIDE == 0 ? idx % width : idx / v.s;
+  for_strip_outputs(v, first, CLUSTER * THREADS, [&](int s, int l) {
+    const float* const mine = &cluster_part[s * TILE_L + (l - l0)];
     float sum = 0.0f;
 #pragma unroll
-    for (int b = 0; b < CLUSTER; ++b) sum += tgemm::cluster_load(&cluster_part[s * TILE_L + l], b);
-    const int row = SIDE == 0 ? s : l0 + l, col = SIDE == 0 ? l0 + l : s;
-    float* const c = static_cast<float*>(p.c) + (long long)row * p.ldc + col;
+    for (int b = 0; b < CLUSTER; ++b) sum += tgemm::cluster_load(mine, b);
+    float* const c = c_at(p, s, l);
     *c = p.alpha * sum + (p.beta != 0.0f ? p.beta * *c : 0.0f);
-  }
+  });
   tgemm::cluster_sync();  // no block exits (its shared memory gone) while another reads it
 }
 #endif
 
 }  // namespace tgemm_gemv
-
-// C = beta * C (zero when beta == 0): run before atomic K slices add into C.
-extern "C" __global__ void gemv_simt_prepare_c(const tgemm::GemmParams p) {
-  tgemm::scale_c_by_beta<float>(p);
-}
 
 #if SPLIT_MODE == 1
 // C = alpha * (the slices' partials in slice order) + beta * C, after the main launch.
@@ -555,12 +584,18 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const int k0 = blockIdx.y * KB;
   const int k_end = min(v.k, k0 + KB);
   stage_w(v, k0, k_end, ws);  // each strip waits for it (w_ready) after its first loads
+#if SPLIT_MODE == 0
+  if (gridDim.y > 1 && blockIdx.y == 0) prepare_strip(p, v);
+#endif
 #if X_K_CONTIG  // a preprocessor choice: only the chosen strip's shared memory is allocated
   strip_along_k(p, v, k0, k_end, ws);
 #else
   strip_along_l(p, v, k0, k_end, ws);
 #endif
-#if SPLIT_MODE == 2
+#if SPLIT_MODE == 0
+  if (gridDim.y > 1)
+    tgemm::leave_tile(&gemv_simt_c_ready[blockIdx.x], &gemv_simt_arrivals[blockIdx.x], gridDim.y);
+#elif SPLIT_MODE == 2
   if (gridDim.y > 1) finish_strip(p, v);
 #elif SPLIT_MODE == 3
   finish_cluster(p, v);

@@ -1,6 +1,7 @@
 // Host side of gemv_simt (kernel_templates/gemv_simt.cuh, configs/spaces/gemv_simt.yaml):
 // FP32 GEMM with one side of at most ROWS (GEMV-like shapes), the large operand streamed once;
-// K slices meet in C through atomics (SPLIT_MODE=0) or the deterministic workspace reduction,
+// K slices meet in C through atomics (SPLIT_MODE=0; each strip's first slice scales C by beta in
+// the same launch) or the deterministic workspace reduction,
 // in a second launch (1) or by each strip's last block to arrive (2, one launch), or in the
 // shared memory of a thread block cluster that holds all of a strip's slices (3, sm_90).
 #include <fmt/format.h>
@@ -48,33 +49,31 @@ class GemvSimt final : public GemmTemplate {
     if (strips_of(config, problem) > kMaxGridX)
       return fmt::format("{} = {} needs more than {} blocks", small_m ? "N" : "M",
                          small_m ? problem.n : problem.m, kMaxGridX);
-    if (config.get("SPLIT_MODE") == 2 && slices > 1 &&
-        strips_of(config, problem) > kMaxArrivalStrips)
+    const int64_t mode = config.get("SPLIT_MODE");
+    if ((mode == 0 || mode == 2) && slices > 1 && strips_of(config, problem) > kMaxArrivalStrips)
       return fmt::format(
-          "SPLIT_MODE=2 counts arrivals for at most {} strips; {} = {} needs {} (use SPLIT_MODE=1)",
-          kMaxArrivalStrips, small_m ? "N" : "M", small_m ? problem.n : problem.m,
+          "SPLIT_MODE={} counts arrivals for at most {} strips; {} = {} needs {} (use "
+          "SPLIT_MODE=1)",
+          mode, kMaxArrivalStrips, small_m ? "N" : "M", small_m ? problem.n : problem.m,
           strips_of(config, problem));
     if (auto why = cluster_unsupported(config, problem, arch, slices)) return why;
-    if ((config.get("SPLIT_MODE") == 1 || config.get("SPLIT_MODE") == 2) && slices > 1)
+    if ((mode == 1 || mode == 2) && slices > 1)
       return split_k_workspace_unsupported(problem, slices);
     return std::nullopt;
   }
 
   std::vector<std::string> entries(const KernelConfig& config) const override {
-    std::vector<std::string> out{name(), name() + "_prepare_c"};
-    if (config.get("SPLIT_MODE") == 1) out.push_back(name() + "_reduce");
-    return out;
+    if (config.get("SPLIT_MODE") == 1) return {name(), name() + "_reduce"};
+    return {name()};
   }
 
-  // One K slice per grid row; atomic slices need C = beta * C first, SPLIT_MODE=1 a reduction
-  // after, SPLIT_MODE=2 only the workspace (its main launch reduces), SPLIT_MODE=3 nothing (a
+  // One K slice per grid row; SPLIT_MODE=1 needs a reduction after, SPLIT_MODE=2 only the
+  // workspace (its main launch reduces), atomic slices (0) and SPLIT_MODE=3 nothing more (a
   // cluster is CLUSTER rows, the slices past K empty).
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     const int64_t mode = config.get("SPLIT_MODE");
     const int64_t slices = mode == 3 ? config.get("CLUSTER") : slices_of(config, problem);
-    const bool atomics = mode == 0;
     LaunchPlan plan;
-    if (slices > 1 && atomics) plan.add(scale_c_launch(problem, 1));
     KernelLaunch main;
     main.grid[0] = unsigned(strips_of(config, problem));
     main.grid[1] = unsigned(slices);
@@ -82,7 +81,7 @@ class GemvSimt final : public GemmTemplate {
     main.block[0] = unsigned(r.threads);
     main.smem_bytes = r.dynamic_smem_bytes;
     plan.add(main);
-    if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 2);
+    if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 1);
     if (slices > 1 && mode == 2) plan.workspace_bytes = split_k_workspace_bytes(problem, slices);
     return plan;
   }
@@ -113,7 +112,7 @@ class GemvSimt final : public GemmTemplate {
  private:
   static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
   static constexpr int64_t kMaxGridY = 65535;
-  // The kernel's GEMV_MAX_STRIPS: SPLIT_MODE=2's arrival counters, one per strip.
+  // The kernel's GEMV_MAX_STRIPS: SPLIT_MODE 0 and 2's arrival counters, one per strip.
   static constexpr int64_t kMaxArrivalStrips = 65536;
 
   // The parameters that shape only one of the two loops (X contiguous along K or along L):

@@ -176,5 +176,24 @@ TEST_F(GemvOneLaunchGpu, every_call_finds_the_arrival_counters_reset) {
     EXPECT_TRUE(same_bits(calls[0], calls[i])) << "call " << i << " differs from the first";
 }
 
+// Atomic slices (SPLIT_MODE=0) in one launch, five calls on one loaded kernel, along L (NN) and
+// along K (NT): each strip's first slice scales C (all NaN for beta == 0) before any slice adds
+// into it, and its ready flag is back to zero for the next call.
+TEST_F(GemvOneLaunchGpu, atomic_slices_scale_c_first_in_every_call) {
+  const KernelConfig config = with_mode(gemv(0, 16, 4, 4, 128, 1, 2), 0);
+  for (Op b : {Op::N, Op::T})
+    for (float beta : {0.0f, 0.5f}) {
+      const auto g = testing::DirectGemm::make(Op::N, b, 16, 2048, 4096, 0, 0, 0.75f, beta, 13);
+      const CompiledKernel k = testing::compile_f32(config, Op::N, b, arch_);
+      ASSERT_TRUE(k.ok) << k.error;
+      std::string why;
+      const auto calls = run_calls(config, k.cubin, g, 5, &why);
+      ASSERT_EQ(calls.size(), 5u) << why;
+      for (size_t i = 0; i < calls.size(); ++i)
+        EXPECT_LT(g.relative_error(calls[i]), 1e-5)
+            << "N" << to_string(b) << " beta " << beta << " call " << i;
+    }
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "src/dispatch/device_workspace.h"
@@ -128,12 +129,15 @@ TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
   ASSERT_EQ(det.count, 2);
   EXPECT_EQ(det.launches[0].grid[0], 4096u / 128);  // 32 lanes x VEC=4 per strip
   EXPECT_EQ(det.launches[0].grid[1], 4u);           // ceil(1000 / 256)
-  EXPECT_EQ(det.launches[1].entry, 2);
+  EXPECT_EQ(det.launches[1].entry, 1);  // gemv_simt_reduce
   EXPECT_EQ(det.workspace_bytes, size_t(4) * 3 * 4096 * 4);
+  // Atomic slices: one launch, C scaled by each strip's first slice within it.
   const LaunchPlan atomic = family.plan_launch(gemv({{"SPLIT_MODE", 0}}), p);
   EXPECT_EQ(atomic.workspace_bytes, 0u);
-  ASSERT_EQ(atomic.count, 2);
-  EXPECT_EQ(atomic.launches[0].entry, 1);
+  ASSERT_EQ(atomic.count, 1);
+  EXPECT_EQ(atomic.launches[0].entry, 0);
+  EXPECT_EQ(atomic.launches[0].grid[1], 4u);
+  EXPECT_EQ(family.entries(gemv({{"SPLIT_MODE", 0}})), std::vector<std::string>{"gemv_simt"});
   // K within one slice: a single launch writes C directly.
   const LaunchPlan one =
       family.plan_launch(gemv(), Problem::packed(GemmTypes{}, Op::N, Op::T, 3, 4096, 256));
@@ -160,8 +164,16 @@ TEST(GemvSimt, last_block_reduction_is_one_launch_with_the_partials_workspace) {
   EXPECT_EQ(direct.workspace_bytes, 0u);
 }
 
-TEST(GemvSimt, last_block_reduction_refuses_more_strips_than_its_arrival_counters) {
+// SPLIT_MODE 0 (its strips' ready flags) and 2 count arrivals per strip.
+TEST(GemvSimt, atomic_and_last_block_slices_refuse_more_strips_than_their_arrival_counters) {
   const GemmTemplate& family = template_named("gemv_simt");
+  const auto wide_atomic = Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4 * 65536 + 1, 512);
+  const auto atomic_why = family.unsupported_reason(
+      gemv({{"SPLIT_MODE", 0}, {"WARPS", 4}, {"VEC", 1}}), wide_atomic, "sm_90");
+  ASSERT_TRUE(atomic_why);
+  EXPECT_NE(atomic_why->find("SPLIT_MODE=0 counts arrivals for at most 65536 strips"),
+            std::string::npos)
+      << *atomic_why;
   // B^T with WARPS=4, LW=1: strips of 4 rows of L; 65537 strips past the 65536 counters.
   const KernelConfig c = gemv({{"SPLIT_MODE", 2}, {"WARPS", 4}, {"VEC", 1}});
   const auto wide = Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4 * 65536 + 1, 512);
