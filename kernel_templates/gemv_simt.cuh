@@ -178,14 +178,14 @@ __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, f
 }
 
 #if SPLIT_MODE == 0
-// The strip's first K slice, before its loops: C = beta * C over the strip (0 for beta == 0),
-// then the strip flagged ready for every slice's atomics.
+// The strip's first K slice, before its loops: C = beta * C over the strip (0 for beta == 0).
+// It flags the strip ready only in before_emit, when the stores have long landed (its fence
+// then costs nothing) and the other slices are about as far.
 __device__ __forceinline__ void prepare_strip(const tgemm::GemmParams& p, const View& v) {
   for_strip_outputs(v, threadIdx.x, THREADS, [&](int s, int l) {
     float* const c = c_at(p, s, l);
     *c = p.beta != 0.0f ? p.beta * *c : 0.0f;
   });
-  tgemm::publish_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
 }
 #endif
 
@@ -193,7 +193,9 @@ __device__ __forceinline__ void prepare_strip(const tgemm::GemmParams& p, const 
 // was scaled by its first slice.
 __device__ __forceinline__ void before_emit() {
 #if SPLIT_MODE == 0
-  if (gridDim.y > 1) tgemm::wait_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
+  if (gridDim.y == 1) return;
+  if (blockIdx.y == 0) tgemm::publish_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
+  tgemm::wait_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
 #endif
 }
 
