@@ -195,7 +195,8 @@ __device__ __forceinline__ void before_emit() {
 #if SPLIT_MODE == 0
   if (gridDim.y == 1) return;
   if (blockIdx.y == 0) tgemm::publish_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
-  tgemm::wait_tile_ready(&gemv_simt_c_ready[blockIdx.x]);
+  tgemm::wait_tile_ready(&gemv_simt_c_ready[blockIdx.x], &gemv_simt_arrivals[blockIdx.x],
+                         gridDim.y);
 #endif
 }
 
@@ -594,10 +595,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #else
   strip_along_l(p, v, k0, k_end, ws);
 #endif
-#if SPLIT_MODE == 0
-  if (gridDim.y > 1)
-    tgemm::leave_tile(&gemv_simt_c_ready[blockIdx.x], &gemv_simt_arrivals[blockIdx.x], gridDim.y);
-#elif SPLIT_MODE == 2
+#if SPLIT_MODE == 2
   if (gridDim.y > 1) finish_strip(p, v);
 #elif SPLIT_MODE == 3
   finish_cluster(p, v);
