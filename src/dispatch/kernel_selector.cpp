@@ -111,7 +111,12 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 // Per config, the median of measured / predicted over the problems where it ran within
 // kGoodThere of the fastest on this GPU: how far the model's absolute times are off for it
 // here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
+// A config's transposed twin (GemmTemplate::transposed) gets the same ratio on the transposed
+// layout: seen on the H200 (session 11), decode-qkvo (1x4096x4096 NT) left out was served a
+// 43 us default, as the line that runs it at 21.5 us had no record; its twin had one on
+// 4096x1x4096 NN.
 void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>& problem_of) {
+  const auto flip = [](Op op) { return op == Op::N ? Op::T : Op::N; };
   for (const auto& [key, list] : measured_) {
     auto problem = problem_of.find(key);
     if (problem == problem_of.end()) continue;
@@ -121,8 +126,11 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
       if (m.time_us > kGoodThere * fastest) continue;
       const double model = model_us(m.config, *problem->second);
       if (!std::isfinite(model) || model <= 0) continue;
-      model_scale_[config_id(m.config)].push_back(
-          {problem->second->op_a, problem->second->op_b, m.time_us / model});
+      const Problem& p = *problem->second;
+      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, m.time_us / model});
+      const GemmTemplate* family = find_template(m.config.template_name);
+      if (auto twin = family ? family->transposed(m.config) : std::nullopt)
+        model_scale_[config_id(*twin)].push_back({flip(p.op_b), flip(p.op_a), m.time_us / model});
     }
   }
 }

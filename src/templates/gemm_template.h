@@ -67,6 +67,13 @@ class GemmTemplate {
   // Whether the family streams its large operand once at memory bandwidth (GEMV-like) instead
   // of reusing register tiles: the performance model then counts its bytes, not tile FLOPs.
   virtual bool bandwidth_bound() const { return false; }
+  // The config of this family that computes C^T = op(B)^T op(A)^T (M and N swapped, each
+  // operand's op flipped) with the same memory traffic, or nullopt: the selector counts what a
+  // config measured for that twin too (a GEMV streaming A along K for N = 1 is the one
+  // streaming B along K for M = 1).
+  virtual std::optional<KernelConfig> transposed(const KernelConfig&) const {
+    return std::nullopt;
+  }
   // Bytes per global-memory copy of the main loop (16: 128-bit). Narrower copies move the same
   // bytes in more instructions, each of which costs issue slots and load-unit throughput.
   virtual int copy_bytes(const KernelConfig&) const { return 16; }

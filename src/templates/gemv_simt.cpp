@@ -98,6 +98,13 @@ class GemvSimt final : public GemmTemplate {
 
   bool bandwidth_bound() const override { return true; }
 
+  // The small side swapped: SIDE=1 on a problem runs the loop SIDE=0 runs on its transpose.
+  std::optional<KernelConfig> transposed(const KernelConfig& config) const override {
+    KernelConfig twin = config;
+    twin.set("SIDE", 1 - config.get("SIDE"));
+    return twin;
+  }
+
   int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
 
   // For the selector: ROWS along the small side, the strip along the large (as when X is

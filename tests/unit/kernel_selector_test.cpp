@@ -275,6 +275,40 @@ TEST(KernelSelector, scales_a_default_by_its_records_on_the_nearest_layout) {
   EXPECT_EQ(c.config, nt_fast);
 }
 
+// Seen on the H200 (session 11): decode-qkvo (1x4096x4096 NT) left out was served a 43 us
+// default, as the line that runs it at 21.5 us (SIDE=0, B along K) had no record on this GPU;
+// its transposed twin (SIDE=1, A along K) had one on 4096x1x4096 NN, and now counts for it.
+TEST(KernelSelector, scales_a_default_by_its_transposed_twins_record) {
+  const std::string params =
+      "ROWS=1,VEC=4,WARPS=8,KB=256,LW=4,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=8,CLUSTER=1";
+  const KernelConfig small_n = KernelConfig::from_params_text("gemv_simt", "SIDE=1," + params);
+  const KernelConfig small_m = KernelConfig::from_params_text("gemv_simt", "SIDE=0," + params);
+  // The line served before: it ran at twice its predicted time on a 4-row problem.
+  const KernelConfig four_rows = KernelConfig::from_params_text(
+      "gemv_simt",
+      "SIDE=0,ROWS=4,VEC=2,WARPS=8,KB=128,LW=2,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=32,"
+      "CLUSTER=1");
+  ModelContext ctx;
+  ctx.family = &template_named("gemv_simt");
+  ctx.limits = arch_limits("sm_90");
+  ctx.sm_count = 132;
+  ctx.roofs = default_roofs("sm_90", GemmTypes{});
+  const PerformanceModel model(ctx);
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 1, 4096);
+  const Problem four = Problem::packed(GemmTypes{}, Op::N, Op::T, 4, 4096, 4096);
+  std::vector<TrialRecord> records = {
+      testing::ok_trial_record(there, small_n, model.predict_us(small_n, there)),
+      testing::ok_trial_record(four, four_rows, 2 * model.predict_us(four_rows, four))};
+  for (TrialRecord& r : records) r.template_hash = "abc";
+  std::vector<DefaultKernel> table = defaults();
+  table.push_back({"*", GemmTypes{}, four_rows});
+  table.push_back({"*", GemmTypes{}, small_m});
+  KernelSelector s({entry(4096, 1, 4096, small_n), entry(4, 4096, 4096, four_rows, Op::N, Op::T)},
+                   table, "sm_90", 132, records);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 4096, 4096));
+  EXPECT_EQ(c.config, small_m);
+}
+
 TEST(KernelSelector, other_layouts_get_defaults_then_cublas) {
   KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
