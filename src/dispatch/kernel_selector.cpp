@@ -95,6 +95,9 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
       sm_count_(sm_count),
       ceilings_(std::move(ceilings)) {
   for (const TrialRecord& r : measured) {
+    if (r.trial.status == TrialStatus::resource_exceeded ||
+        r.trial.status == TrialStatus::compile_failed)
+      failed_builds_.insert(config_id(r.trial.config) + " " + build_variant(r.problem).key());
     if (r.trial.status != TrialStatus::ok || r.trial.time_median_us <= 0) continue;
     measured_[r.problem.key()].push_back({r.trial.config, r.template_hash, r.trial.time_median_us});
   }
@@ -151,6 +154,12 @@ std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
   for (const LayoutRatio& r : it->second)
     if (shared(r) == most) ratios.push_back(r.ratio);
   return median(std::move(ratios));
+}
+
+// Seen on the H200 (session 11): decode16-up left out was served a default line whose NT build
+// spills (172 us against 68 for its best): its records, all NN, said nothing of that build.
+bool KernelSelector::failed_build(const KernelConfig& config, const Problem& problem) const {
+  return failed_builds_.count(config_id(config) + " " + build_variant(problem).key()) > 0;
 }
 
 namespace {
@@ -262,7 +271,9 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
       if (can_run(m.config, problem, arch_)) fastest_there = std::min(fastest_there, m.time_us);
     }
     for (const Measurement& m : it->second) {
-      if (!can_run(m.config, problem, arch_) || m.time_us > kGoodThere * fastest_there) continue;
+      if (!can_run(m.config, problem, arch_) || m.time_us > kGoodThere * fastest_there ||
+          failed_build(m.config, problem))
+        continue;
       const double us = carried_us(m.config, m.time_us, e->problem, problem);
       if (us < best.us) best = {&m.config, m.template_hash, e->problem.key(), us};
     }
@@ -271,7 +282,7 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
     if ((d.arch != arch_ && d.arch != "*") || d.types != problem.types) continue;
     if (seen.count(config_id(d.config))) continue;
     const std::optional<double> scale = scale_for(d.config, problem);
-    if (!scale || !can_run(d.config, problem, arch_)) continue;
+    if (!scale || !can_run(d.config, problem, arch_) || failed_build(d.config, problem)) continue;
     const double us = model_us(d.config, problem) * *scale;
     if (us < best.us) best = {&d.config, "", "", us};
   }
@@ -333,7 +344,8 @@ const KernelConfig* KernelSelector::choose_default(const Problem& problem) const
     const KernelConfig* fullest = nullptr;
     double fullest_fill = 0;
     for (const DefaultKernel& d : defaults_) {
-      if (d.arch != arch || d.types != problem.types || !can_run(d.config, problem, arch_))
+      if (d.arch != arch || d.types != problem.types || !can_run(d.config, problem, arch_) ||
+          failed_build(d.config, problem))
         continue;
       const int64_t blocks = launched_blocks(d.config, problem);
       if (sm_count_ <= 0 || blocks >= kFullWave * double(sm_count_)) {

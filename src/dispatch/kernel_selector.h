@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,10 @@ class KernelSelector {
   // (family and parameters).
   std::optional<double> scale_for(const KernelConfig& config, const Problem& problem) const;
   std::map<std::string, std::vector<LayoutRatio>> model_scale_;
+  // Whether the config's build for the problem's variant (layout and types: one cubin serves
+  // every size) spilled or failed to compile on a tuned problem here: never served untuned.
+  bool failed_build(const KernelConfig& config, const Problem& problem) const;
+  std::set<std::string> failed_builds_;  // config_id and variant key
 };
 
 // Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is

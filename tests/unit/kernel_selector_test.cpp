@@ -164,6 +164,30 @@ TEST(KernelSelector, predicts_a_default_never_measured_nearby_from_its_own_recor
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 6144, 16, 2048)).config, ffma);
 }
 
+// Seen on the H200 (session 11): decode16-up left out was served a default whose NT build
+// spills (172 us against 68); the tuner had recorded that build as resource_exceeded on the
+// other NT shapes. A config whose build for the problem's layout and types failed is not served
+// untuned, neither as a default nor carried from a neighbour.
+TEST(KernelSelector, never_serves_untuned_a_config_whose_build_failed_for_the_variant) {
+  const KernelConfig ffma = simt(64, 2, 16);
+  const KernelConfig gemv = KernelConfig::from_params_text(
+      "gemv_simt", "SIDE=1,ROWS=4,VEC=2,WARPS=8,KB=512,LW=2,SPLIT_MODE=1");
+  const Problem stream = Problem::packed(GemmTypes{}, Op::N, Op::N, 8192, 4, 65536);
+  const Problem spilled = Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 4, 2048);
+  std::vector<TrialRecord> trials = {trial(4096, 16, 4096, ffma, 11),
+                                     testing::ok_trial_record(stream, gemv, 600),
+                                     testing::ok_trial_record(spilled, gemv, 1)};
+  trials.back().trial.status = TrialStatus::resource_exceeded;
+  std::vector<DefaultKernel> table = defaults();
+  table.push_back({"*", GemmTypes{}, gemv});
+  const std::vector<BestEntry> tuned = {entry(4096, 16, 4096, ffma), entry(8192, 4, 65536, gemv)};
+  const Problem here = Problem::packed(GemmTypes{}, Op::N, Op::N, 6144, 4, 2048);
+  EXPECT_NE(KernelSelector(tuned, table, "sm_90", 132, trials).choose(here).config, gemv);
+  // The same failure in another layout says nothing of this one's build.
+  trials.back().problem = Problem::packed(GemmTypes{}, Op::T, Op::N, 2048, 4, 2048);
+  EXPECT_EQ(KernelSelector(tuned, table, "sm_90", 132, trials).choose(here).config, gemv);
+}
+
 // Seen on the H200 (session 10): 512x8x500000 left out of deepbench was served a split-K
 // sgemm_simt (1507 us) over the GEMV that its N = 16 neighbour ran fastest (294 us for the
 // shape's own best). The GEMV's K slices, grid blocks already, were counted again as loop
