@@ -1124,7 +1124,11 @@ PruneCounts TuningDb::prune(const PruneOptions& options) {
   try {
     if (options.stale) counts.stale_trials = drop_stale_trials(options.stale);
     if (options.failed) {
-      counts.failed_trials = run("DELETE FROM trials WHERE status != 'ok'");
+      // A build that spilled or failed to compile stays, without its cubin: the dispatcher
+      // does not serve that config untuned in that layout and types (KernelSelector).
+      counts.failed_trials = run(
+          "DELETE FROM trials WHERE status NOT IN ('ok', 'resource_exceeded', 'compile_failed')");
+      run("UPDATE trials SET binary_id = NULL WHERE status != 'ok'");
       counts.failed_binaries =
           run("DELETE FROM binaries WHERE status != 'ok' AND id NOT IN "
               "(SELECT binary_id FROM trials WHERE binary_id IS NOT NULL)");

@@ -333,15 +333,19 @@ TEST_F(TgemmDbCli, stale_lists_each_best_entry_with_its_reason_and_counts_trials
   EXPECT_EQ(lines_of(r.out).size(), 1u + 3u + 1u) << "header, three bests, the count";
 }
 
-TEST_F(TgemmDbCli, prune_writes_a_smaller_copy_without_failures_and_leaves_the_input) {
+TEST_F(TgemmDbCli, prune_writes_a_smaller_copy_without_run_failures_and_leaves_the_input) {
   const std::string before = read_bytes(db_path_);
   const std::string out = (dir_ / "pruned.db").string();
   const CommandResult r = run_db("prune '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "dropped 3 failed trial(s)")) << r.out;
+  // The wrong result and the crash go; the build that failed to compile stays, as evidence.
+  EXPECT_TRUE(contains(r.out, "dropped 2 failed trial(s)")) << r.out;
   EXPECT_EQ(read_bytes(db_path_), before);
-  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 6);
-  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status != 'ok'"), 0);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 7);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status != 'ok'"), 1);
+  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status = 'compile_failed' "
+                                    "AND binary_id IS NULL"),
+            1);
   EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM best"),
             testing::query_int(db_path_, "SELECT count(*) FROM best"));
   const CommandResult best = run("--db '" + out + "' best --m 4096 --n 4096 --k 4096");

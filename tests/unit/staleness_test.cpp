@@ -226,14 +226,14 @@ TEST_F(StaleDb, a_problem_with_only_stale_trials_has_no_best_under_the_current_b
 }
 
 TEST_F(StaleDb, prune_drops_failed_trials_and_unused_cubins_and_keeps_bests) {
-  auto store = [&](int64_t bm, const std::string& key) {
+  auto store = [&](int64_t bm, const std::string& key, BinaryStatus status = BinaryStatus::ok) {
     CompiledKernel c;
     c.ok = true;
     c.cubin = {'c', 'u', char('0' + bm % 10)};
     c.cache_key = key;
     c.arch = "sm_90";
     c.nvrtc_version = "13.0";
-    return db_.store_binary(0, db_.upsert_kernel(config(bm), "hash-now"), c, BinaryStatus::ok, "");
+    return db_.store_binary(0, db_.upsert_kernel(config(bm), "hash-now"), c, status, "");
   };
   const int64_t best_bin = store(64, "k64"), slow_bin = store(128, "k128");
   store(256, "written-back");  // a dispatcher's write-back: no trial, serves callers
@@ -245,12 +245,21 @@ TEST_F(StaleDb, prune_drops_failed_trials_and_unused_cubins_and_keeps_bests) {
   failed.status = TrialStatus::wrong_result;
   db_.record_trial(0, problem_, db_.upsert_kernel(config(32), "hash-now"), device_, std::nullopt,
                    failed);
+  // A build that spilled: the trial stays (the dispatcher reads it), its cubin goes.
+  const int64_t spilled_bin = store(16, "k16", BinaryStatus::resource_exceeded);
+  TrialResult spilled = ok_trial(16, 0);
+  spilled.status = TrialStatus::resource_exceeded;
+  db_.record_trial(0, problem_, db_.upsert_kernel(config(16), "hash-now"), device_, spilled_bin,
+                   spilled);
   db_.update_best(problem_, device_);
   const PruneCounts c = db_.prune({});
   EXPECT_EQ(c.failed_trials, 1);
   EXPECT_EQ(c.cubins, 1);
   EXPECT_EQ(c.kernels, 1) << "the failed trial's kernel has nothing left";
-  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM trials"), "2");
+  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM trials"), "3");
+  EXPECT_EQ(scalar(path_, "SELECT binary_id FROM trials WHERE status = 'resource_exceeded'"),
+            "NULL");
+  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries WHERE cache_key = 'k16'"), "0");
   EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries"), "2");
   EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries WHERE cache_key = 'k128'"), "0");
   EXPECT_EQ(scalar(path_, "SELECT binary_id FROM trials WHERE time_median_us = 2"), "NULL");
