@@ -205,14 +205,18 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
   // slower than it runs, and a split-K FFMA kernel at 5x the GEMV's time won (S10 replay).
   // Its bytes stream at the rate its warps in flight reach: a GEMV tuned for a long side
   // keeps few warps per SM on a short one (1760x16x1760 was served 3 warps per SM, 26.9 us
-  // against 15.5 for its best).
+  // against 15.5 for its best). Each warp keeps about the same bytes in flight, so the rate
+  // grows with the warps until kStreamWarpsPerSm cover the memory latency. Leave-one-out replay
+  // of the session-11 H200 database (every GEMV shape tuned exhaustively): linear to 12 warps
+  // 0.936, to 10 0.933, to 16 0.922; sqrt(warps / 16), the form before, 0.921 (1760x16x1760
+  // 0.65 -> 0.92, 7680x16x2560 0.83 -> 0.98).
+  constexpr double kStreamWarpsPerSm = 12;
   const GemmTemplate* family = find_template(config.template_name);
   if (family && family->bandwidth_bound()) {
     const int64_t warps = (family->block_resources(config).threads + 31) / 32;
-    const int64_t per_sm =
-        launched_blocks(config, problem) * warps / std::max<int64_t>(1, sm_count_);
-    // The rate saturates long before 64 warps; the cap only keeps the count an int.
-    const double rate = PerformanceModel::occupancy_efficiency(int(std::min<int64_t>(per_sm, 64)));
+    const double per_sm =
+        double(launched_blocks(config, problem) * warps) / double(std::max(1, sm_count_));
+    const double rate = std::min(1.0, per_sm / kStreamWarpsPerSm);
     return PerformanceModel::unique_bytes(problem) / std::max(rate, 1e-3);
   }
   const TileShape t = tile_of(config);

@@ -71,9 +71,7 @@ class GemmTemplate {
   // operand's op flipped) with the same memory traffic, or nullopt: the selector counts what a
   // config measured for that twin too (a GEMV streaming A along K for N = 1 is the one
   // streaming B along K for M = 1).
-  virtual std::optional<KernelConfig> transposed(const KernelConfig&) const {
-    return std::nullopt;
-  }
+  virtual std::optional<KernelConfig> transposed(const KernelConfig&) const { return std::nullopt; }
   // Bytes per global-memory copy of the main loop (16: 128-bit). Narrower copies move the same
   // bytes in more instructions, each of which costs issue slots and load-unit throughput.
   virtual int copy_bytes(const KernelConfig&) const { return 16; }

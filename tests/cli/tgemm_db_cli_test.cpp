@@ -343,8 +343,9 @@ TEST_F(TgemmDbCli, prune_writes_a_smaller_copy_without_run_failures_and_leaves_t
   EXPECT_EQ(read_bytes(db_path_), before);
   EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials"), 7);
   EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status != 'ok'"), 1);
-  EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM trials WHERE status = 'compile_failed' "
-                                    "AND binary_id IS NULL"),
+  EXPECT_EQ(testing::query_int(out,
+                               "SELECT count(*) FROM trials WHERE status = 'compile_failed' "
+                               "AND binary_id IS NULL"),
             1);
   EXPECT_EQ(testing::query_int(out, "SELECT count(*) FROM best"),
             testing::query_int(db_path_, "SELECT count(*) FROM best"));

@@ -81,8 +81,9 @@ TEST(GemvSimtLoops, cluster_mode_needs_sm_90_and_k_within_its_slices) {
                 .find("SPLIT_MODE=3 needs thread block clusters (sm_90+), not sm_80"),
             std::string::npos);
   const Problem deep = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 4097);
-  EXPECT_NE(refusal(cluster, deep).find("at most CLUSTER=8 K slices in one cluster; K = 4097 "
-                                        "needs 9 of KB=512"),
+  EXPECT_NE(refusal(cluster, deep)
+                .find("at most CLUSTER=8 K slices in one cluster; K = 4097 "
+                      "needs 9 of KB=512"),
             std::string::npos);
   EXPECT_NE(refusal(gemv({{"CLUSTER", 4}}), kAlongL)
                 .find("CLUSTER=4 needs SPLIT_MODE=3 (have SPLIT_MODE=2)"),

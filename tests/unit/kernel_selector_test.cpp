@@ -11,6 +11,7 @@
 #include "src/core/error.h"
 #include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/h200_model.h"
 #include "tests/common/sgemm_configs.h"
 #include "tests/common/trial_records.h"
 
@@ -231,6 +232,27 @@ TEST(KernelSelector, carries_a_streaming_kernel_at_the_rate_of_its_warps_in_flig
   EXPECT_EQ(c.config, many_warps);
 }
 
+// Session 11, the H200's records on 4096x16x4096 (34.0 and 39.6 us): on 7680x16x2560 the first
+// keeps 18 warps per SM and runs 57.9 us, the second 11 and runs 48.8 (its K slices are fewer:
+// each block streams more). Bytes stream at a rate linear in the warps in flight up to ~12 per
+// SM; under sqrt(warps / 16) the two came out level and the slower one was served.
+TEST(KernelSelector, streaming_rate_grows_with_the_warps_in_flight_up_to_a_dozen_per_sm) {
+  const auto gemv = [](const char* kb) {
+    return KernelConfig::from_params_text(
+        "gemv_simt", std::string("SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=") + kb +
+                         ",LW=4,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=8,CLUSTER=1");
+  };
+  const KernelConfig slices_of_512 = gemv("512"), slices_of_1024 = gemv("1024");
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096);
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, slices_of_512, 34.0),
+                                     testing::ok_trial_record(there, slices_of_1024, 39.6)};
+  for (TrialRecord& r : trials) r.template_hash = "abc";
+  KernelSelector s({entry(4096, 16, 4096, slices_of_512)}, defaults(), "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, slices_of_1024);
+}
+
 TEST(KernelSelector, counts_whole_waves_when_transferring) {
   // On 1024x1024x4096 the 64x128 tiles (128 blocks, one wave) beat the 128x128 ones
   // (64 blocks) by a little; on 2048x1024x4096 the 64x128 tiles need two waves of 132 SMs
@@ -274,12 +296,7 @@ TEST(KernelSelector, a_split_k_kernel_of_a_long_k_neighbour_loses_on_a_short_k) 
 // its records on the layouts sharing the most operands with the problem's.
 TEST(KernelSelector, scales_a_default_by_its_records_on_the_nearest_layout) {
   const KernelConfig nn_fast = simt(128, 4), nt_fast = simt(128, 2);  // the model: one time
-  ModelContext ctx;
-  ctx.family = &template_named("sgemm_simt");
-  ctx.limits = arch_limits("sm_90");
-  ctx.sm_count = 132;
-  ctx.roofs = default_roofs("sm_90", GemmTypes{});
-  const PerformanceModel model(ctx);
+  const PerformanceModel model = testing::h200_model("sgemm_simt");
   const auto record = [&](Op b, int64_t size, const KernelConfig& c, double scale) {
     const Problem p = Problem::packed(GemmTypes{}, Op::N, b, size, size, size);
     TrialRecord r = testing::ok_trial_record(p, c, scale * model.predict_us(c, p));
@@ -312,12 +329,7 @@ TEST(KernelSelector, scales_a_default_by_its_transposed_twins_record) {
       "gemv_simt",
       "SIDE=0,ROWS=4,VEC=2,WARPS=8,KB=128,LW=2,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=32,"
       "CLUSTER=1");
-  ModelContext ctx;
-  ctx.family = &template_named("gemv_simt");
-  ctx.limits = arch_limits("sm_90");
-  ctx.sm_count = 132;
-  ctx.roofs = default_roofs("sm_90", GemmTypes{});
-  const PerformanceModel model(ctx);
+  const PerformanceModel model = testing::h200_model("gemv_simt");
   const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 1, 4096);
   const Problem four = Problem::packed(GemmTypes{}, Op::N, Op::T, 4, 4096, 4096);
   std::vector<TrialRecord> records = {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tests/common/h200_model.h"
 #include "tests/common/sgemm_configs.h"
 #include "tests/common/trial_records.h"
 #include "tuner/search/ask_tell.h"
@@ -22,13 +23,7 @@ Problem nn(int64_t m, int64_t n, int64_t k) {
 }
 
 PerformanceModel model_for(std::vector<Problem> problems) {
-  ModelContext ctx;
-  ctx.family = &template_named("sgemm_simt");
-  ctx.problems = std::move(problems);
-  ctx.limits = arch_limits("sm_90");
-  ctx.sm_count = 132;
-  ctx.roofs = default_roofs("sm_90", GemmTypes{});
-  return PerformanceModel(ctx);
+  return testing::h200_model("sgemm_simt", std::move(problems));
 }
 
 // A small legal-looking space: tiles x split-K x vector width.

@@ -7,21 +7,14 @@
 
 #include <cmath>
 
+#include "tests/common/h200_model.h"
 #include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
 
+using testing::h200_model;
 using testing::sgemm_config;
-
-PerformanceModel h200_model() {
-  ModelContext ctx;
-  ctx.family = &template_named("sgemm_simt");
-  ctx.limits = arch_limits("sm_90");
-  ctx.sm_count = 132;
-  ctx.roofs = default_roofs("sm_90", GemmTypes{});
-  return PerformanceModel(ctx);
-}
 
 Problem nn(int64_t m, int64_t n, int64_t k) {
   return Problem::packed(GemmTypes{}, Op::N, Op::N, m, n, k);
@@ -156,12 +149,7 @@ TEST(PerformanceModel, narrower_copies_of_the_same_tile_are_predicted_slower) {
 }
 
 TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {
-  ModelContext ctx;
-  ctx.family = &template_named("gemv_simt");
-  ctx.limits = arch_limits("sm_90");
-  ctx.sm_count = 132;
-  ctx.roofs = default_roofs("sm_90", GemmTypes{});
-  const PerformanceModel model(ctx);
+  const PerformanceModel model = h200_model("gemv_simt");
   const KernelConfig gemv = KernelConfig::from_params_text(
       "gemv_simt", "SIDE=1,ROWS=4,VEC=2,WARPS=8,KB=512,LW=2,SPLIT_MODE=1");
   const Problem p = nn(6144, 4, 2048);
