@@ -193,17 +193,26 @@ TEST(KernelSelector, never_serves_untuned_a_config_whose_build_failed_for_the_va
 // sgemm_simt (1507 us) over the GEMV that its N = 16 neighbour ran fastest (294 us for the
 // shape's own best). The GEMV's K slices, grid blocks already, were counted again as loop
 // steps, so its carried time came out ~100x too long. A streaming kernel carries by its bytes.
+// A selector whose one tuned NN shape `there` recorded each (config, us), the first its best.
+KernelSelector recorded_on(const Problem& there,
+                           const std::vector<std::pair<KernelConfig, double>>& records) {
+  std::vector<TrialRecord> trials;
+  for (const auto& [config, us] : records) {
+    trials.push_back(testing::ok_trial_record(there, config, us));
+    trials.back().template_hash = "abc";
+  }
+  return KernelSelector({entry(there.m, there.n, there.k, records.front().first)}, defaults(),
+                        "sm_90", 132, trials);
+}
+
 TEST(KernelSelector, carries_a_streaming_kernel_by_the_bytes_it_reads) {
   const KernelConfig ffma = testing::sgemm_config(
       {{"BM", 64}, {"BN", 16}, {"BK", 16}, {"TM", 4}, {"TN", 4}, {"WARP_N", 4}, {"SPLIT_K", 16}});
   const KernelConfig gemv = KernelConfig::from_params_text(
       "gemv_simt",
       "SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=512,LW=4,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=8");
-  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096);
-  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, gemv, 36),
-                                     testing::ok_trial_record(there, ffma, 44)};
-  for (TrialRecord& r : trials) r.template_hash = "abc";
-  KernelSelector s({entry(4096, 16, 4096, gemv)}, defaults(), "sm_90", 132, trials);
+  const KernelSelector s = recorded_on(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096),
+                                       {{gemv, 36}, {ffma, 44}});
   const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 8, 500000));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, gemv);
@@ -222,10 +231,7 @@ TEST(KernelSelector, carries_a_streaming_kernel_at_the_rate_of_its_warps_in_flig
   const KernelConfig many_warps =
       gemv("SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=256,LW=2,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=16");
   const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560);
-  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, few_warps, 50),
-                                     testing::ok_trial_record(there, many_warps, 56)};
-  for (TrialRecord& r : trials) r.template_hash = "abc";
-  KernelSelector s({entry(7680, 16, 2560, few_warps)}, defaults(), "sm_90", 132, trials);
+  const KernelSelector s = recorded_on(there, {{few_warps, 50}, {many_warps, 56}});
   EXPECT_EQ(s.choose(there).config, few_warps);
   const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1760, 16, 1760));
   EXPECT_EQ(c.path, Selection::nearest);
@@ -243,11 +249,8 @@ TEST(KernelSelector, streaming_rate_grows_with_the_warps_in_flight_up_to_a_dozen
                          ",LW=4,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=8,CLUSTER=1");
   };
   const KernelConfig slices_of_512 = gemv("512"), slices_of_1024 = gemv("1024");
-  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096);
-  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, slices_of_512, 34.0),
-                                     testing::ok_trial_record(there, slices_of_1024, 39.6)};
-  for (TrialRecord& r : trials) r.template_hash = "abc";
-  KernelSelector s({entry(4096, 16, 4096, slices_of_512)}, defaults(), "sm_90", 132, trials);
+  const KernelSelector s = recorded_on(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096),
+                                       {{slices_of_512, 34.0}, {slices_of_1024, 39.6}});
   const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560));
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, slices_of_1024);
