@@ -46,7 +46,7 @@ struct MergeCounts {
 // What TuningDb::prune drops (each on by default but `stale`, which needs a build to judge by).
 struct PruneOptions {
   bool failed = true;  // trials that did not run ok (builds that failed or spilled: only their
-                      // binaries), and failed or pruned binaries
+                       // binaries), and failed or pruned binaries
   bool unused_cubins = true;  // cubins of trials no best uses (rebuilt on demand if needed)
   // Trials stale against the CurrentBuild made for each device (given its stored driver).
   std::function<CurrentBuild(const DeviceInfo&)> stale;
