@@ -77,8 +77,9 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Throws Error for bad arguments (message names the argument), no device, or a failed launch.
-  // Plans that need a workspace share one per device, grown on demand: like a cuBLAS handle's,
-  // calls that use it must be serialised (one stream, or the caller's ordering).
+  // Plans that need a workspace share one per device, grown on demand, and some kernels keep
+  // per-call counters in their loaded module (gemv_simt's one-launch K slices): like a cuBLAS
+  // handle's, calls must be serialised per device (one stream, or the caller's ordering).
   void gemm(const GemmCall& call, cudaStream_t stream);
   // Bytes of the device workspace held for the current device (0 before a plan needed one).
   size_t workspace_bytes();
