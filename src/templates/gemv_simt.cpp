@@ -1,9 +1,9 @@
 // Host side of gemv_simt (kernel_templates/gemv_simt.cuh, configs/spaces/gemv_simt.yaml):
 // FP32 GEMM with one side of at most ROWS (GEMV-like shapes), the large operand streamed once;
 // K slices meet in C through atomics (SPLIT_MODE=0; each strip's first slice scales C by beta in
-// the same launch) or the deterministic workspace reduction,
-// in a second launch (1) or by each strip's last block to arrive (2, one launch), or in the
-// shared memory of a thread block cluster that holds all of a strip's slices (3, sm_90).
+// the same launch), the deterministic workspace reduction in a second launch (1) or by each
+// strip's last block to arrive (2, one launch), or the shared memory of a thread block cluster
+// that holds all of a strip's slices (3, sm_90).
 #include <fmt/format.h>
 
 #include <algorithm>
