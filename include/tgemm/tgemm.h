@@ -25,8 +25,8 @@ const char* to_string(Selection selection);
 class Dispatcher;
 
 // A handle on a tuning database. Thread-safe; calls run on the calling thread's current device.
-// Calls on one device must not overlap on different streams (a workspace and some kernels'
-// per-call counters are the handle's): one stream per handle, a handle per stream, or ordered.
+// Calls may use any streams: the few kernels that share state between calls (a workspace,
+// per-call counters) are run in turn across streams, each after the one before it.
 class Handle {
  public:
   // db_path: the tuning database, else $TGEMM_DB, else "tgemm.db". A missing or corrupt

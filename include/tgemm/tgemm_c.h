@@ -10,10 +10,9 @@
  * Every call returns a status and never aborts the caller. m, n or k == 0 is valid, as in
  * cuBLAS (k == 0 scales C by beta); m, n, k and the leading dimensions are ints, as the
  * kernels index them. Calls are thread-safe: any number of host threads may share a handle;
- * each call runs on the device current on the calling thread. As with a cuBLAS handle and its
- * one workspace, calls on one device through one handle must not run at the same time on
- * different streams (some kernels keep a workspace or per-call counters in the handle): use
- * one stream per handle, or a handle per stream, or order the streams.
+ * each call runs on the device current on the calling thread. Calls may use any streams: the
+ * few kernels that keep state between calls in the handle (a workspace, per-call counters) are
+ * run in turn across streams, each after the one before it.
  *
  * Every function that takes a handle returns TGEMM_STATUS_NOT_INITIALIZED for a null
  * handle, a destroyed one (a second tgemmDestroy included) and any value tgemmCreate did not

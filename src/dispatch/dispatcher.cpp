@@ -7,6 +7,7 @@
 #include "src/core/error.h"
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
+#include "src/dispatch/shared_launch_order.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/build_versions.h"
 #include "src/templates/kernel_build.h"
@@ -19,6 +20,12 @@ template <typename... Args>
 [[noreturn]] void invalid(fmt::format_string<Args...> format, Args&&... args) {
   throw InvalidValueError(fmt::format(format, std::forward<Args>(args)...));
 }
+
+void check_launch(const KernelConfig& config, cudaError_t err) {
+  if (err != cudaSuccess)
+    throw ExecutionError(
+        fmt::format("launching {} failed: {}", config.canonical_name(), cudaGetErrorString(err)));
+}
 }  // namespace
 
 struct Dispatcher::DeviceState {
@@ -29,6 +36,7 @@ struct Dispatcher::DeviceState {
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
   std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
+  SharedLaunchOrder shared_order;  // the calls that use the workspace or a module's counters
   ~DeviceState() {
     if (cublas) cublasDestroy(cublas);
   }
@@ -327,25 +335,31 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
     run_cublas(device_state(device), call, stream);
     return;
   }
-  void* workspace = nullptr;
-  if (r.plan.workspace_bytes > 0) {
-    const cudaError_t err =
-        device_state(device).workspace->reserve(r.plan.workspace_bytes, &workspace);
-    if (err != cudaSuccess) {
-      const std::string why = fmt::format(
-          "{} needs {} bytes of workspace for {}: {}", r.kernel->config().canonical_name(),
-          r.plan.workspace_bytes, problem.key(), cudaGetErrorString(err));
-      if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
-      spdlog::warn("tgemm: {}; this call runs cuBLAS", why);
-      run_cublas(device_state(device), call, stream);
-      return;
-    }
-  }
   const GemmParams params = make_params(problem, call.a, call.b, call.c, call.alpha, call.beta);
-  cudaError_t err = r.kernel->launch(r.plan, params, workspace, stream);
-  if (err != cudaSuccess)
-    throw ExecutionError(fmt::format("launching {} failed: {}", r.kernel->config().canonical_name(),
-                                     cudaGetErrorString(err)));
+  if (r.plan.workspace_bytes == 0 && !r.plan.module_state) {
+    check_launch(r.kernel->config(), r.kernel->launch(r.plan, params, nullptr, stream));
+    return;
+  }
+  // The workspace and a module's counters are the device's, not the call's: calls that use them
+  // take turns across streams, and the workspace is reserved in turn (growing it frees the old).
+  DeviceState& state = device_state(device);
+  cudaError_t reserved = cudaSuccess;
+  const cudaError_t err = state.shared_order.run(stream, [&] {
+    void* workspace = nullptr;
+    reserved = state.workspace->reserve(r.plan.workspace_bytes, &workspace);
+    return reserved == cudaSuccess ? r.kernel->launch(r.plan, params, workspace, stream)
+                                   : cudaSuccess;  // nothing launched: cuBLAS below
+  });
+  if (reserved != cudaSuccess) {
+    const std::string why = fmt::format("{} needs {} bytes of workspace for {}: {}",
+                                        r.kernel->config().canonical_name(), r.plan.workspace_bytes,
+                                        problem.key(), cudaGetErrorString(reserved));
+    if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
+    spdlog::warn("tgemm: {}; this call runs cuBLAS", why);
+    run_cublas(state, call, stream);
+    return;
+  }
+  check_launch(r.kernel->config(), err);
 }
 
 void Dispatcher::set_workspace_allocator(WorkspaceAllocator allocator) {

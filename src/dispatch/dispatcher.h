@@ -78,8 +78,8 @@ class Dispatcher {
 
   // Throws Error for bad arguments (message names the argument), no device, or a failed launch.
   // Plans that need a workspace share one per device, grown on demand, and some kernels keep
-  // per-call counters in their loaded module (gemv_simt's one-launch K slices): like a cuBLAS
-  // handle's, calls must be serialised per device (one stream, or the caller's ordering).
+  // per-call counters in their loaded module (LaunchPlan::module_state): such calls are put in
+  // one order across streams (SharedLaunchOrder), so callers may use any streams.
   void gemm(const GemmCall& call, cudaStream_t stream);
   // Bytes of the device workspace held for the current device (0 before a plan needed one).
   size_t workspace_bytes();

@@ -29,6 +29,9 @@ struct LaunchPlan {
   std::array<KernelLaunch, kMaxLaunches> launches{};
   int count = 0;
   size_t workspace_bytes = 0;  // device scratch the launches need (GemmParams::workspace)
+  // The launches keep per-call state in the loaded module (e.g. arrival counters), so calls of
+  // one loaded kernel must run one after another, as calls sharing a workspace must.
+  bool module_state = false;
 
   void add(const KernelLaunch& launch);  // throws Error past kMaxLaunches
   const KernelLaunch* begin() const { return launches.data(); }

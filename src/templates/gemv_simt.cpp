@@ -83,6 +83,7 @@ class GemvSimt final : public GemmTemplate {
     plan.add(main);
     if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 1);
     if (slices > 1 && mode == 2) plan.workspace_bytes = split_k_workspace_bytes(problem, slices);
+    plan.module_state = slices > 1 && (mode == 0 || mode == 2);  // the kernel's per-strip counters
     return plan;
   }
 

@@ -1,11 +1,12 @@
 // gemv_simt SPLIT_MODE=2 on a GPU: K slices meet in one launch (the strip's last block to
 // arrive reduces). Against a double-precision host reference and bitwise against SPLIT_MODE=1,
 // with NaN in C for beta == 0, K not a multiple of KB, several calls on one loaded kernel (the
-// arrival counters reset), and a workspace full of garbage (the counters do not live there).
-// Skips cleanly without a GPU.
+// arrival counters reset), and a workspace full of garbage (the counters do not live there);
+// through the dispatcher, calls on two streams at once take turns. Skips cleanly without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/device_info.h"
+#include "src/dispatch/dispatcher.h"
 #include "tests/common/direct_gemm.h"
 #include "tests/common/gemv_configs.h"
 
@@ -27,6 +29,17 @@ KernelConfig with_mode(KernelConfig config, int64_t mode) {
   config.set("SPLIT_MODE", mode);
   if (mode != 3) config.set("CLUSTER", 1);
   return config;
+}
+
+// ||x - y|| / ||y||, infinite for a NaN or an infinity in x.
+double relative_difference(const std::vector<float>& x, const std::vector<float>& y) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) return INFINITY;
+    diff += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+    norm += double(y[i]) * y[i];
+  }
+  return std::sqrt(diff / norm);
 }
 
 bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
@@ -193,6 +206,50 @@ TEST_F(GemvOneLaunchGpu, atomic_slices_scale_c_first_in_every_call) {
         EXPECT_LT(g.relative_error(calls[i]), 1e-5)
             << "N" << to_string(b) << " beta " << beta << " call " << i;
     }
+}
+
+// The counting modes keep per-strip counters in the loaded kernel's module (atomic slices, 0;
+// the last block's reduction, 2, also the dispatcher's workspace): twelve calls queued on two
+// streams with no host wait between them, each into its own C. Run at once, two calls would
+// count each other's arrivals (a wrong sum, or a strip that waits forever); the dispatcher puts
+// them in turn, so every C is right.
+TEST_F(GemvOneLaunchGpu, dispatcher_calls_on_two_streams_take_turns) {
+  constexpr int kCalls = 12;
+  const auto g = testing::DirectGemm::make(Op::N, Op::T, 16, 2048, 4096, 0, 0, 0.75f, 0.5f, 17);
+  DeviceBuffer da(g.a.size() * 4), db(g.b.size() * 4);
+  TGEMM_CUDA_CHECK(cudaMemcpy(da.get(), g.a.data(), g.a.size() * 4, cudaMemcpyHostToDevice));
+  TGEMM_CUDA_CHECK(cudaMemcpy(db.get(), g.b.data(), g.b.size() * 4, cudaMemcpyHostToDevice));
+  cudaStream_t streams[2];
+  for (cudaStream_t& s : streams)
+    TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int64_t mode : {0, 2}) {
+    const KernelConfig config = with_mode(gemv(0, 16, 4, 4, 128, 1, 2), mode);
+    Dispatcher d({"/nonexistent/tgemm.db", std::vector<DefaultKernel>{{"*", {}, config}}, false});
+    std::vector<DeviceBuffer> cs;
+    for (int i = 0; i < kCalls; ++i) {
+      cs.emplace_back(g.c0.size() * 4);
+      TGEMM_CUDA_CHECK(
+          cudaMemcpy(cs.back().get(), g.c0.data(), g.c0.size() * 4, cudaMemcpyHostToDevice));
+    }
+    for (int i = 0; i < kCalls; ++i) {
+      const GemmCall call{Op::N,    Op::T, 16,       2048,  4096,        g.alpha, g.beta,
+                          da.get(), g.lda, db.get(), g.ldb, cs[i].get(), g.ldc,   {}};
+      const ServedBy served = d.served_by(call);
+      ASSERT_TRUE(served.kernel.has_value()) << "SPLIT_MODE " << mode << " is served cuBLAS";
+      ASSERT_EQ(served.kernel->canonical_name(), config.canonical_name());
+      d.gemm(call, streams[i % 2]);
+    }
+    TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    // The host reference once (it is the slow part), then every call against the first.
+    std::vector<std::vector<float>> c(kCalls, std::vector<float>(g.c0.size()));
+    for (int i = 0; i < kCalls; ++i)
+      TGEMM_CUDA_CHECK(
+          cudaMemcpy(c[i].data(), cs[i].get(), c[i].size() * 4, cudaMemcpyDeviceToHost));
+    EXPECT_LT(g.relative_error(c[0]), 1e-5) << "SPLIT_MODE " << mode << " call 0";
+    for (int i = 1; i < kCalls; ++i)
+      EXPECT_LT(relative_difference(c[i], c[0]), 1e-6) << "SPLIT_MODE " << mode << " call " << i;
+  }
+  for (cudaStream_t s : streams) TGEMM_CUDA_CHECK(cudaStreamDestroy(s));
 }
 
 }  // namespace

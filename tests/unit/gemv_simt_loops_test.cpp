@@ -1,7 +1,7 @@
 // gemv_simt's two loops without a GPU: the parameters that shape only one of them (KLANES for
 // the large operand contiguous along K; STAGES and PREFETCH along L) are refused where the
 // other loop runs, so the tuner never builds one kernel twice; the strip widths and the
-// shared memory that each loop's plan launches with.
+// shared memory that each loop's plan launches with, and which plans keep state in the module.
 #include <gtest/gtest.h>
 
 #include "src/templates/template_registry.h"
@@ -97,6 +97,21 @@ TEST(GemvSimtLoops, cluster_mode_needs_sm_90_and_k_within_its_slices) {
   EXPECT_EQ(plan.launches[0].grid[1], 8u);
   EXPECT_EQ(plan.launches[0].grid[0], 4096u / 128);
   EXPECT_EQ(plan.workspace_bytes, 0u);
+}
+
+// Atomic slices (0) and the last-block reduction (2) count arrivals per strip in the loaded
+// module, so the dispatcher runs their calls in turn across streams; one K slice counts nothing,
+// and SPLIT_MODE 1 (a reduction launch) and 3 (a cluster) keep no state between calls.
+TEST(GemvSimtLoops, only_the_counting_modes_keep_state_in_the_module) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const Problem one_slice = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 512);
+  for (int64_t mode : {0, 1, 2}) {
+    const KernelConfig c = gemv({{"SPLIT_MODE", mode}});
+    EXPECT_EQ(family.plan_launch(c, kAlongL).module_state, mode != 1) << "SPLIT_MODE " << mode;
+    EXPECT_FALSE(family.plan_launch(c, one_slice).module_state) << "SPLIT_MODE " << mode;
+  }
+  const Problem shallow = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 1000);
+  EXPECT_FALSE(family.plan_launch(gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}}), shallow).module_state);
 }
 
 }  // namespace
