@@ -26,10 +26,13 @@
 #   strategies:<set>:<budget>          on the reduced spaces of tests/data/spaces/comparison/: the
 #                                      whole space measured (exhaustive.db), then the model
 #                                      strategy at <budget> (e.g. 10%) into model.db; their bests
-#   strategytime:<set>[:<budget>]      tgemm-tune's random strategy at its default budget (200 per
+#   strategytime:<set>[:<budget>[:comparison]]
+#                                      tgemm-tune's random strategy at its default budget (200 per
 #                                      variant, or <budget>) into random.db, then the model
 #                                      strategy in a third of its wall time into model_t.db; their
-#                                      bests (200 over deepbench: ~13000 trials, an estimated 30 min)
+#                                      bests (200 over deepbench on the shipped spaces: ~13000
+#                                      trials, an estimated 30 min; `comparison`: on the reduced
+#                                      spaces of tests/data/spaces/comparison/ instead)
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
@@ -137,14 +140,20 @@ for stage in "$@"; do
       python3 scripts/compare_bests.py "$(db model.db)" "$(db exhaustive.db)" 2>&1 |
         tee -a "$OUT/strategies.log" ;;
     strategytime)
+      spaces=()
+      if [ "$a3" = comparison ]; then
+        for s in tests/data/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
+      fi
       rm -f "$(db random.db)" "$(db model_t.db)"
       start=$(date +%s)
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db random.db)" --jobs 16 --quiet \
-        --strategy random --budget "${a2:-200}" 2>&1 | tail -1 | tee -a "$OUT/strategytime.log"
+        --strategy random --budget "${a2:-200}" "${spaces[@]}" 2>&1 | tail -1 |
+        tee -a "$OUT/strategytime.log"
       third=$(((($(date +%s) - start) + 2) / 3))
       echo "random took $(($(date +%s) - start)) s; the model gets ${third} s" | tee -a "$OUT/strategytime.log"
       "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db model_t.db)" --strategy model \
-        --budget "${third}s" --jobs 16 --quiet 2>&1 | tail -1 | tee -a "$OUT/strategytime.log"
+        --budget "${third}s" --jobs 16 --quiet "${spaces[@]}" 2>&1 | tail -1 |
+        tee -a "$OUT/strategytime.log"
       python3 scripts/compare_bests.py "$(db model_t.db)" "$(db random.db)" 2>&1 |
         tee -a "$OUT/strategytime.log" ;;
     compilescale)

@@ -12,9 +12,27 @@
 
 namespace tgemm {
 
+// The CUDA runtime calls the order makes (tests inject fakes, as for WorkspaceAllocator).
+struct StreamEventCalls {
+  std::function<cudaError_t(cudaStream_t, cudaStreamCaptureStatus*)> is_capturing =
+      [](cudaStream_t s, cudaStreamCaptureStatus* status) {
+        return cudaStreamIsCapturing(s, status);
+      };
+  std::function<cudaError_t(cudaEvent_t*)> create = [](cudaEvent_t* e) {
+    return cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+  };
+  std::function<cudaError_t(cudaStream_t, cudaEvent_t)> wait = [](cudaStream_t s, cudaEvent_t e) {
+    return cudaStreamWaitEvent(s, e, 0);
+  };
+  std::function<cudaError_t(cudaEvent_t, cudaStream_t)> record = [](cudaEvent_t e, cudaStream_t s) {
+    return cudaEventRecord(e, s);
+  };
+  std::function<void(cudaEvent_t)> destroy = [](cudaEvent_t e) { cudaEventDestroy(e); };
+};
+
 class SharedLaunchOrder {
  public:
-  SharedLaunchOrder() = default;
+  explicit SharedLaunchOrder(StreamEventCalls calls = {}) : calls_(std::move(calls)) {}
   ~SharedLaunchOrder();
   SharedLaunchOrder(const SharedLaunchOrder&) = delete;
   SharedLaunchOrder& operator=(const SharedLaunchOrder&) = delete;
@@ -22,13 +40,14 @@ class SharedLaunchOrder {
   // Runs `launch` (which enqueues work on `stream`) after everything earlier calls enqueued
   // through this order, whatever their stream: under a lock, `stream` first waits on the event
   // recorded after the last of them, and an event is recorded after `launch`. (Waiting on the
-  // same stream costs one call, and stays right where a destroyed stream's handle is reused.) A
-  // stream being captured into a graph is not ordered (a capture cannot wait on work outside it);
-  // its graph's launches are the caller's to order. Returns the first CUDA error of the ordering,
-  // or launch's own.
+  // same stream costs one call, and stays right where a destroyed stream's handle is reused.)
+  // A stream being captured into a graph is not ordered (a capture cannot wait on work
+  // outside it); its graph's launches are the caller's to order. Returns the first CUDA error
+  // of the ordering, or launch's own (then nothing is recorded).
   cudaError_t run(cudaStream_t stream, const std::function<cudaError_t()>& launch);
 
  private:
+  StreamEventCalls calls_;
   std::mutex mutex_;
   cudaEvent_t last_ = nullptr;  // recorded after the last launch; created on first use
   bool recorded_ = false;
