@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -40,6 +44,22 @@ double relative_difference(const std::vector<float>& x, const std::vector<float>
     norm += double(y[i]) * y[i];
   }
   return std::sqrt(diff / norm);
+}
+
+// Waits for `stream`; a block left waiting on a counter would hang the suite (and every later
+// CUDA call with it), so past 60 s this says what hung and ends the process.
+void finish_or_exit(cudaStream_t stream, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  cudaError_t err;
+  while ((err = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "%s: the calls on two streams did not finish in 60 s (a hang)\n",
+                   what.c_str());
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  TGEMM_CUDA_CHECK(err);
 }
 
 bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
@@ -239,7 +259,7 @@ TEST_F(GemvOneLaunchGpu, dispatcher_calls_on_two_streams_take_turns) {
       ASSERT_EQ(served.kernel->canonical_name(), config.canonical_name());
       d.gemm(call, streams[i % 2]);
     }
-    TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    for (cudaStream_t s : streams) finish_or_exit(s, "SPLIT_MODE " + std::to_string(mode));
     // The host reference once (it is the slow part), then every call against the first.
     std::vector<std::vector<float>> c(kCalls, std::vector<float>(g.c0.size()));
     for (int i = 0; i < kCalls; ++i)
