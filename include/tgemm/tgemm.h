@@ -26,7 +26,10 @@ class Dispatcher;
 
 // A handle on a tuning database. Thread-safe; calls run on the calling thread's current device.
 // Calls may use any streams: the few kernels that share state between calls (a workspace,
-// per-call counters) are run in turn across streams, each after the one before it.
+// per-call counters) are run in turn across streams, each after the one before it. Calls
+// captured into a CUDA graph are not ordered that way: launch such graphs one at a time, and
+// only while the handle lives and no call has needed a larger workspace since the capture
+// (growing it frees the buffer a graph holds, as with cublasSetWorkspace).
 class Handle {
  public:
   // db_path: the tuning database, else $TGEMM_DB, else "tgemm.db". A missing or corrupt

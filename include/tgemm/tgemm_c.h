@@ -12,7 +12,10 @@
  * kernels index them. Calls are thread-safe: any number of host threads may share a handle;
  * each call runs on the device current on the calling thread. Calls may use any streams: the
  * few kernels that keep state between calls in the handle (a workspace, per-call counters) are
- * run in turn across streams, each after the one before it.
+ * run in turn across streams, each after the one before it. Calls captured into a CUDA graph
+ * are not ordered that way: launch such graphs one at a time, and only while the handle lives
+ * and no call has needed a larger workspace since the capture (growing it frees the buffer a
+ * graph holds, as with cublasSetWorkspace).
  *
  * Every function that takes a handle returns TGEMM_STATUS_NOT_INITIALIZED for a null
  * handle, a destroyed one (a second tgemmDestroy included) and any value tgemmCreate did not
