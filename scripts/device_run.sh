@@ -4,7 +4,8 @@
 # survives between calls while the machine stays warm ($OUT is emptied before every call).
 #   scripts/device_run.sh tests tune:square:200 bench:square overhead
 # Stages:
-#   tests[:<filter>]                   the GPU test suite (or the tests a gtest filter names)
+#   tests[:<filter>]                   the GPU test suite (or the tests a gtest filter names; its
+#                                      ':'-joined patterns are the rest of the stage)
 #   tune:<set>:<budget>[:<db>[:<strategy>[:<space>,...]]]
 #                                      tgemm-tune on configs/shapes/<set>.yaml (db: tgemm.db,
 #                                      strategy: random, spaces: every shipped one)
@@ -59,8 +60,9 @@ for stage in "$@"; do
   IFS=: read -r what a1 a2 a3 a4 a5 <<<"$stage"
   echo "=== $stage ($(date +%T))"
   case "$what" in
-    tests)
-      "$B/tests/tgemm_gpu_tests" ${a1:+"--gtest_filter=$a1"} 2>&1 | tee "$OUT/gpu_tests.log" |
+    tests)  # the filter is the whole rest of the stage: gtest joins its patterns with ':'
+      filter=""; [[ $stage == tests:* ]] && filter=${stage#tests:}
+      "$B/tests/tgemm_gpu_tests" ${filter:+"--gtest_filter=$filter"} 2>&1 | tee "$OUT/gpu_tests.log" |
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|error" ;;
     tune)
       spaces=(); for s in ${a5//,/ }; do spaces+=(--space "$s"); done
