@@ -76,9 +76,9 @@ void Problem::validate() const {
   check_int("lda", lda);
   check_int("ldb", ldb);
   check_int("ldc", ldc);
-  for (auto [name, align, type] :
-       {std::tuple{"align_a", align_a, types.a}, {"align_b", align_b, types.b},
-        {"align_c", align_c, types.c}}) {
+  for (auto [name, align, type] : {std::tuple{"align_a", align_a, types.a},
+                                   {"align_b", align_b, types.b},
+                                   {"align_c", align_c, types.c}}) {
     const int e = element_bytes(type);
     if (align < e || align > 16 || (align & (align - 1)) != 0)
       fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);

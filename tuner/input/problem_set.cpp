@@ -139,9 +139,9 @@ class ShapeFileReader {
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, value);
     // A quoted "16" is a string in YAML; accept only plain integer scalars.
-    const bool digits = !text.empty() && ptr == end &&
-                        text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) ==
-                            std::string::npos;
+    const bool digits =
+        !text.empty() && ptr == end &&
+        text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) == std::string::npos;
     const bool beyond_64_bits = ec == std::errc::result_out_of_range && digits;
     if (!node.IsScalar() || node.Tag() == "!" || text.empty() ||
         (ec != std::errc() && !beyond_64_bits) || ptr != end)

@@ -21,9 +21,10 @@ namespace {
 void check_depth(const YAML::Node& node, int depth, uint64_t* nodes, uint64_t max_nodes,
                  const std::string& origin, const char* what) {
   if (++*nodes > max_nodes)
-    fail("{}: its aliases expand to more than {} nodes; a {} needs no more nodes than it has "
-         "bytes",
-         origin, max_nodes, what);
+    fail(
+        "{}: its aliases expand to more than {} nodes; a {} needs no more nodes than it has "
+        "bytes",
+        origin, max_nodes, what);
   if (!node.IsMap() && !node.IsSequence()) return;
   if (depth > kMaxYamlDepth)
     fail("{}:{}: lists and maps are nested deeper than {} levels (a {} needs a few)", origin,
