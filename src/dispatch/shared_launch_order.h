@@ -44,9 +44,22 @@ class SharedLaunchOrder {
   // A stream being captured into a graph is not ordered (a capture cannot wait on work
   // outside it); its graph's launches are the caller's to order. Returns the first CUDA error
   // of the ordering, or launch's own (then nothing is recorded).
-  cudaError_t run(cudaStream_t stream, const std::function<cudaError_t()>& launch);
+  // A template, so that the dispatcher's call builds no std::function (no allocation per call).
+  template <typename Launch>
+  cudaError_t run(cudaStream_t stream, Launch&& launch) {
+    std::lock_guard lock(mutex_);
+    bool ordered = false;
+    if (const cudaError_t err = wait_for_last(stream, &ordered); err != cudaSuccess) return err;
+    const cudaError_t err = launch();
+    return err != cudaSuccess || !ordered ? err : record_after(stream);
+  }
 
  private:
+  // Under the lock: *ordered is false for a stream being captured (nothing to wait or record);
+  // else the event exists and `stream` waits on it once a launch was recorded.
+  cudaError_t wait_for_last(cudaStream_t stream, bool* ordered);
+  cudaError_t record_after(cudaStream_t stream);
+
   StreamEventCalls calls_;
   std::mutex mutex_;
   cudaEvent_t last_ = nullptr;  // recorded after the last launch; created on first use

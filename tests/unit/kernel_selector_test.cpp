@@ -189,10 +189,6 @@ TEST(KernelSelector, never_serves_untuned_a_config_whose_build_failed_for_the_va
   EXPECT_EQ(KernelSelector(tuned, table, "sm_90", 132, trials).choose(here).config, gemv);
 }
 
-// Seen on the H200 (session 10): 512x8x500000 left out of deepbench was served a split-K
-// sgemm_simt (1507 us) over the GEMV that its N = 16 neighbour ran fastest (294 us for the
-// shape's own best). The GEMV's K slices, grid blocks already, were counted again as loop
-// steps, so its carried time came out ~100x too long. A streaming kernel carries by its bytes.
 // A selector whose one tuned NN shape `there` recorded each (config, us), the first its best.
 KernelSelector recorded_on(const Problem& there,
                            const std::vector<std::pair<KernelConfig, double>>& records) {
@@ -205,6 +201,10 @@ KernelSelector recorded_on(const Problem& there,
                         "sm_90", 132, trials);
 }
 
+// Seen on the H200 (session 10): 512x8x500000 left out of deepbench was served a split-K
+// sgemm_simt (1507 us) over the GEMV that its N = 16 neighbour ran fastest (294 us for the
+// shape's own best). The GEMV's K slices, grid blocks already, were counted again as loop
+// steps, so its carried time came out ~100x too long. A streaming kernel carries by its bytes.
 TEST(KernelSelector, carries_a_streaming_kernel_by_the_bytes_it_reads) {
   const KernelConfig ffma = testing::sgemm_config(
       {{"BM", 64}, {"BN", 16}, {"BK", 16}, {"TM", 4}, {"TN", 4}, {"WARP_N", 4}, {"SPLIT_K", 16}});
