@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 
 #include "src/core/device_info.h"
 #include "tests/cli/cli_runner.h"
@@ -115,6 +116,29 @@ TEST(TuneGpu, bench_untuned_serves_each_shape_from_the_others_and_keeps_the_data
        std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
     EXPECT_EQ(entry.path().filename().string().find("tgemm-bench-untuned"), std::string::npos)
         << "scratch copy left behind: " << entry.path();
+}
+
+// A time budget bounds the run however much one batch asks: on the comparison space (123
+// configs) over deepbench's 16 shapes, a first batch alone measures for minutes, so the
+// measuring must stop at the deadline too, not only the asking.
+TEST(TuneGpu, a_time_budget_stops_measuring_at_its_deadline) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  TempDir dir("tune_time_budget_gpu");
+  const std::string db = dir.file("t.db");
+  auto tune = run_tool("tgemm-tune", "--shapes " TGEMM_SOURCE_DIR
+                                     "/configs/shapes/deepbench.yaml --space " TGEMM_SOURCE_DIR
+                                     "/tests/data/spaces/comparison/sgemm_warp.yaml "
+                                     "--strategy model --budget 10s --jobs 16 --db " +
+                                         db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  std::smatch spent;
+  ASSERT_TRUE(std::regex_search(tune.output, spent,
+                                std::regex(R"(time budget 10 s: ([0-9.]+) s spent asking)")))
+      << tune.output;
+  // The slack: the compiles of the batches in flight and the trial running at the deadline.
+  EXPECT_LT(std::stod(spent[1]), 25.0) << tune.output;
+  EXPECT_GT(query_int(db, "select count(*) from trials where status = 'ok'"), 0) << tune.output;
+  EXPECT_LT(query_int(db, "select count(*) from trials"), 123 * 16) << tune.output;
 }
 
 }  // namespace

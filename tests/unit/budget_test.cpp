@@ -54,15 +54,13 @@ class Endless final : public Strategy {
 };
 
 TEST(Budget, a_time_limit_stops_proposing_once_spent) {
-  bool expired = false;
-  auto limited =
-      time_limited(std::make_unique<Endless>(),
-                   std::chrono::steady_clock::now() + std::chrono::milliseconds(30), &expired);
+  Deadline deadline{std::chrono::steady_clock::now() + std::chrono::milliseconds(30)};
+  auto limited = time_limited(std::make_unique<Endless>(), &deadline);
   EXPECT_EQ(limited->propose(3).size(), 3u);
-  EXPECT_FALSE(expired);
+  EXPECT_FALSE(deadline.expired);
   std::this_thread::sleep_for(std::chrono::milliseconds(40));
   EXPECT_TRUE(limited->propose(3).empty());
-  EXPECT_TRUE(expired);
+  EXPECT_TRUE(deadline.expired);
 }
 
 }  // namespace

@@ -69,15 +69,11 @@ namespace {
 
 class TimeLimited final : public Strategy {
  public:
-  TimeLimited(std::unique_ptr<Strategy> inner, std::chrono::steady_clock::time_point deadline,
-              bool* expired)
-      : inner_(std::move(inner)), deadline_(deadline), expired_(expired) {}
+  TimeLimited(std::unique_ptr<Strategy> inner, Deadline* deadline)
+      : inner_(std::move(inner)), deadline_(deadline) {}
 
   std::vector<KernelConfig> propose(size_t max_count) override {
-    if (std::chrono::steady_clock::now() >= deadline_) {
-      if (expired_) *expired_ = true;
-      return {};
-    }
+    if (deadline_->passed()) return {};
     return inner_->propose(max_count);
   }
   void report(const std::vector<TrialResult>& results) override { inner_->report(results); }
@@ -87,16 +83,13 @@ class TimeLimited final : public Strategy {
 
  private:
   std::unique_ptr<Strategy> inner_;
-  std::chrono::steady_clock::time_point deadline_;
-  bool* expired_;
+  Deadline* deadline_;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner,
-                                       std::chrono::steady_clock::time_point deadline,
-                                       bool* expired) {
-  return std::make_unique<TimeLimited>(std::move(inner), deadline, expired);
+std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner, Deadline* deadline) {
+  return std::make_unique<TimeLimited>(std::move(inner), deadline);
 }
 
 }  // namespace tgemm

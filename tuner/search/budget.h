@@ -25,9 +25,20 @@ struct Budget {
 // week (decimals allowed: "1.5m"). Throws Error naming --budget and what is allowed.
 Budget parse_budget(const std::string& text);
 
-// `inner` until `deadline`: after it, propose() returns nothing and `*expired` is set.
-std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner,
-                                       std::chrono::steady_clock::time_point deadline,
-                                       bool* expired);
+// A time limit shared by a strategy's asking and the measuring of what it asked: a batch
+// asked just before the deadline must not run on long after it.
+struct Deadline {
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
+  bool expired = false;  // set once passed() found the deadline gone
+
+  bool passed() {
+    if (!expired && std::chrono::steady_clock::now() >= at) expired = true;
+    return expired;
+  }
+};
+
+// `inner` until `deadline->at`: after it, propose() returns nothing (and the deadline is
+// marked expired). `deadline` must outlive the strategy.
+std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner, Deadline* deadline);
 
 }  // namespace tgemm

@@ -163,8 +163,11 @@ class Session {
     std::vector<std::vector<ProblemState>> states(groups.size());  // each filled as it starts
     for (const VariantGroup& group : groups) pairs_left_ += group.families.size();
     time_started_ = Clock::now();
-    // Batches of a few compiles per job: the model strategy learns between them.
-    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * 4, 8, 256);
+    // Batches of a few compiles per job: the model strategy learns between them. Under a time
+    // budget, one compile per job: the strategy chooses more often, and a batch cut short by
+    // the deadline loses less of what was compiled for it.
+    const size_t per_job = opt_.time_budget_s > 0 ? 1 : 4;
+    const size_t batch = std::clamp<size_t>(size_t(opt_.jobs) * per_job, 8, 256);
     // One pipeline over every (variant, family) pair: the next pair's first batch compiles
     // while the last batches of the one before are still compiling or measured.
     PairSequence pairs;
@@ -414,9 +417,9 @@ class Session {
   PairRun start_pair(TuningDb& db, CompileStage& compile, const VariantGroup& group,
                      FamilySpace& fs, std::vector<ProblemState>* states,
                      std::vector<ShapeReport>* reports) {
-    auto expired = std::make_shared<bool>(false);
+    auto deadline = std::make_shared<Deadline>();  // no deadline without a time budget
     PairRun run;
-    run.strategy = pair_strategy(db, group, fs, *states, expired.get());
+    run.strategy = pair_strategy(db, group, fs, *states, deadline.get());
     unfinished_families_.insert(fs.space.template_name());
     const std::string what =
         fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
@@ -424,7 +427,7 @@ class Session {
     run.submit = [&compile, &fs, &group](const std::vector<KernelConfig>& c) {
       return compile.submit(*fs.family, c, group.variant);
     };
-    run.measure = [this, &db, &compile, &fs, states, what](CompileStage::Ticket ticket) {
+    run.measure = [this, &db, &compile, &fs, states, what, deadline](CompileStage::Ticket ticket) {
       ProgressLine line(ProgressLine::mode_for_stderr(opt_.quiet));
       const auto t0 = Clock::now();
       auto outcomes = compile.collect(ticket, [&](size_t done, size_t total) {
@@ -434,13 +437,13 @@ class Session {
       std::vector<std::vector<TrialResult>> results(states->size());
       if (!device_) return results;
       for (size_t p = 0; p < states->size(); ++p)
-        results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p]);
+        results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p], deadline.get());
       return results;
     };
-    run.finished = [this, &db, &group, &fs, states, reports, expired](uint64_t asked) {
+    run.finished = [this, &db, &group, &fs, states, reports, deadline](uint64_t asked) {
       unfinished_families_.erase(unfinished_families_.find(fs.space.template_name()));
       ++pairs_total_;
-      if (*expired) {
+      if (deadline->expired) {
         ++pairs_stopped_;
         spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
                      fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
@@ -456,7 +459,8 @@ class Session {
   // The pair's strategy: the shipped defaults, then the configured strategy over the legal
   // configs, this session's share of them and, with a time budget, this pair's share of it.
   std::unique_ptr<Strategy> pair_strategy(TuningDb& db, const VariantGroup& group, FamilySpace& fs,
-                                          const std::vector<ProblemState>& states, bool* expired) {
+                                          const std::vector<ProblemState>& states,
+                                          Deadline* deadline) {
     if (!fs.enumeration) {
       fs.enumeration = fs.space.enumerate(limits_);
       for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
@@ -491,9 +495,8 @@ class Session {
       // early leaves its time to the others. The pairs before have asked for all they will.
       const double left = opt_.time_budget_s - seconds_since(time_started_);
       const double share = std::max(0.0, left) / double(std::max<size_t>(1, pairs_left_));
-      strategy =
-          time_limited(std::move(strategy),
-                       Clock::now() + std::chrono::microseconds(int64_t(share * 1e6)), expired);
+      deadline->at = Clock::now() + std::chrono::microseconds(int64_t(share * 1e6));
+      strategy = time_limited(std::move(strategy), deadline);
     }
     --pairs_left_;
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
@@ -603,9 +606,11 @@ class Session {
   }
 
   // Verifies and times one compiled batch on one problem; already recorded trials are skipped.
+  // Stops at the pair's deadline: what is left of the batch stays unmeasured (a rerun measures
+  // it), so a time budget bounds the wall time however large the batch.
   std::vector<TrialResult> measure_batch(TuningDb& db, const GemmTemplate& family,
                                          const std::vector<CompileOutcome>& outcomes,
-                                         ProblemState* st) {
+                                         ProblemState* st, Deadline* deadline) {
     const Problem& problem = st->named->problem;
     std::vector<TrialResult> results;
     if (!st->note.empty()) return results;  // could not be prepared earlier
@@ -616,6 +621,7 @@ class Session {
         fmt::format("{} ({} {})", st->named->name, problem.types.name(), problem.layout());
     size_t done = 0;
     for (const CompileOutcome& outcome : outcomes) {
+      if (deadline->passed()) break;
       ++done;
       if (auto with = db.trial_measured_with(st->problem_id, outcome.kernel_id, device_id_)) {
         if (!current_.stale_reason(family.name(), family.source().hash, *with)) {
