@@ -53,6 +53,14 @@ TileShape tile_of(const KernelConfig& config) {
 // factor of that shape's fastest: slower ones are where the model misjudges (the naive kernel).
 constexpr double kGoodThere = 1.5;
 
+// The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
+const std::string kSplitK = "SPLIT_K";
+// A split sibling (choose_untuned) never ran on the neighbour: it is served only when predicted
+// faster by this factor than what ran there. Leave-one-out replay of the session-11 H200
+// database: 1.1 served 1760x128x1760 a split 4 of a split-16 line at 0.93 of its best (0.98
+// before); from 1.2 on, no problem's choice changed, and 64x64x131072 still got 256 slices.
+constexpr double kUnmeasuredMargin = 1.2;
+
 // Squared distance of two shapes in log M, N, K; other alignments pay kAlignmentPenalty:
 // their kernels chose vector widths for them.
 double distance(const Problem& a, const Problem& b) {
@@ -100,12 +108,15 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
       failed_builds_.insert(config_id(r.trial.config) + " " + build_variant(r.problem).key());
     if (r.trial.status != TrialStatus::ok || r.trial.time_median_us <= 0) continue;
     measured_[r.problem.key()].push_back({r.trial.config, r.template_hash, r.trial.time_median_us});
+    note_split_depth(r.trial.config);
   }
+  for (const DefaultKernel& d : defaults_) note_split_depth(d.config);
   // Without recorded trials, each tuned problem's best is its one measurement.
   std::map<std::string, const Problem*> problem_of;
   for (const BestEntry& e : tuned_) {
     auto& list = measured_[e.problem.key()];
     if (list.empty()) list.push_back({e.config, e.template_hash, e.trial.time_median_us});
+    note_split_depth(e.config);
     problem_of[e.problem.key()] = &e.problem;
   }
   fit_model_scale(problem_of);
@@ -241,6 +252,35 @@ double KernelSelector::carried_us(const KernelConfig& config, double us_there, c
   return std::sqrt(by_model * by_work);
 }
 
+void KernelSelector::note_split_depth(const KernelConfig& config) {
+  if (config.has(kSplitK)) split_depths_[config.template_name].insert(config.get(kSplitK));
+}
+
+std::vector<KernelConfig> KernelSelector::split_siblings(const KernelConfig& config) const {
+  std::vector<KernelConfig> out;
+  auto depths = split_depths_.find(config.template_name);
+  if (depths == split_depths_.end() || !config.has(kSplitK) || config.get(kSplitK) == 1) return out;
+  for (int64_t depth : depths->second) {
+    if (depth == 1 || depth == config.get(kSplitK)) continue;
+    KernelConfig sibling = config;
+    sibling.set(kSplitK, depth);
+    out.push_back(std::move(sibling));
+  }
+  return out;
+}
+
+// Carried like carried_us (the geometric mean of the model's and the padded work's ratio), from
+// the config to its sibling on the same problem: both ratios see the waves and each slice's
+// length, and the model the partial sums' traffic too.
+double KernelSelector::resplit_us(const KernelConfig& config, double us,
+                                  const KernelConfig& sibling, const Problem& here) const {
+  const double model = model_us(config, here), model_sibling = model_us(sibling, here);
+  if (!std::isfinite(model) || !std::isfinite(model_sibling) || model <= 0)
+    return std::numeric_limits<double>::infinity();
+  const double work_ratio = padded_work(sibling, here) / padded_work(config, here);
+  return us * std::sqrt(model_sibling / model * work_ratio);
+}
+
 std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem) const {
   constexpr size_t kNeighbours = 2;
   std::vector<std::pair<double, const BestEntry*>> near;
@@ -259,27 +299,33 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
 // Every config that can run here and ran well on the neighbours (within kGoodThere of the
 // fastest there) carries its measured time here (carried_us), so tile waste, wave quantisation,
 // split-K and memory- against compute-bound carry over. A config slow there is left out: the model
-// misjudges some (the naive kernel), and a neighbour's fast kernels are the evidence. The defaults
+// misjudges some (the naive kernel), and a neighbour's fast kernels are the evidence. Each also
+// offers its split siblings (the other SPLIT_K depths its family ran with here; resplit_us): a
+// neighbour tuned for a shorter K split less deeply (seen on the H200, session 13: 64x64x131072
+// was served 64 K slices from its neighbours, 106 us, where 256 run it in 61). The defaults
 // never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
 // alone, scaled by their own model_scale_ where they ran well elsewhere on this GPU (a family's
 // scale alone let unmeasured lines win on paper). The fastest wins.
 KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem) const {
   Prediction best;
+  const std::vector<const BestEntry*> near = neighbours(problem);
   std::set<std::string> seen;  // family and params of every config measured nearby
-  for (const BestEntry* e : neighbours(problem)) {
+  for (const BestEntry* e : near)
+    if (auto it = measured_.find(e->problem.key()); it != measured_.end())
+      for (const Measurement& m : it->second) seen.insert(config_id(m.config));
+  for (const BestEntry* e : near) {
     auto it = measured_.find(e->problem.key());
     if (it == measured_.end()) continue;
     double fastest_there = std::numeric_limits<double>::infinity();
-    for (const Measurement& m : it->second) {
-      seen.insert(config_id(m.config));
+    for (const Measurement& m : it->second)
       if (can_run(m.config, problem, arch_)) fastest_there = std::min(fastest_there, m.time_us);
-    }
     for (const Measurement& m : it->second) {
       if (!can_run(m.config, problem, arch_) || m.time_us > kGoodThere * fastest_there ||
           failed_build(m.config, problem))
         continue;
       const double us = carried_us(m.config, m.time_us, e->problem, problem);
-      if (us < best.us) best = {&m.config, m.template_hash, e->problem.key(), us};
+      if (us < best.us) best = {m.config, m.template_hash, e->problem.key(), us};
+      offer_split_siblings(m.config, us, e->problem.key(), problem, seen, best);
     }
   }
   for (const DefaultKernel& d : defaults_) {
@@ -288,9 +334,24 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
     const std::optional<double> scale = scale_for(d.config, problem);
     if (!scale || !can_run(d.config, problem, arch_) || failed_build(d.config, problem)) continue;
     const double us = model_us(d.config, problem) * *scale;
-    if (us < best.us) best = {&d.config, "", "", us};
+    if (us < best.us) best = {d.config, "", "", us};
+    offer_split_siblings(d.config, us, "", problem, seen, best);
   }
   return best;
+}
+
+// A sibling measured nearby was weighed on its own record there (or left out as slow there).
+void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
+                                          const std::string& from, const Problem& problem,
+                                          const std::set<std::string>& seen,
+                                          Prediction& best) const {
+  for (KernelConfig& sibling : split_siblings(config)) {
+    if (seen.count(config_id(sibling)) || !can_run(sibling, problem, arch_) ||
+        failed_build(sibling, problem))
+      continue;
+    const double sibling_us = kUnmeasuredMargin * resplit_us(config, us, sibling, problem);
+    if (sibling_us < best.us) best = {std::move(sibling), "", from, sibling_us};
+  }
 }
 
 KernelChoice KernelSelector::choose(const Problem& problem) const {

@@ -67,7 +67,7 @@ class KernelSelector {
     double time_us;
   };
   struct Prediction {
-    const KernelConfig* config = nullptr;
+    std::optional<KernelConfig> config;
     std::string template_hash, from;  // empty for a default never measured nearby
     double us = std::numeric_limits<double>::infinity();
   };
@@ -85,6 +85,17 @@ class KernelSelector {
   // times and padded work.
   double carried_us(const KernelConfig& config, double us_there, const Problem& there,
                     const Problem& here) const;
+  void note_split_depth(const KernelConfig& config);
+  // The config with each other split-K depth its family was measured with here (resplit_us).
+  std::vector<KernelConfig> split_siblings(const KernelConfig& config) const;
+  // A time predicted here for `config` carried to its split sibling by the same two ratios.
+  double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,
+                    const Problem& here) const;
+  // Each split sibling of `config` (predicted `us` here) not in `seen`, served from `from`, that
+  // beats `best` by kUnmeasuredMargin replaces it.
+  void offer_split_siblings(const KernelConfig& config, double us, const std::string& from,
+                            const Problem& problem, const std::set<std::string>& seen,
+                            Prediction& best) const;
 
   std::vector<BestEntry> tuned_;
   std::vector<DefaultKernel> defaults_;
@@ -105,6 +116,8 @@ class KernelSelector {
   // every size) spilled or failed to compile on a tuned problem here: never served untuned.
   bool failed_build(const KernelConfig& config, const Problem& problem) const;
   std::set<std::string> failed_builds_;  // config_id and variant key
+  // Per family, the SPLIT_K depths of its configs measured here or shipped as defaults.
+  std::map<std::string, std::set<int64_t>> split_depths_;
 };
 
 // Whether `config` can run `problem` on `arch` and is a sensible choice for it: its family is

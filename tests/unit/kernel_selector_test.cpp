@@ -293,6 +293,48 @@ TEST(KernelSelector, a_split_k_kernel_of_a_long_k_neighbour_loses_on_a_short_k) 
   EXPECT_EQ(c.config, whole);
 }
 
+// Seen on the H200 (session 13): 64x64x131072 was served its neighbours' 64 K slices (106 us)
+// where 256 run it in 61. A neighbour's split-K best offers its other split depths (those the
+// family ran with here), each predicted from it; the deeper one wins on a K eight times longer.
+TEST(KernelSelector, deepens_a_neighbours_split_for_a_longer_k) {
+  const KernelConfig split64 = testing::sgemm_config(
+      {{"BM", 32}, {"BN", 32}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 64}, {"MIN_BLOCKS", 2}});
+  KernelConfig split256 = split64;
+  split256.set("SPLIT_K", 256);
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 16384);
+  BestEntry best = entry(64, 64, 16384, split64);
+  best.trial.time_median_us = 15.0;
+  // 256 slices ran elsewhere here (a config of other tiles), so the family knows the depth.
+  const KernelConfig other256 =
+      testing::sgemm_config({{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 256}});
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, split64, 15.0),
+                                     testing::ok_trial_record(there, other256, 40.0)};
+  KernelSelector s({best}, {}, "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 131072));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, split256);
+  EXPECT_EQ(c.template_hash, "");  // never built: compiled from the current template
+  // On the neighbour's own K the measured config stays.
+  const auto same = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 16000));
+  EXPECT_EQ(same.config, split64);
+}
+
+// Splitting where the neighbour did not is not offered: on the H200 sets the model favours
+// split-K 4 siblings of the whole-K bests of 1000^3-like shapes, which ran 1.2-1.3x slower.
+TEST(KernelSelector, offers_no_split_sibling_of_a_whole_k_best) {
+  const KernelConfig whole =
+      testing::sgemm_config({{"BM", 32}, {"BN", 32}, {"TM", 4}, {"TN", 4}, {"MIN_BLOCKS", 2}});
+  const KernelConfig other256 =
+      testing::sgemm_config({{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 256}});
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 16384);
+  BestEntry best = entry(64, 64, 16384, whole);
+  best.trial.time_median_us = 60.0;
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(there, whole, 60.0),
+                                     testing::ok_trial_record(there, other256, 400.0)};
+  KernelSelector s({best}, {}, "sm_90", 132, trials);
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 131072)).config, whole);
+}
+
 // Seen replaying the held-out shapes (session 6): 2560^3 TT was served sgemm_warp PACK_B=0
 // (962 us) over PACK_B=1 (859): PACK_B=0's measured / predicted came mostly from NN shapes,
 // where it is fast, though on every NT shape it ran 7-15 % slower. A default is now scaled by
