@@ -66,7 +66,7 @@ TEST(KernelSelector, exact_serves_a_measured_best_that_splits_k_finer_than_its_t
   EXPECT_NE(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 120, 128, 64)).config, split);
 }
 
-// Only tuned shapes of the same layout compete, the two nearest in log space: the TN entry at
+// Only tuned shapes of the same layout compete, the nearest in log space: the TN entry at
 // 3000^3 is nearer to 2900^3 than either NN one but never serves it. (Which NN neighbour wins
 // is the predicted time's business: see the tests below.)
 TEST(KernelSelector, nearest_in_log_space_of_same_layout) {
@@ -148,10 +148,13 @@ TEST(KernelSelector, predicts_a_default_never_measured_nearby_from_its_own_recor
   const KernelConfig ffma = simt(64, 2, 16);
   const KernelConfig gemv = KernelConfig::from_params_text(
       "gemv_simt", "SIDE=1,ROWS=4,VEC=2,WARPS=8,KB=512,LW=2,SPLIT_MODE=1");
+  // Four FFMA shapes nearer than the GEMV's own (the selector weighs four neighbours).
   std::vector<BestEntry> tuned = {entry(4096, 16, 4096, ffma), entry(7680, 16, 2560, ffma),
+                                  entry(4096, 16, 2048, ffma), entry(6144, 16, 4096, ffma),
                                   entry(8192, 4, 65536, gemv)};
-  std::vector<TrialRecord> trials = {trial(4096, 16, 4096, ffma, 11),
-                                     trial(7680, 16, 2560, ffma, 11)};
+  std::vector<TrialRecord> trials = {
+      trial(4096, 16, 4096, ffma, 11), trial(7680, 16, 2560, ffma, 11),
+      trial(4096, 16, 2048, ffma, 11), trial(6144, 16, 4096, ffma, 11)};
   // 2.1 GB of A streamed in 600 us: 3.6 TB/s.
   const Problem stream = Problem::packed(GemmTypes{}, Op::N, Op::N, 8192, 4, 65536);
   trials.push_back(testing::ok_trial_record(stream, gemv, 600));
