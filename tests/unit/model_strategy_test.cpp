@@ -65,6 +65,14 @@ TEST(ModelStrategy, proposes_the_predicted_best_first_and_each_config_once) {
   EXPECT_DOUBLE_EQ(model.predict_us(all.front(), problems[0]), best);
 }
 
+// 1023^3 packed is 4-byte aligned: the VEC=4 configs cannot load it.
+TEST(ModelStrategy, never_proposes_a_config_that_can_run_no_problem_of_the_group) {
+  ModelStrategy s(small_space(), 0, 1, model_for({nn(1023, 1023, 1023)}), 0.0);
+  const auto all = drain(s, 100);
+  EXPECT_EQ(all.size(), small_space().size() / 2);
+  for (const KernelConfig& c : all) EXPECT_EQ(c.get("VEC"), 1) << c.canonical_name();
+}
+
 TEST(ModelStrategy, spends_a_budget_in_several_batches) {
   ModelStrategy s(small_space(), 12, 1, model_for({nn(1024, 1024, 1024)}), 0.0);
   std::vector<size_t> sizes;

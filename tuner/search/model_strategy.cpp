@@ -110,6 +110,15 @@ ModelStrategy::ModelStrategy(std::vector<KernelConfig> legal, uint64_t budget, u
   log_current_.assign(problems_, kInf);
   asked_.assign(n, false);
   unasked_ = n;
+  // A config the model says can run no problem of the group is never proposed: seen on the
+  // H200 (session 14), a time budget let the 90800 GEMV configs of a group of wide shapes be
+  // proposed one after another, each pick a scan of them all, for minutes.
+  for (size_t i = 0; i < n; ++i) {
+    bool runs_one = false;
+    for (size_t p = 0; p < problems_ && !runs_one; ++p)
+      runs_one = std::isfinite(log_predicted_[i * problems_ + p]);
+    if (!runs_one) asked_[i] = true, --unasked_;
+  }
   const size_t first_cap = budget_ ? size_t((budget_ + 1) / 2) : n;
   std::unordered_set<size_t> seen;
   for (const KernelConfig& c : first) {
