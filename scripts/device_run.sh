@@ -34,6 +34,11 @@
 #                                      bests (200 over deepbench on the shipped spaces: ~13000
 #                                      trials, an estimated 30 min; `comparison`: on the reduced
 #                                      spaces of tests/data/spaces/comparison/ instead)
+#   randomtime:<set>[:<budget>]        strategytime in two calls (deepbench on the shipped spaces
+#   modeltime:<set>[:<seconds>]       is ~8 + 3 min, past one call's 10): randomtime runs the
+#                                      random half into random.db and keeps its wall time in
+#                                      /tmp/tgemm; modeltime, in a later call while the machine
+#                                      is warm, runs the model in a third of it and compares
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
@@ -141,23 +146,32 @@ for stage in "$@"; do
       done
       python3 scripts/compare_bests.py "$(db model.db)" "$(db exhaustive.db)" 2>&1 |
         tee -a "$OUT/strategies.log" ;;
-    strategytime)
+    strategytime|randomtime|modeltime)
       spaces=()
-      if [ "$a3" = comparison ]; then
+      if [ "$what" = strategytime ] && [ "$a3" = comparison ]; then
         for s in tests/data/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
       fi
-      rm -f "$(db random.db)" "$(db model_t.db)"
-      start=$(date +%s)
-      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db random.db)" --jobs 16 --quiet \
-        --strategy random --budget "${a2:-200}" "${spaces[@]}" 2>&1 | tail -1 |
-        tee -a "$OUT/strategytime.log"
-      third=$(((($(date +%s) - start) + 2) / 3))
-      echo "random took $(($(date +%s) - start)) s; the model gets ${third} s" | tee -a "$OUT/strategytime.log"
-      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db model_t.db)" --strategy model \
-        --budget "${third}s" --jobs 16 --quiet "${spaces[@]}" 2>&1 | tail -1 |
-        tee -a "$OUT/strategytime.log"
-      python3 scripts/compare_bests.py "$(db model_t.db)" "$(db random.db)" 2>&1 |
-        tee -a "$OUT/strategytime.log" ;;
+      if [ "$what" != modeltime ]; then
+        rm -f "$(db random.db)" "$(db model_t.db)"
+        start=$(date +%s)
+        "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db random.db)" --jobs 16 --quiet \
+          --strategy random --budget "${a2:-200}" "${spaces[@]}" 2>&1 | tail -1 |
+          tee -a "$OUT/strategytime.log"
+        echo $(($(date +%s) - start)) >/tmp/tgemm/random_seconds
+      fi
+      if [ "$what" != randomtime ]; then
+        # modeltime:<set>:<seconds> when the machine went cold between the calls (random.db
+        # then unpacked from the first call's files)
+        if [ "$what" = modeltime ] && [ -n "$a2" ]; then took=$a2; else took=$(cat /tmp/tgemm/random_seconds); fi
+        third=$(((took + 2) / 3))
+        echo "random took ${took} s; the model gets ${third} s" | tee -a "$OUT/strategytime.log"
+        rm -f "$(db model_t.db)"
+        "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db model_t.db)" --strategy model \
+          --budget "${third}s" --jobs 16 --quiet "${spaces[@]}" 2>&1 | tail -1 |
+          tee -a "$OUT/strategytime.log"
+        python3 scripts/compare_bests.py "$(db model_t.db)" "$(db random.db)" 2>&1 |
+          tee -a "$OUT/strategytime.log"
+      fi ;;
     compilescale)
       cc=("$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --arch sm_80 --compile-only --quiet)
       rm -f /tmp/tgemm/cs*.db
