@@ -53,6 +53,15 @@ class Endless final : public Strategy {
   }
 };
 
+// A family that can run no shape of a layout gets none of the time; a small one (gemm_naive's
+// 4 configs) a sixteenth of a full share; every family of 64 or more runnable configs a full one.
+TEST(Budget, a_time_share_weighs_the_configs_a_family_can_run) {
+  EXPECT_EQ(time_share_weight(0), 0.0);
+  EXPECT_DOUBLE_EQ(time_share_weight(4), 4.0 / 64.0);
+  EXPECT_EQ(time_share_weight(kConfigsForAFullShare), 1.0);
+  EXPECT_EQ(time_share_weight(177664), 1.0);
+}
+
 TEST(Budget, a_time_limit_stops_proposing_once_spent) {
   Deadline deadline{std::chrono::steady_clock::now() + std::chrono::milliseconds(30)};
   auto limited = time_limited(std::make_unique<Endless>(), &deadline);

@@ -92,4 +92,8 @@ std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner, Deadline
   return std::make_unique<TimeLimited>(std::move(inner), deadline);
 }
 
+double time_share_weight(size_t runnable_configs) {
+  return std::min(1.0, double(runnable_configs) / double(kConfigsForAFullShare));
+}
+
 }  // namespace tgemm

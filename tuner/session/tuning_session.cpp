@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -163,8 +165,8 @@ class Session {
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
     std::vector<std::vector<ProblemState>> states(groups.size());  // each filled as it starts
-    for (const VariantGroup& group : groups) pairs_left_ += group.families.size();
     time_started_ = Clock::now();
+    if (opt_.time_budget_s > 0) weigh_pairs(groups);  // its enumerations count against it
     // Batches of a few compiles per job: the model strategy learns between them. Under a time
     // budget, one compile per job: the strategy chooses more often, and a batch cut short by
     // the deadline loses less of what was compiled for it.
@@ -458,17 +460,40 @@ class Session {
     return run;
   }
 
+  void enumerate_once(FamilySpace& fs) {
+    if (fs.enumeration) return;
+    fs.enumeration = fs.space.enumerate(limits_);
+    for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
+      spdlog::debug("{}: pruned {} config(s): {}", fs.space.path(), count, reason);
+    if (opt_.explain) print_pruning(fs);
+  }
+
+  // Each pair's weight in sharing the time budget out (time_share_weight), in the order the
+  // pairs start: its legal configs that some problem of its group can run, counted up to a
+  // full share.
+  void weigh_pairs(const std::vector<VariantGroup>& groups) {
+    for (const VariantGroup& group : groups)
+      for (FamilySpace* fs : group.families) {
+        enumerate_once(*fs);
+        size_t runnable = 0;
+        for (const KernelConfig& c : fs->enumeration->legal) {
+          if (runnable == kConfigsForAFullShare) break;
+          if (fs->family->types_unsupported_by(c, group.variant.types, limits_.arch)) continue;
+          runnable +=
+              std::any_of(group.problems.begin(), group.problems.end(), [&](const NamedProblem* p) {
+                return !fs->family->unsupported_reason(c, p->problem, limits_.arch);
+              });
+        }
+        pair_weights_.push_back(time_share_weight(runnable));
+      }
+  }
+
   // The pair's strategy: the shipped defaults, then the configured strategy over the legal
   // configs, this session's share of them and, with a time budget, this pair's share of it.
   std::unique_ptr<Strategy> pair_strategy(TuningDb& db, const VariantGroup& group, FamilySpace& fs,
                                           const std::vector<ProblemState>& states,
                                           Deadline* deadline) {
-    if (!fs.enumeration) {
-      fs.enumeration = fs.space.enumerate(limits_);
-      for (auto& [reason, count] : fs.enumeration->rejected_by_reason)
-        spdlog::debug("{}: pruned {} config(s): {}", fs.space.path(), count, reason);
-      if (opt_.explain) print_pruning(fs);
-    }
+    enumerate_once(fs);
     // The strategy's configs, preceded by the shipped defaults: every tuned shape then
     // measures the kernel an untuned call would get, and a small budget always holds a
     // known-good start (Kernel Tuner's x0).
@@ -493,14 +518,17 @@ class Session {
     // Identical GPUs share the configs out (--devices): this session measures its share.
     strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
     if (opt_.time_budget_s > 0) {
-      // An even share of what is left for this pair and those after it: one that finishes
-      // early leaves its time to the others. The pairs before have asked for all they will.
+      // This pair's weighted share of what is left for it and those after it: one that
+      // finishes early leaves its time to the others. The pairs before have asked for all
+      // they will.
       const double left = opt_.time_budget_s - seconds_since(time_started_);
-      const double share = std::max(0.0, left) / double(std::max<size_t>(1, pairs_left_));
+      const double weight = pair_weights_.front();
+      pair_weights_.pop_front();
+      const double all = std::accumulate(pair_weights_.begin(), pair_weights_.end(), weight);
+      const double share = all > 0 ? std::max(0.0, left) * weight / all : 0.0;
       deadline->at = Clock::now() + std::chrono::microseconds(int64_t(share * 1e6));
       strategy = time_limited(std::move(strategy), deadline);
     }
-    --pairs_left_;
     spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
                  legal.size(), opt_.strategy);
@@ -749,8 +777,8 @@ class Session {
   CurrentBuild current_;
   TrialCounts counts_;
   SessionTotals totals_;
-  Clock::time_point time_started_;  // the time budget's start
-  size_t pairs_left_ = 0;           // (variant, family) runs not yet started
+  Clock::time_point time_started_;   // the time budget's start
+  std::deque<double> pair_weights_;  // time_share_weight of the pairs not yet started
   size_t pairs_total_ = 0, pairs_stopped_ = 0;
   // The pair sequence's place: the group and family of the next pair to start.
   size_t next_group_ = 0, next_family_ = 0;
