@@ -47,6 +47,12 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT" /tmp/tgemm
 B=${TGEMM_BUILD:-build-dev}  # another build folder (carried) through TGEMM_BUILD
 export LD_LIBRARY_PATH="$PWD/$B/devlibs:${LD_LIBRARY_PATH:-}"
+# Where a driver is, NVRTC (CUDA 12.9+) keeps what it compiled in the driver's compute cache
+# and a later process compiling the same program gets it back in a few ms (seen in session 14:
+# a second tune compiled 2x faster at 0.03 s of CPU per compile). Off for every stage, so that
+# each measures cold compiles and no run (random before model, a shard before the whole) is
+# helped by one before it.
+export CUDA_CACHE_DISABLE=1
 # Test binaries were built with this checkout's absolute path compiled in.
 if [ ! -e /work/main ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 db() { echo "/tmp/tgemm/${1:-tgemm.db}"; }
