@@ -53,8 +53,8 @@ class Endless final : public Strategy {
   }
 };
 
-// A family that can run no shape of a layout gets none of the time; a small one (gemm_naive's
-// 4 configs) a sixteenth of a full share; every family of 64 or more runnable configs a full one.
+// A family that can run no shape of a layout gets none of the time; a small one (the naive
+// kernel's 4 configs) a sixteenth of a full share; one of 64 or more runnable configs a full one.
 TEST(Budget, a_time_share_weighs_the_configs_a_family_can_run) {
   EXPECT_EQ(time_share_weight(0), 0.0);
   EXPECT_DOUBLE_EQ(time_share_weight(4), 4.0 / 64.0);
