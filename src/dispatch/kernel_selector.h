@@ -86,7 +86,8 @@ class KernelSelector {
   double carried_us(const KernelConfig& config, double us_there, const Problem& there,
                     const Problem& here) const;
   void note_split_depth(const KernelConfig& config);
-  // The config with each other split-K depth its family was measured with here (resplit_us).
+  // The config with each other split-K depth above 1 its family was measured with here
+  // (resplit_us); none for a config that does not split.
   std::vector<KernelConfig> split_siblings(const KernelConfig& config) const;
   // A time predicted here for `config` carried to its split sibling by the same two ratios.
   double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,

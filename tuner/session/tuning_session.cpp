@@ -468,6 +468,14 @@ class Session {
     if (opt_.explain) print_pruning(fs);
   }
 
+  // Whether some problem of the group can run `config` (its types and layout included).
+  bool some_problem_runs(const FamilySpace& fs, const VariantGroup& group,
+                         const KernelConfig& config) const {
+    return std::any_of(group.problems.begin(), group.problems.end(), [&](const NamedProblem* p) {
+      return !fs.family->unsupported_reason(config, p->problem, limits_.arch);
+    });
+  }
+
   // Each pair's weight in sharing the time budget out (time_share_weight), in the order the
   // pairs start: its legal configs that some problem of its group can run, counted up to a
   // full share.
@@ -478,11 +486,7 @@ class Session {
         size_t runnable = 0;
         for (const KernelConfig& c : fs->enumeration->legal) {
           if (runnable == kConfigsForAFullShare) break;
-          if (fs->family->types_unsupported_by(c, group.variant.types, limits_.arch)) continue;
-          runnable +=
-              std::any_of(group.problems.begin(), group.problems.end(), [&](const NamedProblem* p) {
-                return !fs->family->unsupported_reason(c, p->problem, limits_.arch);
-              });
+          runnable += some_problem_runs(*fs, group, c);
         }
         pair_weights_.push_back(time_share_weight(runnable));
       }
@@ -511,9 +515,7 @@ class Session {
     // out after the strategy asks, not before, so what the strategy asks (its random sample,
     // the shares of --shard and --devices) stays what the seed and the space give.
     strategy = filtered(std::move(strategy), [this, &fs, &group](const KernelConfig& config) {
-      return std::any_of(group.problems.begin(), group.problems.end(), [&](const NamedProblem* p) {
-        return !fs.family->unsupported_reason(config, p->problem, limits_.arch);
-      });
+      return some_problem_runs(fs, group, config);
     });
     // Identical GPUs share the configs out (--devices): this session measures its share.
     strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
