@@ -285,10 +285,21 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   // Leave-one-out replay of the session-11 H200 database (39 FP32 problems): 2 neighbours 0.934,
   // 3 0.942, 4 0.950 (1024^3 0.83 -> 1.00, 6144x4x2048 0.72 -> 1.00), 5 and 6 0.947, 8 0.925.
   constexpr size_t kNeighbours = 4;
+  // Among the tuned shapes of the problem's types, those whose layouts share the most operands
+  // with it: its own layout where one was tuned, else the nearest layouts, whose configs are
+  // then predicted here by their records on those layouts (scale_for). Seen on the H200
+  // (session 14): TN and TT shapes, no shipped set having those layouts, got the defaults at
+  // 0.91-0.93 of their tuned times.
+  const auto shared = [&](const Problem& t) {
+    return int(t.op_a == problem.op_a) + int(t.op_b == problem.op_b);
+  };
+  int most = 0;
+  for (const BestEntry& e : tuned_)
+    if (e.problem.types == problem.types) most = std::max(most, shared(e.problem));
   std::vector<std::pair<double, const BestEntry*>> near;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
-    if (t.types != problem.types || t.op_a != problem.op_a || t.op_b != problem.op_b) continue;
+    if (t.types != problem.types || shared(t) != most) continue;
     near.emplace_back(distance(t, problem), &e);
   }
   std::stable_sort(near.begin(), near.end(),

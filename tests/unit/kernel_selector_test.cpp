@@ -359,8 +359,10 @@ TEST(KernelSelector, scales_a_default_by_its_records_on_the_nearest_layout) {
       record(Op::T, 2048, nn_fast, 1.2), record(Op::T, 2048, nt_fast, 1.0)};
   KernelSelector s(tuned, {{"sm_90", GemmTypes{}, nn_fast}, {"sm_90", GemmTypes{}, nt_fast}},
                    "sm_90", 132, trials);
+  // TT, nobody tuned: the NT shape is its neighbour; nn_fast, a default, competes by its NT
+  // record (1.2x the model), not its NN ones (0.7x).
   const auto c = s.choose(Problem::packed(GemmTypes{}, Op::T, Op::T, 2560, 2560, 2560));
-  EXPECT_EQ(c.path, Selection::fallback_default);
+  EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, nt_fast);
 }
 
@@ -393,13 +395,32 @@ TEST(KernelSelector, scales_a_default_by_its_transposed_twins_record) {
   EXPECT_EQ(c.config, small_m);
 }
 
-TEST(KernelSelector, other_layouts_get_defaults_then_cublas) {
+// A layout nobody tuned takes its neighbours from the layouts sharing the most operands with
+// it: TN from NN (B alike), not from NT's nearer shape.
+TEST(KernelSelector, a_layout_nobody_tuned_borrows_the_nearest_layouts_bests) {
+  const Problem nn = Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048);
+  KernelSelector s(
+      {entry(2048, 2048, 2048, simt(128, 4)), entry(1800, 1800, 1800, simt(64, 4), Op::N, Op::T)},
+      {}, "sm_90", 132);
+  auto c = s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 1900, 1900, 1900));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.tuned_key, nn.key());
+  EXPECT_EQ(c.config, simt(128, 4));
+  // With its own layout tuned, that one alone.
+  KernelSelector own(
+      {entry(2048, 2048, 2048, simt(128, 4)), entry(500, 500, 500, simt(32, 4), Op::T, Op::N)}, {},
+      "sm_90", 132);
+  EXPECT_EQ(own.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 1900, 1900, 1900)).config,
+            simt(32, 4));
+}
+
+TEST(KernelSelector, other_types_get_defaults_then_cublas) {
+  GemmTypes tf32;
+  tf32.compute = ComputeType::tf32;
   KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
-  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
-            Selection::fallback_default);
+  EXPECT_NE(s.choose(Problem::packed(tf32, Op::N, Op::N, 64, 64, 64)).path, Selection::nearest);
   KernelSelector none({entry(2048, 2048, 2048, simt(128, 4))}, {}, "sm_90", 132);
-  EXPECT_EQ(none.choose(Problem::packed(GemmTypes{}, Op::T, Op::N, 64, 64, 64)).path,
-            Selection::cublas);
+  EXPECT_EQ(none.choose(Problem::packed(tf32, Op::N, Op::N, 64, 64, 64)).path, Selection::cublas);
   // A misaligned problem that no measured kernel can load: a default that can.
   EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 2047, 2047, 2047)).path,
             Selection::fallback_default);
