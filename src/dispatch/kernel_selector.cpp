@@ -45,6 +45,12 @@ bool launchable(const KernelConfig& config, const Problem& problem, const std::s
   return family && !family->unsupported_reason(config, problem, arch);
 }
 
+// How many of the problem's operands a layout stores alike (0, 1 or 2): the nearer layout when
+// the problem's own has no record.
+int operands_alike(Op op_a, Op op_b, const Problem& problem) {
+  return int(op_a == problem.op_a) + int(op_b == problem.op_b);
+}
+
 TileShape tile_of(const KernelConfig& config) {
   return template_named(config.template_name).tile(config);
 }
@@ -156,9 +162,7 @@ std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
                                                 const Problem& problem) const {
   auto it = model_scale_.find(config_id(config));
   if (it == model_scale_.end()) return std::nullopt;
-  const auto shared = [&](const LayoutRatio& r) {
-    return int(r.op_a == problem.op_a) + int(r.op_b == problem.op_b);
-  };
+  const auto shared = [&](const LayoutRatio& r) { return operands_alike(r.op_a, r.op_b, problem); };
   int most = 0;
   for (const LayoutRatio& r : it->second) most = std::max(most, shared(r));
   std::vector<double> ratios;
@@ -290,9 +294,7 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   // then predicted here by their records on those layouts (scale_for). Seen on the H200
   // (session 14): TN and TT shapes, no shipped set having those layouts, got the defaults at
   // 0.91-0.93 of their tuned times.
-  const auto shared = [&](const Problem& t) {
-    return int(t.op_a == problem.op_a) + int(t.op_b == problem.op_b);
-  };
+  const auto shared = [&](const Problem& t) { return operands_alike(t.op_a, t.op_b, problem); };
   int most = 0;
   for (const BestEntry& e : tuned_)
     if (e.problem.types == problem.types) most = std::max(most, shared(e.problem));
