@@ -293,11 +293,13 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   // with it: its own layout where one was tuned, else the nearest layouts, whose configs are
   // then predicted here by their records on those layouts (scale_for). Seen on the H200
   // (session 14): TN and TT shapes, no shipped set having those layouts, got the defaults at
-  // 0.91-0.93 of their tuned times.
+  // 0.91-0.93 of their tuned times. A layout that stores neither operand as any tuned one does
+  // (TT where only NN was tuned) takes the defaults: its copy loops share nothing with theirs.
   const auto shared = [&](const Problem& t) { return operands_alike(t.op_a, t.op_b, problem); };
   int most = 0;
   for (const BestEntry& e : tuned_)
     if (e.problem.types == problem.types) most = std::max(most, shared(e.problem));
+  if (most == 0) return {};
   std::vector<std::pair<double, const BestEntry*>> near;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;

@@ -414,6 +414,17 @@ TEST(KernelSelector, a_layout_nobody_tuned_borrows_the_nearest_layouts_bests) {
             simt(32, 4));
 }
 
+// TT shares no operand's storage with NN: with only NN tuned it takes the defaults (the GPU
+// suite's dispatcher fixture, S16-A, expected this when the borrowing took any layout).
+TEST(KernelSelector, a_layout_sharing_no_operand_with_any_tuned_one_takes_the_defaults) {
+  KernelSelector s({entry(2048, 2048, 2048, simt(128, 4))}, defaults(), "sm_90", 132);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::T, Op::T, 1900, 1900, 1900));
+  EXPECT_EQ(c.path, Selection::fallback_default);
+  EXPECT_TRUE(c.tuned_key.empty()) << c.tuned_key;
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::T, 1900, 1900, 1900)).path,
+            Selection::nearest);
+}
+
 TEST(KernelSelector, other_types_get_defaults_then_cublas) {
   GemmTypes tf32;
   tf32.compute = ComputeType::tf32;
