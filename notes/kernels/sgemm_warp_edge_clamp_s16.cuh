@@ -1,0 +1,692 @@
+// EXPERIMENT (session 16, not shipped): kernel_templates/sgemm_warp.cuh with edge blocks on the
+// interior blocks' copy path. The shipped kernel's blocks on the M or N edge predicate every
+// copy of every K slice (about 5 instructions more a copy); with one wave of blocks the slowest
+// block sets the time, and on the H200 1024x1000x1024 ran 11 % slower than 1024^3 with the same
+// 128 blocks. Here a slice after the first copies without predicates in every block: rows past M
+// (A) and, for 4-byte copies, columns past N (B) read the operand's last row or column instead,
+// which only feeds accumulators the epilogue never stores. A vector copy partly past N keeps its
+// predicate. A/B through notes/shapes/sgemm_warp_edge_clamp_space_s16.yaml (its `source:`).
+//
+// sgemm_warp: warp-tiled FP32 GEMM on the CUDA cores (FFMA), row-major storage.
+//   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
+// One block computes a BM x BN tile of C; its warps each own a WM x WN part of it and each
+// lane a TM x TN register tile (up to 16 x 8). K is walked in BK-deep slices staged in shared
+// memory through a STAGES-deep cp.async pipeline (sm_80+) or register prefetch (sm_75); both
+// operands are kept k-major in shared memory (As[k][m], Bs[k][n], rows padded by 4 floats),
+// so every fragment is read as 128-bit words. Every tunable is a macro with a default; the search
+// space (configs/spaces/sgemm_warp.yaml) repeats each static_assert with a readable reason.
+
+#include "common/elements.cuh"
+#include "common/gemm_params.h"
+#include "common/pack_operand.cuh"
+#include "common/tile_swizzle.cuh"
+
+// ---- Tunables ---------------------------------------------------------------------
+#ifndef BM
+#define BM 256  // rows of C per block
+#endif
+#ifndef BN
+#define BN 128  // columns of C per block
+#endif
+#ifndef BK
+#define BK 8  // depth of one K slice in shared memory
+#endif
+#ifndef WM
+#define WM 64  // rows of C per warp
+#endif
+#ifndef WN
+#define WN 64  // columns of C per warp
+#endif
+#ifndef TM
+#define TM 16  // rows of C per thread (register tile), a multiple of 4
+#endif
+#ifndef TN
+#define TN 8  // columns of C per thread (register tile), a multiple of 4
+#endif
+#ifndef STAGES
+#define STAGES 3  // K slices in flight in shared memory (2..4; 2 on sm_75: register prefetch)
+#endif
+#ifndef VEC
+#define VEC 4  // floats per global->shared copy of the operands stored m- or n-contiguous
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1  // K is cut into SPLIT_K slices, one per gridDim.z, summed atomically into C
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1  // blocks per SM the registers must allow (__launch_bounds__)
+#endif
+#ifndef PACK_B
+#define PACK_B 0  // 1: B first copied into the workspace as [k][n], rows padded to whole tiles
+#endif
+
+// The layout sgemm_warp_pack_b reads (the caller's) and, as TGEMM_OP_B from here on, the one
+// the main kernel reads: a packed B is always [k][n] (VEC-wide copies at any alignment, no
+// transposing 4-byte copies for a k-contiguous B).
+#if TGEMM_OP_B
+#define TGEMM_SRC_OP_B 1
+#else
+#define TGEMM_SRC_OP_B 0
+#endif
+#if PACK_B
+#undef TGEMM_OP_B
+#define TGEMM_OP_B 0
+#endif
+
+// ---- Derived constants --------------------------------------------------------------
+#define WARPS_M (BM / WM)  // warps along M in a block
+#define WARPS_N (BN / WN)  // warps along N in a block
+#define THREADS (WARPS_M * WARPS_N * 32)
+#define LANES_M (WM / TM)  // lanes along M in a warp
+#define LANES_N (WN / TN)  // lanes along N in a warp
+// Shared rows are padded by 4 floats: the transposing copies then store k-row kk at bank
+// offset 4*kk, so 8 k by 4 rows hit 32 banks, and float4 reads stay 16-byte aligned.
+#define SMEM_PAD 4
+#define A_STRIDE (BM + SMEM_PAD)  // floats between k-rows of As
+#define B_STRIDE (BN + SMEM_PAD)  // floats between k-rows of Bs
+// Floats of one pipeline stage: As[BK][A_STRIDE] then Bs[BK][B_STRIDE].
+#define STAGE_FLOATS (BK * (A_STRIDE + B_STRIDE))
+
+static_assert(TGEMM_TYPE_A == 0 && TGEMM_TYPE_B == 0 && TGEMM_TYPE_C == 0 && TGEMM_COMPUTE == 0,
+              "sgemm_warp computes f32 inputs and outputs with FFMA");
+static_assert(BM % WM == 0 && BN % WN == 0, "BM and BN must be multiples of WM and WN");
+static_assert(WM % TM == 0 && WN % TN == 0, "WM and WN must be multiples of TM and TN");
+static_assert(TM % 4 == 0 && TN % 4 == 0, "TM and TN must be multiples of 4 (float4 fragments)");
+static_assert(LANES_M * LANES_N == 32, "(WM/TM)*(WN/TN) must be 32: one warp tile per warp");
+static_assert(TM * TN <= 128, "at most 128 accumulators per thread");
+static_assert(THREADS >= 64 && THREADS <= 1024, "the block must have 2 to 32 warps");
+static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4");
+static_assert(BM % VEC == 0 && BN % VEC == 0, "BM and BN must be multiples of VEC");
+static_assert(BK >= 2 && BK % 2 == 0,
+              "BK must be even: the fragment buffers alternate across slices");
+static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2, 3 or 4");
+static_assert(PACK_B == 0 || PACK_B == 1, "PACK_B must be 0 or 1");
+#if __CUDA_ARCH__ < 800
+static_assert(STAGES == 2, "sm_75 has no cp.async: STAGES must be 2 (register prefetch)");
+#endif
+static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
+
+namespace tgemm_warp {
+
+// Copies BYTES from global to the shared byte address dst asynchronously; bytes past `valid`
+// are zero-filled.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(unsigned dst, const float* src, int valid) {
+#if __CUDA_ARCH__ >= 800
+  if (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(BYTES),
+                 "r"(valid));
+#endif
+}
+
+// Copies BYTES (4, 8 or 16) to the shared byte address dst, or zeros when ok is false (src
+// is then not read): one predicated LDGSTS.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_or_zero(unsigned dst, const float* src, bool ok) {
+#if __CUDA_ARCH__ >= 800
+  if (BYTES == 16)
+    asm volatile(
+        "{ .reg .pred z; setp.eq.u32 z, %2, 0; cp.async.cg.shared.global [%0], [%1], 16, z; }\n" ::
+            "r"(dst),
+        "l"(src), "r"(int(ok)));
+  else
+    asm volatile(
+        "{ .reg .pred z; setp.eq.u32 z, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, z; }\n" ::
+            "r"(dst),
+        "l"(src), "n"(BYTES), "r"(int(ok)));
+#endif
+}
+
+// Copies BYTES from global to the shared byte address dst, all in range: one LDGSTS.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_whole(unsigned dst, const float* src) {
+#if __CUDA_ARCH__ >= 800
+  if (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most N committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// Where copy l of a thread lies in a slice tile of OUTER x INNER elements (copies of one
+// element each, element e = tid + l * THREADS at inner e % INNER, outer e / INNER): the
+// thread's own base (outer_t, inner_t), set once, plus (outer, inner) of copy l. When the
+// block's threads tile whole rows or rows tile the threads, the second part is a
+// compile-time constant, so a copy costs an address add, a compare and the copy itself.
+template <int OUTER, int INNER>
+struct CopyMap {
+  static constexpr int TOTAL = OUTER * INNER;
+  static constexpr int LOADS = (TOTAL + THREADS - 1) / THREADS;
+  static constexpr bool FIXED =
+      TOTAL % THREADS == 0 && (THREADS % INNER == 0 || INNER % THREADS == 0);
+
+  __device__ __forceinline__ static void base(int* outer_t, int* inner_t) {
+    const int tid = threadIdx.x;
+    *outer_t = FIXED ? (THREADS % INNER == 0 ? tid / INNER : 0) : 0;
+    *inner_t = FIXED ? (THREADS % INNER == 0 ? tid % INNER : tid) : 0;
+  }
+  // False when this thread has no copy l (only where THREADS does not divide TOTAL).
+  __device__ __forceinline__ static bool copy(int l, int* outer, int* inner) {
+    if (FIXED) {
+      *outer = THREADS % INNER == 0 ? l * (THREADS / INNER) : l * THREADS / INNER;
+      *inner = THREADS % INNER == 0 ? 0 : l * THREADS % INNER;
+      return true;
+    }
+    const int e = threadIdx.x + l * THREADS;
+    *outer = e / INNER;
+    *inner = e % INNER;
+    return TOTAL % THREADS == 0 || e < TOTAL;
+  }
+};
+
+// An operand slice stored k-contiguous in global memory (A in N layout, B in T layout):
+// ROWS rows of BK, transposed into S[k][row] (row stride ROWS + SMEM_PAD). Lanes run along
+// k first, KL floats of a row, then along rows, then along k groups: a warp reads 32 / KL
+// rows of KL contiguous floats (whole 32-byte sectors) and stores them to banks 4k + row,
+// all distinct.
+template <int ROWS>
+struct TransposingTile {
+  static constexpr int KL = BK % 8 == 0 ? 8 : BK;  // k per lane group (one sector of a row)
+  static constexpr int STRIDE = ROWS + SMEM_PAD;
+  // Copies run over (k group, row, k in group); outer = k group * ROWS + row.
+  using Map = CopyMap<ROWS*(BK / KL), KL>;
+  static constexpr int LOADS = Map::LOADS;
+  static constexpr bool FIXED =
+      Map::FIXED && THREADS % KL == 0 && (ROWS % (THREADS / KL) == 0 || (THREADS / KL) % ROWS == 0);
+  const float* first;  // this thread's element of slice 0 (row_t, k_t)
+  const float* next;   // the same for the next unpredicated slice (they come in order)
+  int rows_left;       // rows of the operand from row_t on
+  int k_skip;          // slice 0's k below this (relative to k_t) lie before the split's range
+  int at;              // this thread's element of a stage: k_t * STRIDE + row_t
+  float reg[LOADS];    // the register-prefetch path (sm_75) only
+
+  // Row and k of copy l relative to the thread's own: compile-time constants when FIXED
+  // (the thread's rows then never wrap), else the whole place from a base of (0, 0).
+  __device__ __forceinline__ static bool place(int l, int* row, int* k) {
+    int outer, inner;
+    bool has = true;
+    if (FIXED) {
+      Map::copy(l, &outer, &inner);
+    } else {
+      const int e = threadIdx.x + l * THREADS;
+      outer = e / KL;
+      inner = e % KL;
+      has = Map::TOTAL % THREADS == 0 || e < Map::TOTAL;
+    }
+    *row = outer % ROWS;
+    *k = outer / ROWS * KL + inner;
+    return has;
+  }
+
+  // Slice t covers k_first + t * BK ..+BK; slice 0's first `skip` k are not the operand's.
+  __device__ __forceinline__ void init(const float* g, long long ld, int row0, int row_max,
+                                       int k_first, int skip) {
+    int outer = 0, inner = 0, row_t = 0, k_t = 0;
+    if (FIXED) {
+      Map::base(&outer, &inner);
+      row_t = outer % ROWS;
+      k_t = outer / ROWS * KL + inner;
+    }
+    first = g + (long long)(row0 + row_t) * ld + (k_first + k_t);
+    next = first + BK;
+    rows_left = row_max - row0 - row_t;
+    k_skip = skip - k_t;
+    at = k_t * STRIDE + row_t;
+  }
+
+  // Copy l of slice t: -1 when the thread has none, else whether it is in range; its source
+  // (g, never read, when it is not) and its shared offset.
+  __device__ __forceinline__ int source(const float* g, long long ld, int t, int l,
+                                        const float** src, int* s) const {
+    int r, k;
+    if (!place(l, &r, &k)) return -1;
+    *s = at + k * STRIDE + r;
+    const bool ok = r < rows_left && (t > 0 || k >= k_skip);
+    *src = ok ? first + (long long)t * BK + r * ld + k : g;
+    return ok;
+  }
+
+  // WHOLE: every copy in range (slices 1, 2, ... in order, of a block inside M and N).
+  template <bool WHOLE>
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      int r, k;
+      if constexpr (WHOLE) {
+        // A row past the operand's last reads that last row (loop-invariant: one min a copy).
+        if (place(l, &r, &k))
+          cp_async_whole<4>(s + (at + k * STRIDE + r) * 4,
+                            next + (long long)min(r, rows_left - 1) * ld + k);
+      } else {
+        const float* src;
+        int off;
+        const int ok = source(g, ld, t, l, &src, &off);
+        if (ok >= 0) cp_async_or_zero<4>(s + off * 4, src, ok);
+      }
+    }
+    if (WHOLE) next += BK;
+  }
+
+  __device__ __forceinline__ void load(const float* g, long long ld, int t) {
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      const float* src;
+      int off;
+      reg[l] = source(g, ld, t, l, &src, &off) > 0 ? *src : 0.0f;
+    }
+  }
+
+  __device__ __forceinline__ void store(float* s) const {
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      int r, k;
+      if (place(l, &r, &k)) s[at + k * STRIDE + r] = reg[l];
+    }
+  }
+};
+
+// An operand slice stored m- or n-contiguous in global memory (A in T layout, B in N
+// layout): BK rows of COLS, copied as they are into S[k][col] (row stride COLS + SMEM_PAD),
+// VEC floats per copy.
+template <int COLS>
+struct DirectTile {
+  static constexpr int STRIDE = COLS + SMEM_PAD;
+  using Map = CopyMap<BK, COLS / VEC>;  // outer = k, inner = vector of the row
+  static constexpr int LOADS = Map::LOADS;
+  const float* first;     // this thread's vector of slice 0 (k_t, col_t)
+  const float* next;      // the same for the next unpredicated slice (they come in order)
+  int cols_left;          // columns of the operand from col_t on
+  int k_skip;             // slice 0's k below this (relative to k_t) lie before the split's range
+  int at;                 // this thread's vector in a stage: k_t * STRIDE + col_t
+  bool cols_full;         // every copy of this thread has all VEC columns in range
+  float reg[LOADS][VEC];  // the register-prefetch path (sm_75) only
+
+  __device__ __forceinline__ void init(const float* g, long long ld, int col0, int col_max,
+                                       int k_first, int skip) {
+    int k_t, v_t;
+    Map::base(&k_t, &v_t);
+    const int col_t = v_t * VEC;
+    first = g + (long long)(k_first + k_t) * ld + (col0 + col_t);
+    next = first + BK * ld;
+    cols_left = col_max - col0 - col_t;
+    k_skip = skip - k_t;
+    at = k_t * STRIDE + col_t;
+    int widest = 0;  // the largest column offset of this thread's copies
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      int k, v;
+      if (Map::copy(l, &k, &v)) widest = max(widest, v * VEC);
+    }
+    cols_full = cols_left >= widest + VEC;
+  }
+
+  // Copy l of slice t: how many of its VEC floats are in range (-1: no copy l), its source
+  // (g, never read, when none is) and its shared offset.
+  __device__ __forceinline__ int source(const float* g, long long ld, int t, int l,
+                                        const float** src, int* s) const {
+    int k, v;
+    if (!Map::copy(l, &k, &v)) return -1;
+    const int c = v * VEC;
+    *s = at + k * STRIDE + c;
+    const bool k_ok = t > 0 || k >= k_skip;
+    const int valid = !k_ok ? 0 : cols_full ? VEC : min(VEC, max(0, cols_left - c));
+    // BK * ld and k * ld (k a constant when FIXED) are loop-invariant: one add per slice.
+    *src = valid > 0 ? first + (long long)t * (BK * ld) + k * ld + c : g;
+    return valid;
+  }
+
+  // Whole vectors (every copy inside the operand's columns) take one predicated copy each;
+  // WHOLE (a slice after the first of a block inside M and N) takes unpredicated ones.
+  template <bool WHOLE>
+  __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
+    if (WHOLE && (VEC == 1 || cols_full)) {
+      // A 4-byte copy past the operand's last column reads that last column.
+#pragma unroll
+      for (int l = 0; l < LOADS; ++l) {
+        int k, v;
+        if (Map::copy(l, &k, &v))
+          cp_async_whole<VEC * 4>(s + (at + k * STRIDE + v * VEC) * 4,
+                                  next + k * ld + (VEC == 1 ? min(v, cols_left - 1) : v * VEC));
+      }
+      next += BK * ld;
+    } else {
+#pragma unroll
+      for (int l = 0; l < LOADS; ++l) {
+        const float* src;
+        int off;
+        const int valid = source(g, ld, t, l, &src, &off);
+        if (valid < 0) continue;
+        if (VEC == 1 || cols_full)
+          cp_async_or_zero<VEC * 4>(s + off * 4, src, valid > 0);
+        else
+          cp_async<VEC * 4>(s + off * 4, src, valid * 4);
+      }
+      if (WHOLE) next += BK * ld;
+    }
+  }
+
+  __device__ __forceinline__ void load(const float* g, long long ld, int t) {
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      const float* src;
+      int off;
+      const int valid = source(g, ld, t, l, &src, &off);
+      if (valid == VEC && VEC == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(src);
+        reg[l][0] = x.x;
+        reg[l][VEC > 1 ? 1 : 0] = x.y;
+        reg[l][VEC > 2 ? 2 : 0] = x.z;
+        reg[l][VEC > 3 ? 3 : 0] = x.w;
+      } else if (valid == VEC && VEC == 2) {
+        const float2 x = *reinterpret_cast<const float2*>(src);
+        reg[l][0] = x.x;
+        reg[l][VEC > 1 ? 1 : 0] = x.y;
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) reg[l][e] = e < valid ? src[e] : 0.0f;
+      }
+    }
+  }
+
+  __device__ __forceinline__ void store(float* s) const {
+#pragma unroll
+    for (int l = 0; l < LOADS; ++l) {
+      int k, v;
+      if (!Map::copy(l, &k, &v)) continue;
+      float* dst = s + at + k * STRIDE + v * VEC;
+      if (VEC == 4)
+        *reinterpret_cast<float4*>(dst) = make_float4(
+            reg[l][0], reg[l][VEC > 1 ? 1 : 0], reg[l][VEC > 2 ? 2 : 0], reg[l][VEC > 3 ? 3 : 0]);
+      else if (VEC == 2)
+        *reinterpret_cast<float2*>(dst) = make_float2(reg[l][0], reg[l][VEC > 1 ? 1 : 0]);
+      else
+        dst[0] = reg[l][0];
+    }
+  }
+};
+
+// TM (TN) floats of row kk of a k-major tile: 4-float chunks LANES*4 apart, one LDS.128 each.
+template <int COUNT, int LANES>
+__device__ __forceinline__ void read_fragment(const float* row, float* out) {
+#pragma unroll
+  for (int c = 0; c < COUNT / 4; ++c) {
+    const float4 x = *reinterpret_cast<const float4*>(row + c * LANES * 4);
+    out[c * 4 + 0] = x.x;
+    out[c * 4 + 1] = x.y;
+    out[c * 4 + 2] = x.z;
+    out[c * 4 + 3] = x.w;
+  }
+}
+
+// Writes one 4-wide chunk of a C row: float4 where C allows it, else element by element.
+__device__ __forceinline__ void store_chunk(const tgemm::GemmParams& p, float* c_row, int col,
+                                            const float* r) {
+  if (SPLIT_K > 1) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (col + j < p.n) atomicAdd(c_row + col + j, p.alpha * r[j]);
+  } else if (p.c_aligned16 && col + 4 <= p.n) {
+    float4 out = make_float4(p.alpha * r[0], p.alpha * r[1], p.alpha * r[2], p.alpha * r[3]);
+    float4* dst = reinterpret_cast<float4*>(c_row + col);
+    if (p.beta != 0.0f) {
+      const float4 old = *dst;
+      out.x += p.beta * old.x;
+      out.y += p.beta * old.y;
+      out.z += p.beta * old.z;
+      out.w += p.beta * old.w;
+    }
+    *dst = out;
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (col + j >= p.n) continue;
+      const float old = p.beta != 0.0f ? p.beta * c_row[col + j] : 0.0f;
+      c_row[col + j] = p.alpha * r[j] + old;
+    }
+  }
+}
+
+}  // namespace tgemm_warp
+
+// C = beta * C (zero when beta == 0): run before a split-K launch, whose slices add into C.
+extern "C" __global__ void sgemm_warp_prepare_c(const tgemm::GemmParams p) {
+  tgemm::scale_c_by_beta<float>(p);
+}
+
+namespace tgemm_warp {
+// Where sgemm_warp_pack_b puts B (K x N, n-contiguous) in the workspace; the host's plan
+// (src/templates/sgemm_warp.cpp) asks the same function for the bytes.
+__device__ __forceinline__ tgemm::PackedLayout packed_b(const tgemm::GemmParams& p) {
+  return tgemm::packed_layout(p.k, p.n, BK, BN, 4);
+}
+struct SameWord {
+  __device__ unsigned operator()(unsigned w) const { return w; }
+};
+}  // namespace tgemm_warp
+
+#if PACK_B
+// B copied as [k][n] into the workspace: transposed from [n][k] (T layout), else re-strided.
+extern "C" __global__ void sgemm_warp_pack_b(const tgemm::GemmParams p) {
+  const tgemm::PackedLayout to = tgemm_warp::packed_b(p);
+#if TGEMM_SRC_OP_B
+  tgemm::pack_operand_transposed32(p.b, p.ldb, p.n, p.k, p.workspace, to, tgemm_warp::SameWord{});
+#else
+  tgemm::pack_operand<4>(p.b, p.ldb, p.k, p.n, p.workspace, to, tgemm_warp::SameWord{});
+#endif
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    sgemm_warp(const tgemm::GemmParams p) {
+  using namespace tgemm_warp;
+  extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for LDS.128 / cp.async
+  float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As, Bs), padded rows
+
+  const float* const a_ptr = static_cast<const float*>(p.a);
+#if PACK_B
+  const float* const b_ptr = static_cast<const float*>(p.workspace);
+  const long long ldb = tgemm_warp::packed_b(p).ld;
+#else
+  const float* const b_ptr = static_cast<const float*>(p.b);
+  const long long ldb = p.ldb;
+#endif
+  float* const c_ptr = static_cast<float*>(p.c);
+  int tile_m, tile_n;  // this block's tile of C, SWIZZLE tile rows launched together
+  tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
+  const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+  // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
+  const int k_tiles_total = (p.k + BK - 1) / BK;
+  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
+  const int k_begin = blockIdx.z * k_tiles_per_split * BK;
+  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  // The partial slice comes first: slice t covers k_first + t*BK ..+BK, and slice 0's first
+  // `skip` k (before k_begin) are zero-filled, so every later slice is whole in K.
+  const int skip = k_tiles * BK - (k_end - k_begin);
+  const int k_first = k_begin - skip;
+
+  // Warp (warp_m, warp_n) owns rows wm0.. and columns wn0.. of the block tile; lane
+  // (lane_m, lane_n) owns 4x4 chunks of it, LANES_M*4 rows and LANES_N*4 columns apart.
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+  const int lane_m = lane / LANES_N, lane_n = lane % LANES_N;
+  const int a_col = wm0 + lane_m * 4, b_col = wn0 + lane_n * 4;  // first fragment columns
+
+  // A: N layout is BM rows of k (transposed on the way in); T layout is k rows of BM.
+  // B: N layout is k rows of BN; T layout is BN rows of k (transposed).
+  TransposingTile<BM> a_rows;
+  DirectTile<BM> a_cols;
+  TransposingTile<BN> b_rows;
+  DirectTile<BN> b_cols;
+  if (TGEMM_OP_A)
+    a_cols.init(a_ptr, p.lda, m0, p.m, k_first, skip);
+  else
+    a_rows.init(a_ptr, p.lda, m0, p.m, k_first, skip);
+  if (TGEMM_OP_B)
+    b_rows.init(b_ptr, ldb, n0, p.n, k_first, skip);
+  else
+    b_cols.init(b_ptr, ldb, n0, p.n, k_first, skip);
+#if __CUDA_ARCH__ >= 800
+  const unsigned smem_bytes0 = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  // Slice t into the stage at byte address as: every copy predicated (edges, slice 0) or none.
+  auto issue_predicated = [&](int t, unsigned as) {
+    const unsigned bs = as + BK * A_STRIDE * 4;
+    if (TGEMM_OP_A)
+      a_cols.template issue<false>(as, a_ptr, p.lda, t);
+    else
+      a_rows.template issue<false>(as, a_ptr, p.lda, t);
+    if (TGEMM_OP_B)
+      b_rows.template issue<false>(bs, b_ptr, ldb, t);
+    else
+      b_cols.template issue<false>(bs, b_ptr, ldb, t);
+  };
+  auto issue_whole = [&](int t, unsigned as) {
+    const unsigned bs = as + BK * A_STRIDE * 4;
+    if (TGEMM_OP_A)
+      a_cols.template issue<true>(as, a_ptr, p.lda, t);
+    else
+      a_rows.template issue<true>(as, a_ptr, p.lda, t);
+    if (TGEMM_OP_B)
+      b_rows.template issue<true>(bs, b_ptr, ldb, t);
+    else
+      b_cols.template issue<true>(bs, b_ptr, ldb, t);
+  };
+  // Slice t > 0 into the stage stage_off floats from smem: unpredicated in every block (rows and
+  // 4-byte columns past the edge read the last one; see the header).
+  auto issue_slice = [&](int t, int stage_off) { issue_whole(t, smem_bytes0 + stage_off * 4); };
+#else
+  auto load_slice = [&](int t) {
+    if (TGEMM_OP_A)
+      a_cols.load(a_ptr, p.lda, t);
+    else
+      a_rows.load(a_ptr, p.lda, t);
+    if (TGEMM_OP_B)
+      b_rows.load(b_ptr, ldb, t);
+    else
+      b_cols.load(b_ptr, ldb, t);
+  };
+  auto store_slice = [&](int stage_off) {
+    float* const as = smem + stage_off;
+    if (TGEMM_OP_A)
+      a_cols.store(as);
+    else
+      a_rows.store(as);
+    if (TGEMM_OP_B)
+      b_rows.store(as + BK * A_STRIDE);
+    else
+      b_cols.store(as + BK * A_STRIDE);
+  };
+#endif
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  // Fragments of k-row kk of a stage; two register buffers, so the shared-memory reads of
+  // row kk+1 (the next slice's row 0 at the last kk) are in flight during row kk's FFMAs.
+  float a[2][TM], b[2][TN];
+  auto read_fragments = [&](int stage_off, int kk, int buf) {
+    const float* const as = smem + stage_off;
+    read_fragment<TM, LANES_M>(as + kk * A_STRIDE + a_col, a[buf]);
+    read_fragment<TN, LANES_N>(as + BK * A_STRIDE + kk * B_STRIDE + b_col, b[buf]);
+  };
+
+  // Slices 0..STAGES-2 are in flight first (sm_80+; sm_75 stages slice 0 through registers).
+  // Step t refills, at kk 0, the stage step t-1 read (the barrier closing step t-1 proves
+  // everyone is done with it): cp.async on sm_80+, a global read into registers on sm_75,
+  // stored at the last kk. At the last kk the barrier (after the wait for slice t+1) comes
+  // before the next slice's row 0 is read, so one barrier per slice and no exposed latency.
+  // Every step commits a group, empty or not, so wait_group counts slices.
+#if __CUDA_ARCH__ >= 800
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s == 0 && k_tiles > 0) issue_predicated(0, smem_bytes0);
+    if (s > 0 && s < k_tiles) issue_slice(s, s * STAGE_FLOATS);
+    cp_async_commit();
+  }
+  cp_async_wait<STAGES - 2>();
+#else
+  if (k_tiles > 0) {
+    load_slice(0);
+    store_slice(0);
+  }
+#endif
+  __syncthreads();
+  // Floats from smem to the stage read and the stage refilled, rotated once per slice.
+  int read_stage = 0, write_stage = (STAGES - 1) * STAGE_FLOATS;
+  read_fragments(read_stage, 0, 0);
+  for (int t = 0; t < k_tiles; ++t) {
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk == 0) {
+#if __CUDA_ARCH__ >= 800
+        if (t + STAGES - 1 < k_tiles) issue_slice(t + STAGES - 1, write_stage);
+        cp_async_commit();
+#else
+        if (t + 1 < k_tiles) load_slice(t + 1);
+#endif
+      }
+      if (kk == BK - 1) {
+#if __CUDA_ARCH__ >= 800
+        cp_async_wait<STAGES - 2>();
+#else
+        if (t + 1 < k_tiles) store_slice(write_stage);
+#endif
+        __syncthreads();
+        read_stage = read_stage == (STAGES - 1) * STAGE_FLOATS ? 0 : read_stage + STAGE_FLOATS;
+        write_stage = write_stage == (STAGES - 1) * STAGE_FLOATS ? 0 : write_stage + STAGE_FLOATS;
+      }
+      read_fragments(read_stage, (kk + 1) % BK, (kk + 1) % 2);
+      // Serpentine order: each row starts with the column the last one ended on, so an
+      // operand of consecutive FFMAs repeats (the register reuse cache).
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int jj = 0; jj < TN; ++jj) {
+          const int j = i % 2 ? TN - 1 - jj : jj;
+          acc[i][j] = fmaf(a[kk % 2][i], b[kk % 2][j], acc[i][j]);
+        }
+    }
+  }
+#if __CUDA_ARCH__ >= 800
+  cp_async_wait<0>();
+#endif
+
+  // Epilogue: accumulator row cm*4+i is C row m0 + a_col + cm*LANES_M*4 + i, and column
+  // chunk cn is C columns n0 + b_col + cn*LANES_N*4 ..+3.
+#pragma unroll
+  for (int cm = 0; cm < TM / 4; ++cm)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = m0 + a_col + cm * LANES_M * 4 + i;
+      if (row >= p.m) continue;
+      float* const c_row = c_ptr + (long long)row * p.ldc;
+#pragma unroll
+      for (int cn = 0; cn < TN / 4; ++cn)
+        store_chunk(p, c_row, n0 + b_col + cn * LANES_N * 4, &acc[cm * 4 + i][cn * 4]);
+    }
+}
