@@ -258,14 +258,18 @@ struct TransposingTile {
     return ok;
   }
 
-  // WHOLE: every copy in range (slices 1, 2, ... in order, of a block inside M and N).
+  // WHOLE: slices 1, 2, ... in order, whole in K. A row past the operand's last is zero-filled
+  // from a clamped address; the clamp and the test are loop-invariant, so a slice adds only its
+  // base (the per-slice address work of the predicated path made edge blocks 7-15 % slower).
   template <bool WHOLE>
   __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
 #pragma unroll
     for (int l = 0; l < LOADS; ++l) {
       int r, k;
       if constexpr (WHOLE) {
-        if (place(l, &r, &k)) cp_async_whole<4>(s + (at + k * STRIDE + r) * 4, next + r * ld + k);
+        if (place(l, &r, &k))
+          cp_async_or_zero<4>(s + (at + k * STRIDE + r) * 4,
+                              next + (long long)min(r, rows_left - 1) * ld + k, r < rows_left);
       } else {
         const float* src;
         int off;
@@ -344,16 +348,22 @@ struct DirectTile {
     return valid;
   }
 
-  // Whole vectors (every copy inside the operand's columns) take one predicated copy each;
-  // WHOLE (a slice after the first of a block inside M and N) takes unpredicated ones.
+  // WHOLE (slices 1, 2, ... in order, whole in K): whole vectors are copied unpredicated and a
+  // 4-byte copy past the operand's last column is zero-filled from a clamped address (both
+  // loop-invariant); a vector partly past it takes the predicated path. Otherwise every copy
+  // is predicated.
   template <bool WHOLE>
   __device__ __forceinline__ void issue(unsigned s, const float* g, long long ld, int t) {
-    if constexpr (WHOLE) {
+    if (WHOLE && (VEC == 1 || cols_full)) {
 #pragma unroll
       for (int l = 0; l < LOADS; ++l) {
         int k, v;
-        if (Map::copy(l, &k, &v))
-          cp_async_whole<VEC * 4>(s + (at + k * STRIDE + v * VEC) * 4, next + k * ld + v * VEC);
+        if (!Map::copy(l, &k, &v)) continue;
+        const unsigned dst = s + (at + k * STRIDE + v * VEC) * 4;
+        if (VEC == 1)
+          cp_async_or_zero<4>(dst, next + k * ld + min(v, cols_left - 1), v < cols_left);
+        else
+          cp_async_whole<VEC * 4>(dst, next + k * ld + v * VEC);
       }
       next += BK * ld;
     } else {
@@ -511,8 +521,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   // `skip` k (before k_begin) are zero-filled, so every later slice is whole in K.
   const int skip = k_tiles * BK - (k_end - k_begin);
   const int k_first = k_begin - skip;
-  // A block inside M and N copies its later slices without predicates.
-  const bool whole_tile = m0 + BM <= p.m && n0 + BN <= p.n;
 
   // Warp (warp_m, warp_n) owns rows wm0.. and columns wn0.. of the block tile; lane
   // (lane_m, lane_n) owns 4x4 chunks of it, LANES_M*4 rows and LANES_N*4 columns apart.
@@ -537,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     b_cols.init(b_ptr, ldb, n0, p.n, k_first, skip);
 #if __CUDA_ARCH__ >= 800
   const unsigned smem_bytes0 = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  // Slice t into the stage at byte address as: every copy predicated (edges, slice 0) or none.
+  // Slice t (only 0) into the stage at byte address as: every copy predicated (k and edges).
   auto issue_predicated = [&](int t, unsigned as) {
     const unsigned bs = as + BK * A_STRIDE * 4;
     if (TGEMM_OP_A)
@@ -560,14 +568,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     else
       b_cols.template issue<true>(bs, b_ptr, ldb, t);
   };
-  // Slice t > 0 into the stage stage_off floats from smem: unpredicated when the block is inside.
-  auto issue_slice = [&](int t, int stage_off) {
-    const unsigned as = smem_bytes0 + stage_off * 4;
-    if (whole_tile)
-      issue_whole(t, as);
-    else
-      issue_predicated(t, as);
-  };
+  // Slice t > 0 into the stage stage_off floats from smem: the same path in every block, edge
+  // blocks included (one wave of blocks runs as slow as its slowest).
+  auto issue_slice = [&](int t, int stage_off) { issue_whole(t, smem_bytes0 + stage_off * 4); };
 #else
   auto load_slice = [&](int t) {
     if (TGEMM_OP_A)

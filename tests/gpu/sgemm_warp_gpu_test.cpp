@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "src/core/device_info.h"
 #include "src/templates/template_registry.h"
@@ -195,7 +196,7 @@ TEST_F(SgemmWarpGpu, misaligned_pointers_are_handled) {
   expect_no_failures_and_every_config_ran();
 }
 
-// Blocks inside M and N copy every slice after the first without predicates, and the
+// Every slice after the first takes the same copy path in inside and edge blocks, and the
 // partial K slice comes first (in each split-K part): K one past, and one short of, whole
 // slices, over a grid with inside and edge blocks.
 TEST_F(SgemmWarpGpu, inside_blocks_and_the_leading_partial_k_slice_are_correct) {
@@ -204,6 +205,17 @@ TEST_F(SgemmWarpGpu, inside_blocks_and_the_leading_partial_k_slice_are_correct) 
       for (int64_t k : {16 * 33 + 1, 16 * 40 - 1})
         for (Scalars s : {kPlain, kScaled})
           run_case(Problem::packed(GemmTypes{}, a, b, 520, 392, k), s);
+  expect_no_failures_and_every_config_ran();
+}
+
+// Edge blocks zero-fill rows past M and 4-byte columns past N from clamped addresses: blocks
+// with one row or column inside, a block wider than the whole of N, and every tile edge at
+// once, each with beta != 0 (a wrong row or column would show in C).
+TEST_F(SgemmWarpGpu, edge_blocks_with_one_row_or_column_inside_are_correct) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{257, 129}, {129, 257}, {127, 33}, {33, 5}})
+        run_case(Problem::packed(GemmTypes{}, a, b, m, n, 16 * 21 + 5), kScaled);
   expect_no_failures_and_every_config_ran();
 }
 
