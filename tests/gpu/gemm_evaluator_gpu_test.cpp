@@ -302,5 +302,22 @@ TEST_F(EvaluatorGpu, times_and_compares_a_correct_kernel_with_cublas) {
               r.time_median_us, r.tflops, cublas.median_us, c.tgemm_median_us, c.cublas_median_us);
 }
 
+// The tuner's cutoff: a kernel over it on both of two warm runs is recorded with the faster
+// of them; one under it is timed in full.
+TEST_F(EvaluatorGpu, a_kernel_over_the_cutoff_is_recorded_after_two_runs) {
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 1024, 1024, 1024);
+  const TimingOptions timing{2, 10, 100, 500, 0.02};
+  ASSERT_TRUE(evaluator().prepare(p, timing, {}, false).ok);
+  const CompiledKernel& k = Kernels::get(arch_).at(0, Op::N, Op::N);
+  const TrialResult cut = evaluator().evaluate(sample_configs()[0], k.cubin, 1e-6);
+  ASSERT_EQ(cut.status, TrialStatus::ok) << cut.error;
+  EXPECT_EQ(cut.runs, 2);
+  EXPECT_EQ(cut.time_median_us, cut.time_min_us);  // the faster run stands for the kernel
+  EXPECT_LE(cut.time_min_us, cut.time_max_us);
+  const TrialResult full = evaluator().evaluate(sample_configs()[0], k.cubin, 1e9);
+  ASSERT_EQ(full.status, TrialStatus::ok) << full.error;
+  EXPECT_GE(full.runs, 10);
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -216,8 +216,8 @@ class GemmEvaluator {
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify
   // (wrong_result; f32x3: against FP64 within f32x3_error_bound, and max_rel_error is the
   // error against FP64), then time. Load errors are launch_failed, faults crashed.
-  // cutoff_us > 0: after verification one warm run is timed; slower than the cutoff, the
-  // kernel is reported with that run alone (runs == 1), since it cannot be the best.
+  // cutoff_us > 0: after verification two warm runs are timed; both slower than the cutoff,
+  // the kernel is reported with the faster (runs == 2), since it cannot be the best.
   // The config's family (the registry, by template name) says how to load and launch it.
   TrialResult evaluate(const KernelConfig& config, const std::vector<char>& cubin,
                        double cutoff_us = 0);

@@ -43,8 +43,8 @@ class WorkerClient {
 
   // Loads the cubin, verifies against the reference (poisoned C, NaN check, error bound)
   // and, when correct, times it. Never throws for a bad kernel: the status says what happened.
-  // cutoff_us > 0: a kernel slower than that on a warm run is reported with that one run
-  // (runs == 1) instead of being timed in full.
+  // cutoff_us > 0: a kernel slower than that on two warm runs is reported with the faster
+  // (runs == 2) instead of being timed in full.
   TrialResult evaluate(const KernelConfig& config, const CompiledKernel& kernel,
                        double cutoff_us = 0);
 

@@ -46,8 +46,8 @@ struct EvaluateRequest {
   static constexpr const char* kType = "evaluate";
   KernelConfig config;
   std::string cubin_path;
-  // > 0: a kernel whose checked, warm run takes longer than this cannot be the best; it is
-  // reported with that one run instead of being timed in full (saves most of a tuning run).
+  // > 0: a kernel whose two checked, warm runs each take longer than this cannot be the best;
+  // it is reported with the faster instead of being timed in full (saves most of a tuning run).
   double cutoff_us = 0;
 };
 

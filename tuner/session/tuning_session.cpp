@@ -74,10 +74,10 @@ SearchSpace shipped_space(const std::string& template_name) {
        template_name, template_name);
 }
 
-// A kernel whose warm run takes more than this many times the best so far cannot win; it is
-// recorded with that one run instead of being timed in full.
+// A kernel whose two warm runs each take more than this many times the best so far cannot
+// win; it is recorded with the faster of them instead of being timed in full.
 constexpr double kCutoffFactor = 3.0;
-// A cutoff (us) below any kernel's time: the trial is recorded after its first run.
+// A cutoff (us) below any kernel's time: the trial is recorded after its first two runs.
 constexpr double kOneRunOnly = 1e-6;
 
 std::string read_text_file(const std::string& path) {
@@ -303,7 +303,7 @@ class Session {
         fail("no template family computes {} ({} layout) on {}: {}", g.variant.types.name(),
              g.variant.layout(), limits_.arch, fmt::join(why_not, "; "));
       // Families with shipped defaults for these types go first: their known-good kernels
-      // set a best early, so a slow family's configs are cut off after one warm run instead
+      // set a best early, so a slow family's configs are cut off after two warm runs instead
       // of being timed in full.
       std::stable_sort(g.families.begin(), g.families.end(), [&](FamilySpace* a, FamilySpace* b) {
         return !default_configs(*a, g.variant.types).empty() &&
