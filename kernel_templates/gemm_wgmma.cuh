@@ -31,6 +31,7 @@
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/grid_dependency.cuh"
 #include "common/pack_operand.cuh"
 #include "common/tile_swizzle.cuh"
 
@@ -402,18 +403,21 @@ __device__ __forceinline__ void pack(const void* src, long long ld, bool k_major
 // The packs (before the main launch). tf32: A as [m][k] and B as [n][k] from the caller's
 // layout, transposing the MN-major ones; f32x3 writes each operand's big plane, then its
 // small one (workspace: A big, A small, B big, B small). 16-bit: copies as stored, launched
-// for PACK=1 only.
+// for PACK=1 only. Each lets the main launch after it start early (it waits for them).
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm::GemmParams p) {
+  tgemm::allow_next_grid();
   tgemm_wgmma::pack(p.a, p.lda, !TGEMM_OP_A, p.m, p.k, p.workspace, tgemm_wgmma::packed_a(p));
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm::GemmParams p) {
   using namespace tgemm_wgmma;
+  tgemm::allow_next_grid();
   void* const dst = static_cast<char*>(p.workspace) + (PACKED_A ? PLANES * packed_a(p).bytes : 0);
   pack(p.b, p.ldb, TGEMM_OP_B, p.n, p.k, dst, packed_b(p));
 }
 
 // C = beta * C (zero when beta == 0): run before a split-K launch, whose blocks add into C.
 extern "C" __global__ void gemm_wgmma_prepare_c(const tgemm::GemmParams p) {
+  tgemm::allow_next_grid();
   tgemm::scale_c_by_beta<tgemm::ElementC>(p);
 }
 
@@ -434,6 +438,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   const int kt0 = SPLIT_K == 1 ? 0 : int(blockIdx.z) * per;
   const int k_tiles = min(per, all_tiles - kt0);
   if (SPLIT_K > 1 && k_tiles <= 0) return;  // the whole block: no barrier is left waiting
+  // Launched after packs or the beta pass, this grid may have started early: their results
+  // (the packed operands, C scaled) are complete and visible only past this wait.
+  tgemm::wait_for_prior_grid();
 
   // The operands as the loop reads them: the caller's, or the packed copies.
   const char* a = static_cast<const char*>(p.a);

@@ -16,6 +16,7 @@
 #include "common/cluster.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/grid_dependency.cuh"
 #include "common/split_k.cuh"
 #include "common/tile_ready.cuh"
 
@@ -42,8 +43,9 @@
 #define PREFETCH 1  // X contiguous along L: 1 loads a warp's next K group before this one's FFMAs
 #endif
 #ifndef STAGES
-#define STAGES 0  // X contiguous along L: 0 loads into registers (PREFETCH); 2..4 a warp's K
-                  // groups in flight through a cp.async ring in shared memory (sm_80+)
+#define STAGES \
+  0  // X contiguous along L: 0 loads into registers (PREFETCH); 2..4 a warp's K
+     // groups in flight through a cp.async ring in shared memory (sm_80+)
 #endif
 #ifndef KLANES
 #define KLANES 32  // X contiguous along K: lanes that share one row of X (4, 8, 16 or 32)
@@ -177,6 +179,25 @@ __device__ __forceinline__ void emit(const tgemm::GemmParams& p, int s, int l, f
 #endif
 }
 
+// Four results of the block's slice for C elements (s, l..l+3), those at or past `l_end`
+// dropped: with atomic slices on sm_90, one 16-byte atomic add where all four are in range and
+// C is 16-byte aligned there (a quarter of the atomics); else one emit each.
+__device__ __forceinline__ void emit4(const tgemm::GemmParams& p, int s, int l, int l_end,
+                                      float4 sum) {
+#if SPLIT_MODE == 0 && SIDE == 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  float* const c = c_at(p, s, l);
+  if (gridDim.y > 1 && l + 3 < l_end && reinterpret_cast<size_t>(c) % 16 == 0) {
+    atomicAdd(reinterpret_cast<float4*>(c),
+              make_float4(p.alpha * sum.x, p.alpha * sum.y, p.alpha * sum.z, p.alpha * sum.w));
+    return;
+  }
+#endif
+  const float part[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    if (l + e < l_end) emit(p, s, l + e, part[e]);
+}
+
 #if SPLIT_MODE == 0
 // The strip's first K slice, before its loops: C = beta * C over the strip (0 for beta == 0).
 // It flags the strip ready only in before_emit, when the stores have long landed (its fence
@@ -212,8 +233,7 @@ __device__ __forceinline__ void stage_w(const View& v, int k0, int k_end, float*
       const int s = idx / (KB / 4), kk = idx % (KB / 4) * 4;
       const int k = k0 + kk;
       const int valid = s < v.s ? max(0, min(4, k_end - k)) : 0;  // floats to read
-      tgemm::cp_async_zfill<16>(ws + s * KB + kk, valid > 0 ? v.w + s * v.ldw + k : v.w,
-                                4 * valid);
+      tgemm::cp_async_zfill<16>(ws + s * KB + kk, valid > 0 ? v.w + s * v.ldw + k : v.w, 4 * valid);
     }
   } else {
     for (int idx = threadIdx.x; idx < ROWS * KB; idx += THREADS) {
@@ -318,7 +338,7 @@ __device__ __forceinline__ void copy_x_async(float* dst, const float* p, int cou
 // shared memory in warp order, RED_ROWS rows of C at a time.
 __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const View& v, int k0,
                                               int k_end, float* ws) {  // ws: W, then the ring
-  __shared__ float red[RED_ROWS][WARPS][TILE_L];
+  __shared__ __align__(16) float red[RED_ROWS][WARPS][TILE_L];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int l0 = blockIdx.x * TILE_L;
   float acc[LW][ROWS][VEC];
@@ -433,12 +453,18 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
         for (int e = 0; e < VEC; ++e) red[r][warp][(u * 32 + lane) * VEC + e] = acc[u][s][e];
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < RED_ROWS * TILE_L; i += THREADS) {
-      const int r = i / TILE_L, col = i % TILE_L;
-      float sum = 0.0f;
+    for (int i = threadIdx.x; i < RED_ROWS * TILE_L / 4; i += THREADS) {
+      const int r = i / (TILE_L / 4), col = i % (TILE_L / 4) * 4;
+      float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-      for (int w = 0; w < WARPS; ++w) sum += red[r][w][col];
-      if (s0 + r < v.s && l0 + col < v.l) emit(p, s0 + r, l0 + col, sum);
+      for (int w = 0; w < WARPS; ++w) {
+        const float4 q = *reinterpret_cast<const float4*>(&red[r][w][col]);
+        sum.x += q.x;
+        sum.y += q.y;
+        sum.z += q.z;
+        sum.w += q.w;
+      }
+      if (s0 + r < v.s) emit4(p, s0 + r, l0 + col, v.l, sum);
     }
     __syncthreads();
   }
@@ -564,8 +590,10 @@ __device__ __forceinline__ void finish_cluster(const tgemm::GemmParams& p, const
 }  // namespace tgemm_gemv
 
 #if SPLIT_MODE == 1
-// C = alpha * (the slices' partials in slice order) + beta * C, after the main launch.
+// C = alpha * (the slices' partials in slice order) + beta * C, after the main launch (which
+// may start it early: it waits for that grid here).
 extern "C" __global__ void gemv_simt_reduce(const tgemm::GemmParams p) {
+  tgemm::wait_for_prior_grid();
   tgemm::split_k_reduce<float>(p, tgemm_gemv::slices_of(p.k));
 }
 #endif
@@ -578,11 +606,14 @@ extern "C" __global__ void gemv_simt_reduce(const tgemm::GemmParams p) {
 
 // Grid: x strips of TILE_L along L, y K slices of KB (tgemm_gemv::slices_of; SPLIT_MODE=3:
 // CLUSTER, the slices past K empty).
-extern "C" __global__ void __launch_bounds__(THREADS)
-    GEMV_CLUSTER_DIMS gemv_simt(const tgemm::GemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS) GEMV_CLUSTER_DIMS
+    gemv_simt(const tgemm::GemmParams p) {
   using namespace tgemm_gemv;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned vector reads of W
   float* const ws = reinterpret_cast<float*>(smem_raw);  // [ROWS][KB], then the ring (STAGES)
+#if SPLIT_MODE == 1
+  tgemm::allow_next_grid();  // the reduction's blocks may take the SMs this grid leaves idle
+#endif
   const View v = make_view(p);
   const int k0 = blockIdx.y * KB;
   const int k_end = min(v.k, k0 + KB);

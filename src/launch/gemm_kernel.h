@@ -17,7 +17,9 @@ namespace tgemm {
 class GemmKernel {
  public:
   // Loads the cubin and its entries (throws Error when it cannot) and raises the main
-  // entry's dynamic shared-memory limit to `main_smem_bytes` on the current device.
+  // entry's dynamic shared-memory limit to `main_smem_bytes` on the current device. Launches
+  // marked early start early there when it is sm_90 or later, unless the environment sets
+  // TGEMM_EARLY_LAUNCH=0 (then every launch waits for the one before it to end).
   GemmKernel(const KernelConfig& config, const std::vector<char>& cubin,
              const std::vector<std::string>& entries, size_t main_smem_bytes);
 
@@ -34,6 +36,7 @@ class GemmKernel {
   KernelConfig config_;
   std::unique_ptr<CudaLibrary> library_;
   std::vector<cudaKernel_t> entries_;
+  bool early_launch_ = false;  // KernelLaunch::early honoured on this device
 };
 
 }  // namespace tgemm

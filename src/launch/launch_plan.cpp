@@ -6,6 +6,7 @@ namespace tgemm {
 
 void LaunchPlan::add(const KernelLaunch& launch) {
   if (count == kMaxLaunches) fail("a launch plan holds at most {} launches", kMaxLaunches);
+  if (count == 0 && launch.early) fail("a plan's first launch cannot start early");
   launches[size_t(count++)] = launch;
 }
 

@@ -21,6 +21,11 @@ struct KernelLaunch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   size_t smem_bytes = 0;  // dynamic shared memory
+  // May start before the launch before it in the plan ends (programmatic dependent launch,
+  // sm_90+): its kernel calls wait_for_prior_grid (common/grid_dependency.cuh) before it
+  // touches what that launch writes. Never the plan's first launch: that one follows the
+  // caller's work.
+  bool early = false;
 };
 
 // A fixed-size list, so that copying a plan (the dispatcher's cached calls) allocates nothing.

@@ -103,9 +103,12 @@ std::optional<std::string> split_k_workspace_unsupported(const Problem& problem,
       slices, bytes >> 20, problem.m, problem.n, kMaxSplitKWorkspaceBytes >> 20);
 }
 
-void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry) {
+void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry,
+                        bool early) {
   // The same grid-stride shape as the beta pre-pass: one thread per C element, capped.
-  plan->add(scale_c_launch(problem, entry));
+  KernelLaunch reduce = scale_c_launch(problem, entry);
+  reduce.early = early;
+  plan->add(reduce);
   plan->workspace_bytes = std::max(plan->workspace_bytes, split_k_workspace_bytes(problem, slices));
 }
 

@@ -137,6 +137,8 @@ KernelLaunch pack_launch(const PackedLayout& packed, int element, bool transpose
 std::optional<std::string> split_k_workspace_unsupported(const Problem& problem, int64_t slices);
 // Appends the reduction (entry `entry`, a kernel calling split_k_reduce with `slices`) after
 // the launches that write the partials, and raises the plan's workspace to what they need.
-void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry);
+// early: the reduction waits for the partials' grid itself (KernelLaunch::early).
+void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices, int entry,
+                        bool early = false);
 
 }  // namespace tgemm

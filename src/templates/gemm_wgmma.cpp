@@ -143,7 +143,11 @@ class GemmWgmma final : public GemmTemplate {
     }
     plan.workspace_bytes = workspace_bytes(config, problem);
     const BlockResources r = block_resources(config);
-    plan.add(tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes)));
+    KernelLaunch main = tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes));
+    // After packs or the beta pass, the main launch starts early: its blocks are resident when
+    // they end, and wait for them in the kernel (wait_for_prior_grid).
+    main.early = plan.count > 0;
+    plan.add(main);
     return plan;
   }
 

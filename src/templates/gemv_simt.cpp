@@ -81,7 +81,9 @@ class GemvSimt final : public GemmTemplate {
     main.block[0] = unsigned(r.threads);
     main.smem_bytes = r.dynamic_smem_bytes;
     plan.add(main);
-    if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 1);
+    // The reduction waits for the main grid in the kernel (gemv_simt_reduce): launched early,
+    // its blocks are resident when the main grid ends.
+    if (slices > 1 && mode == 1) add_split_k_reduce(&plan, problem, slices, 1, true);
     if (slices > 1 && mode == 2) plan.workspace_bytes = split_k_workspace_bytes(problem, slices);
     plan.module_state = slices > 1 && (mode == 0 || mode == 2);  // the kernel's per-strip counters
     return plan;

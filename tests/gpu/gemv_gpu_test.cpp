@@ -137,6 +137,16 @@ TEST_F(GemvGpu, lane_groups_along_k_every_split_mode) {
   expect_correct(with("KLANES", gemv(0, 8, 1, 4, 256, 4, 1), 4), cases(true, 1, 1));
 }
 
+// Atomic K slices along L (SIDE=0, SPLIT_MODE=0): on sm_90 four columns of C go out as one
+// 16-byte atomic where all four are in range and C is aligned there, one by one elsewhere: N
+// past a multiple of 4 (1000, 129, 37), rows of a padded C (ldc = N + 1, N + 2) and an offset C.
+TEST_F(GemvGpu, atomic_slices_along_l_in_vectors_and_elements) {
+  expect_correct(gemv(0, 16, 4, 8, 256, 1, 0), sixteen(true));
+  expect_correct(gemv(0, 8, 4, 4, 128, 1, 0), cases(true, 0, 0));
+  expect_correct(gemv(0, 8, 1, 8, 128, 2, 0), cases(true, 1, 1));
+  expect_correct(gemv(0, 8, 1, 4, 256, 1, 0), cases(true, 2, 0));
+}
+
 // The cp.async ring along L (sm_80+): 2..4 slots per warp, vector and element-wise copies
 // (VEC=1 on misaligned rows), K tails and L edges zero-filled, each K-slice mode.
 TEST_F(GemvGpu, ring_along_l_every_split_mode) {

@@ -195,5 +195,47 @@ TEST(LaunchPlan, holds_a_fixed_number_of_launches) {
   EXPECT_THROW(plan.add({}), Error);
 }
 
+// The first launch follows the caller's work, so it may never start early.
+TEST(LaunchPlan, only_a_later_launch_may_start_early) {
+  KernelLaunch early;
+  early.early = true;
+  LaunchPlan plan;
+  EXPECT_THROW(plan.add(early), Error);
+  plan.add({});
+  plan.add(early);
+  EXPECT_EQ(plan.count, 2);
+}
+
+// gemm_wgmma's main launch starts early exactly when packs or the beta pass precede it (its
+// kernel waits for them); those launches themselves wait for what came before.
+TEST(LaunchPlan, wgmma_main_starts_early_after_packs_or_the_beta_pass) {
+  const GemmTemplate& family = template_named("gemm_wgmma");
+  const GemmTypes tf32{DType::f32, DType::f32, DType::f32, ComputeType::tf32};
+  const Problem nn = Problem::packed(tf32, Op::N, Op::N, 1023, 1023, 1023);
+  const Problem nt = Problem::packed(tf32, Op::N, Op::T, 1024, 1024, 1024);
+  KernelConfig config{"gemm_wgmma",
+                      {{"BM", 128},
+                       {"BN", 128},
+                       {"WGS", 2},
+                       {"STAGES", 4},
+                       {"SWIZZLE", 8},
+                       {"PACK", 0},
+                       {"SPLIT_K", 1}}};
+  const LaunchPlan packed = family.plan_launch(config, nn);  // both operands packed
+  ASSERT_EQ(packed.count, 3);
+  EXPECT_FALSE(packed.launches[0].early);
+  EXPECT_FALSE(packed.launches[1].early);
+  EXPECT_TRUE(packed.launches[2].early);
+  config.set("PACK", 2);  // NT: both K-major, read in place
+  const LaunchPlan alone = family.plan_launch(config, nt);
+  ASSERT_EQ(alone.count, 1);
+  EXPECT_FALSE(alone.launches[0].early);
+  config.set("SPLIT_K", 4);
+  const LaunchPlan split = family.plan_launch(config, nt);
+  ASSERT_EQ(split.count, 2);  // the beta pass, then the main launch
+  EXPECT_FALSE(split.launches[0].early);
+  EXPECT_TRUE(split.launches[1].early);
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -444,8 +444,14 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   };
   EXPECT_EQ(pick(4096, 4096, 4096).get("BM"), 128);  // 1024 blocks of 128x128
   auto mid = pick(1000, 1000, 1000);                 // 64 big tiles: too few
+  EXPECT_EQ(mid.template_name, "sgemm_warp");        // one wave of 64x128 tiles
   EXPECT_EQ(mid.get("BM"), 64);
+  EXPECT_EQ(mid.get("BN"), 128);
   EXPECT_EQ(mid.get("SPLIT_K"), 1);
+  auto odd = pick(1023, 1023, 1023);  // misaligned: the same 64x128 tiles, 4-byte copies
+  EXPECT_EQ(odd.template_name, "sgemm_warp");
+  EXPECT_EQ(odd.get("BN"), 128);
+  EXPECT_EQ(odd.get("VEC"), 1);
   EXPECT_EQ(pick(512, 512, 512).get("SPLIT_K"), 4);  // 64 small tiles: 4 slices fill the GPU
   auto gemv = pick(1, 4096, 4096);  // one row: the GEMV family, one row per block strip
   EXPECT_EQ(gemv.template_name, "gemv_simt");

@@ -130,6 +130,8 @@ TEST(GemvSimt, plans_one_slice_per_kb_of_k_with_the_matching_workspace) {
   EXPECT_EQ(det.launches[0].grid[0], 4096u / 128);  // 32 lanes x VEC=4 per strip
   EXPECT_EQ(det.launches[0].grid[1], 4u);           // ceil(1000 / 256)
   EXPECT_EQ(det.launches[1].entry, 1);              // gemv_simt_reduce
+  EXPECT_FALSE(det.launches[0].early);              // follows the caller's work
+  EXPECT_TRUE(det.launches[1].early);               // waits for the partials in the kernel
   EXPECT_EQ(det.workspace_bytes, size_t(4) * 3 * 4096 * 4);
   // Atomic slices: one launch, C scaled by each strip's first slice within it.
   const LaunchPlan atomic = family.plan_launch(gemv({{"SPLIT_MODE", 0}}), p);
