@@ -196,6 +196,9 @@ for stage in "$@"; do
   esac
 done
 # At most 8 files come back: the logs and CSVs travel as one archive, each database as one.
+# A second run of this script in the same call keeps what the first archived (a log or CSV
+# of the same name is this run's).
 for f in /tmp/tgemm/*.db; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
+[ -f "$OUT/logs.tgz" ] && tar xzf "$OUT/logs.tgz" -C "$OUT" --skip-old-files
 (cd "$OUT" && tar czf logs.tgz --remove-files -- *.log *.csv *.txt 2>/dev/null)
 ls -la "$OUT"
