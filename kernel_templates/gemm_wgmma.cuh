@@ -403,16 +403,21 @@ __device__ __forceinline__ void pack(const void* src, long long ld, bool k_major
 // The packs (before the main launch). tf32: A as [m][k] and B as [n][k] from the caller's
 // layout, transposing the MN-major ones; f32x3 writes each operand's big plane, then its
 // small one (workspace: A big, A small, B big, B small). 16-bit: copies as stored, launched
-// for PACK=1 only. Each lets the main launch after it start early (it waits for them).
+// for PACK=1 only. Each lets the launch after it start early. Started early itself (after the
+// other pack or the beta pass, whose results it neither reads nor overwrites), a pack waits
+// for that grid only before it ends, so that its end implies the end of all before it: the
+// main launch waits for its direct predecessor alone.
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_a(const tgemm::GemmParams p) {
   tgemm::allow_next_grid();
   tgemm_wgmma::pack(p.a, p.lda, !TGEMM_OP_A, p.m, p.k, p.workspace, tgemm_wgmma::packed_a(p));
+  tgemm::wait_for_prior_grid();
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_wgmma_pack_b(const tgemm::GemmParams p) {
   using namespace tgemm_wgmma;
   tgemm::allow_next_grid();
   void* const dst = static_cast<char*>(p.workspace) + (PACKED_A ? PLANES * packed_a(p).bytes : 0);
   pack(p.b, p.ldb, TGEMM_OP_B, p.n, p.k, dst, packed_b(p));
+  tgemm::wait_for_prior_grid();
 }
 
 // C = beta * C (zero when beta == 0): run before a split-K launch, whose blocks add into C.

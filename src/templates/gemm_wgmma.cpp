@@ -131,21 +131,26 @@ class GemmWgmma final : public GemmTemplate {
     const Packed packed = packed_operands(config, problem);
     const int e = element_bytes(problem.types.a);
     const bool f32 = e == 4;
+    // Every launch after the first starts early. The packs read only A and B and write their
+    // own part of the workspace, so a pack runs beside the launch before it, and waits for
+    // that grid only before it ends: its end then implies the end of every launch before it,
+    // which the main launch's wait (on its direct predecessor alone) relies on. The main
+    // launch's blocks are resident when the last of them ends, and wait for it in the kernel.
     if (packs_a(config, problem)) {
       KernelLaunch a = pack_launch(packed.a, e, f32 && problem.op_a == Op::T, 1);
       a.grid[2] = unsigned(planes);
+      a.early = plan.count > 0;
       plan.add(a);
     }
     if (packs_b(config, problem)) {
       KernelLaunch b = pack_launch(packed.b, e, f32 && problem.op_b == Op::N, 2);
       b.grid[2] = unsigned(planes);
+      b.early = plan.count > 0;
       plan.add(b);
     }
     plan.workspace_bytes = workspace_bytes(config, problem);
     const BlockResources r = block_resources(config);
     KernelLaunch main = tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes));
-    // After packs or the beta pass, the main launch starts early: its blocks are resident when
-    // they end, and wait for them in the kernel (wait_for_prior_grid).
     main.early = plan.count > 0;
     plan.add(main);
     return plan;

@@ -206,9 +206,10 @@ TEST(LaunchPlan, only_a_later_launch_may_start_early) {
   EXPECT_EQ(plan.count, 2);
 }
 
-// gemm_wgmma's main launch starts early exactly when packs or the beta pass precede it (its
-// kernel waits for them); those launches themselves wait for what came before.
-TEST(LaunchPlan, wgmma_main_starts_early_after_packs_or_the_beta_pass) {
+// Every gemm_wgmma launch after the first starts early: the second pack beside the first
+// (each pack waits for the grid before it at its end), the main launch after the packs or
+// the beta pass (its kernel waits for them first).
+TEST(LaunchPlan, wgmma_launches_after_the_first_start_early) {
   const GemmTemplate& family = template_named("gemm_wgmma");
   const GemmTypes tf32{DType::f32, DType::f32, DType::f32, ComputeType::tf32};
   const Problem nn = Problem::packed(tf32, Op::N, Op::N, 1023, 1023, 1023);
@@ -224,7 +225,7 @@ TEST(LaunchPlan, wgmma_main_starts_early_after_packs_or_the_beta_pass) {
   const LaunchPlan packed = family.plan_launch(config, nn);  // both operands packed
   ASSERT_EQ(packed.count, 3);
   EXPECT_FALSE(packed.launches[0].early);
-  EXPECT_FALSE(packed.launches[1].early);
+  EXPECT_TRUE(packed.launches[1].early);  // pack B beside pack A
   EXPECT_TRUE(packed.launches[2].early);
   config.set("PACK", 2);  // NT: both K-major, read in place
   const LaunchPlan alone = family.plan_launch(config, nt);
@@ -235,6 +236,11 @@ TEST(LaunchPlan, wgmma_main_starts_early_after_packs_or_the_beta_pass) {
   ASSERT_EQ(split.count, 2);  // the beta pass, then the main launch
   EXPECT_FALSE(split.launches[0].early);
   EXPECT_TRUE(split.launches[1].early);
+  config.set("PACK", 0);  // NN split: the beta pass, both packs, the main launch
+  const LaunchPlan split_packed = family.plan_launch(config, nn);
+  ASSERT_EQ(split_packed.count, 4);
+  EXPECT_FALSE(split_packed.launches[0].early);
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(split_packed.launches[i].early) << "launch " << i;
 }
 
 }  // namespace
