@@ -126,33 +126,33 @@ class GemmWgmma final : public GemmTemplate {
   // Split-K: C = beta * C first (the blocks add into it), the main launch's grid z = SPLIT_K.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
     LaunchPlan plan;
-    if (split_k(config) > 1) plan.add(scale_c_launch(problem, kPrepareEntry));
-    const int planes = planes_of(problem);
-    const Packed packed = packed_operands(config, problem);
-    const int e = element_bytes(problem.types.a);
-    const bool f32 = e == 4;
     // Every launch after the first starts early. The packs read only A and B and write their
     // own part of the workspace, so a pack runs beside the launch before it, and waits for
     // that grid only before it ends: its end then implies the end of every launch before it,
     // which the main launch's wait (on its direct predecessor alone) relies on. The main
     // launch's blocks are resident when the last of them ends, and wait for it in the kernel.
+    const auto add = [&plan](KernelLaunch launch) {
+      launch.early = plan.count > 0;
+      plan.add(launch);
+    };
+    if (split_k(config) > 1) add(scale_c_launch(problem, kPrepareEntry));
+    const int planes = planes_of(problem);
+    const Packed packed = packed_operands(config, problem);
+    const int e = element_bytes(problem.types.a);
+    const bool f32 = e == 4;
     if (packs_a(config, problem)) {
       KernelLaunch a = pack_launch(packed.a, e, f32 && problem.op_a == Op::T, 1);
       a.grid[2] = unsigned(planes);
-      a.early = plan.count > 0;
-      plan.add(a);
+      add(a);
     }
     if (packs_b(config, problem)) {
       KernelLaunch b = pack_launch(packed.b, e, f32 && problem.op_b == Op::N, 2);
       b.grid[2] = unsigned(planes);
-      b.early = plan.count > 0;
-      plan.add(b);
+      add(b);
     }
     plan.workspace_bytes = workspace_bytes(config, problem);
     const BlockResources r = block_resources(config);
-    KernelLaunch main = tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes));
-    main.early = plan.count > 0;
-    plan.add(main);
+    add(tiled_launch(tile(config), problem, r.threads, smem_bytes(config, planes)));
     return plan;
   }
 
