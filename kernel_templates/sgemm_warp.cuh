@@ -10,6 +10,7 @@
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
+#include "common/stream_tail.cuh"
 #include "common/tile_swizzle.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -42,6 +43,9 @@
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1  // K is cut into SPLIT_K slices, one per gridDim.z, summed atomically into C
+#endif
+#ifndef TAIL_SPLIT
+#define TAIL_SPLIT 1  // >1: the tiles past the last whole wave run as TAIL_SPLIT K slices each
 #endif
 #ifndef SWIZZLE
 #define SWIZZLE 1  // blocks launched in groups of SWIZZLE tile rows, for L2 reuse of B
@@ -98,6 +102,8 @@ static_assert(PACK_B == 0 || PACK_B == 1, "PACK_B must be 0 or 1");
 static_assert(STAGES == 2, "sm_75 has no cp.async: STAGES must be 2 (register prefetch)");
 #endif
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(TAIL_SPLIT >= 1, "TAIL_SPLIT must be at least 1");
+static_assert(SPLIT_K == 1 || TAIL_SPLIT == 1, "SPLIT_K and TAIL_SPLIT cannot both cut K");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
@@ -492,6 +498,54 @@ extern "C" __global__ void sgemm_warp_pack_b(const tgemm::GemmParams p) {
 }
 #endif
 
+#if TAIL_SPLIT > 1
+// Slices of each tail tile that have finished (common/stream_tail.cuh).
+__device__ unsigned int sgemm_warp_tail_arrivals[tgemm::kStreamTailMaxTiles];
+
+namespace tgemm_warp {
+// A tail tile's TAIL_SPLIT partial tiles in the workspace, after the packed B: slice s of tail
+// tile i at [i][s], each thread's TM x TN floats as float4 chunk c at (c * THREADS + tid) * 4.
+__device__ __forceinline__ float* tail_partials(const tgemm::GemmParams& p, int tail_index) {
+  char* const base = static_cast<char*>(p.workspace) + (PACK_B ? packed_b(p).bytes : 0);
+  return reinterpret_cast<float*>(base) + (long long)tail_index * TAIL_SPLIT * BM * BN;
+}
+
+// A tail slice stores its partial sums; the last of its tile's slices to finish replaces its
+// own with the sum of all of them in slice order and returns true (it then writes C).
+__device__ __forceinline__ bool tail_handover(const tgemm::GemmParams& p,
+                                              const tgemm::StreamTailWork& w,
+                                              float (&acc)[TM][TN]) {
+  float4* const parts = reinterpret_cast<float4*>(tail_partials(p, w.tail_index));
+  constexpr int CHUNKS = TM * TN / 4, TILE_CHUNKS = BM * BN / 4;
+  float4* const mine = parts + (long long)w.slice * TILE_CHUNKS + threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < CHUNKS; ++c) {
+    const float* const r = &acc[c / (TN / 4)][c % (TN / 4) * 4];
+    mine[c * THREADS] = make_float4(r[0], r[1], r[2], r[3]);
+  }
+  if (!tgemm::stream_tail_last_to_arrive(&sgemm_warp_tail_arrivals[w.tail_index], TAIL_SPLIT))
+    return false;
+#pragma unroll
+  for (int c = 0; c < CHUNKS; ++c) {
+    float4 sum = __ldcg(parts + c * THREADS + threadIdx.x);
+    for (int s = 1; s < TAIL_SPLIT; ++s) {
+      const float4 x = __ldcg(parts + (long long)s * TILE_CHUNKS + c * THREADS + threadIdx.x);
+      sum.x += x.x;
+      sum.y += x.y;
+      sum.z += x.z;
+      sum.w += x.w;
+    }
+    float* const r = &acc[c / (TN / 4)][c % (TN / 4) * 4];
+    r[0] = sum.x;
+    r[1] = sum.y;
+    r[2] = sum.z;
+    r[3] = sum.w;
+  }
+  return true;
+}
+}  // namespace tgemm_warp
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     sgemm_warp(const tgemm::GemmParams p) {
   using namespace tgemm_warp;
@@ -508,13 +562,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 #endif
   float* const c_ptr = static_cast<float*>(p.c);
   int tile_m, tile_n;  // this block's tile of C, SWIZZLE tile rows launched together
+#if TAIL_SPLIT > 1
+  // A 1-D grid: the whole tiles, then the tail's (common/stream_tail.cuh).
+  const int grid_m = (p.m + BM - 1) / BM, grid_n = (p.n + BN - 1) / BN;
+  const tgemm::StreamTailWork work = tgemm::stream_tail_work(grid_m * grid_n, TAIL_SPLIT);
+  tgemm::swizzled_tile_of(work.tile, grid_m, grid_n, SWIZZLE, &tile_m, &tile_n);
+  const int slice = work.slice, slices = work.slices;
+#else
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
+  const int slice = blockIdx.z, slices = SPLIT_K;
+#endif
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
-  // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
+  // This K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
   const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = blockIdx.z * k_tiles_per_split * BK;
+  const int k_tiles_per_split = (k_tiles_total + slices - 1) / slices;
+  const int k_begin = slice * k_tiles_per_split * BK;
   const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
   // The partial slice comes first: slice t covers k_first + t*BK ..+BK, and slice 0's first
@@ -669,6 +732,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
 #if __CUDA_ARCH__ >= 800
   cp_async_wait<0>();
+#endif
+#if TAIL_SPLIT > 1
+  if (work.slices > 1 && !tail_handover(p, work, acc)) return;
 #endif
 
   // Epilogue: accumulator row cm*4+i is C row m0 + a_col + cm*LANES_M*4 + i, and column

@@ -248,7 +248,8 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
   if (choice.path == Selection::cublas) return out;
   try {
     out.kernel = load_kernel(state, choice, problem);
-    out.plan = template_named(choice.config.template_name).plan_launch(choice.config, problem);
+    out.plan = template_named(choice.config.template_name)
+                   .plan_launch(choice.config, problem, state.info.sm_count);
   } catch (const std::exception& e) {
     // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
     spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(), problem.key(),

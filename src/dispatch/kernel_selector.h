@@ -29,6 +29,11 @@ std::vector<DefaultKernel> parse_default_kernels(const std::string& text);
 // The table embedded in the library.
 const std::vector<DefaultKernel>& shipped_default_kernels();
 
+// What a time measured on the tuned shape `there` pays when carried to `here`: 1 plus 5 % per
+// unit of their distance in log M, N, K (alignments that differ count as farther), so a near
+// neighbour's config wins unless a far one's is predicted clearly faster.
+double carried_distance_factor(const Problem& there, const Problem& here);
+
 struct KernelChoice {
   Selection path = Selection::cublas;
   KernelConfig config;        // empty for cublas

@@ -92,6 +92,21 @@ int64_t PerformanceModel::waves(int64_t blocks, int64_t resident) {
   return (blocks + resident - 1) / std::max<int64_t>(1, resident);
 }
 
+BlockGroups PerformanceModel::block_groups(const TileShape& t, const Problem& p, int64_t blocks) {
+  const int64_t k_tiles = (p.k + t.k - 1) / t.k;
+  BlockGroups g;
+  if (t.tail_split <= 1) {
+    g.whole = {blocks, (k_tiles + t.split_k - 1) / t.split_k};
+    return g;
+  }
+  // The plan's grid: every tile once, the tail's tiles once more per extra slice.
+  const int64_t tiles = ((p.m + t.m - 1) / t.m) * ((p.n + t.n - 1) / t.n);
+  const int64_t tail = std::max<int64_t>(0, blocks - tiles) / (t.tail_split - 1);
+  g.whole = {tiles - tail, k_tiles};
+  if (tail > 0) g.tail = {tail * t.tail_split, (k_tiles + t.tail_split - 1) / t.tail_split};
+  return g;
+}
+
 double PerformanceModel::useful_fraction(const TileShape& t, const Problem& p) {
   const double padded_m = double((p.m + t.m - 1) / t.m * t.m);
   const double padded_n = double((p.n + t.n - 1) / t.n * t.n);
@@ -118,7 +133,7 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const int64_t k_tiles = (p.k + t.k - 1) / t.k;
   if (t.split_k > std::max<int64_t>(1, k_tiles)) return kInf;
   const BlockResources res = family.block_resources(config);
-  const LaunchPlan plan = family.plan_launch(config, p);
+  const LaunchPlan plan = family.plan_launch(config, p, ctx_.sm_count);
   int64_t blocks = 0;
   for (const KernelLaunch& l : plan)
     if (l.entry == 0) blocks = int64_t(l.grid[0]) * l.grid[1] * l.grid[2];
@@ -143,27 +158,36 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const int sms = std::max(1, ctx_.sm_count);
   const int64_t resident = int64_t(sms) * occ.blocks_per_sm;
   const int warps = (res.threads + 31) / 32;
-  const double k_slice = double((k_tiles + t.split_k - 1) / t.split_k * t.k);
-  const double block_flops = 2.0 * double(t.m * t.n) * (k_slice + kFixedSteps * double(t.k));
   const double per_thread = std::sqrt(double(t.m * t.n) / std::max(1, res.threads)) / 2;
   const double tile_efficiency = per_thread / (per_thread + 1.5);
   const double sm_rate = ctx_.roofs.flops_per_s / sms * tile_efficiency;
-  const auto wave_s = [&](int64_t per_sm) {
-    return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
+  // A group's whole waves, then its last wave with fewer blocks per SM.
+  const auto group_s = [&](const BlockGroup& g) {
+    const double block_flops = 2.0 * double(t.m * t.n) * double(g.k_tiles * t.k) +
+                               2.0 * double(t.m * t.n) * kFixedSteps * double(t.k);
+    const auto wave_s = [&](int64_t per_sm) {
+      return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
+    };
+    const int64_t full = g.blocks / resident, rest = g.blocks % resident;
+    return double(full) * wave_s(occ.blocks_per_sm) + (rest ? wave_s((rest + sms - 1) / sms) : 0);
   };
-  const int64_t full = blocks / resident, tail = blocks % resident;
-  double compute_s = double(full) * wave_s(occ.blocks_per_sm);
-  if (tail) compute_s += wave_s((tail + sms - 1) / sms);
+  const BlockGroups groups = block_groups(t, p, blocks);
+  const double compute_s = group_s(groups.whole) + group_s(groups.tail);
 
   // Memory: the operands once from device memory and the tiles' loads from L2. The split-K
   // partials (atomics or workspace) come after: each block adds its tile once its loop ends,
   // so they overlap neither (leave-one-out on the H200 FP32 sets: split-K configs carried to a
   // shape of a quarter the K came out 15 % too fast when the partials hid under compute).
   const double a_bytes = element_bytes(p.types.a);
-  const double tiles = double(blocks) * double(t.m + t.n) * k_slice * a_bytes;
+  const double block_k = double(groups.whole.blocks * groups.whole.k_tiles +
+                                groups.tail.blocks * groups.tail.k_tiles) *
+                         double(t.k);
+  const double tiles = double(t.m + t.n) * block_k * a_bytes;
   const double bw = ctx_.roofs.bytes_per_s;
   const double memory_s = std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw));
-  const double partial_s = partial_bytes(p, t.split_k) / bw;
+  // A stream tail's slices each write a partial tile and its last slice reads them back.
+  const double tail_bytes = 2.0 * double(groups.tail.blocks * t.m * t.n) * 4;
+  const double partial_s = (partial_bytes(p, t.split_k) + tail_bytes) / bw;
 
   double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + kLaunchUs * plan.count;
   if (wanted > cap) us *= kSpillFactor;

@@ -42,6 +42,17 @@ Roofs roofs_from(const std::vector<DeviceCeiling>& ceilings, const std::string& 
 // SMs of the arch's common part when no GPU is probed (sm_90 132, sm_80 108, sm_75 40, ...).
 int default_sm_count(const std::string& arch);
 
+// A tiled family's main launch as groups of alike blocks: each block of a group runs `k_tiles`
+// steps of its tile's K. Split-K slices make one group; a stream tail (TileShape::tail_split)
+// makes two, the whole tiles and the tail's slices.
+struct BlockGroup {
+  int64_t blocks = 0;
+  int64_t k_tiles = 0;
+};
+struct BlockGroups {
+  BlockGroup whole, tail;
+};
+
 class PerformanceModel {
  public:
   explicit PerformanceModel(ModelContext context) : ctx_(std::move(context)) {}
@@ -49,6 +60,8 @@ class PerformanceModel {
   // The pieces, each also unit-tested.
   // Whole waves of `blocks` over `resident` block slots (sm_count x blocks per SM).
   static int64_t waves(int64_t blocks, int64_t resident);
+  // The groups of a tiled main launch of `blocks` blocks (from the family's plan).
+  static BlockGroups block_groups(const TileShape& tile, const Problem& problem, int64_t blocks);
   // Share of the launched tile work (padded M x N x K of whole tiles) that is real FLOPs.
   static double useful_fraction(const TileShape& tile, const Problem& problem);
   // Registers per thread a family of register-tiled kernels needs: the accumulators, the A

@@ -97,7 +97,7 @@ class GemmMma final : public GemmTemplate {
   }
 
   // Split-K slices add into C, so C = beta * C runs first; PACK's copies before the main launch.
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));

@@ -27,7 +27,7 @@ class GemmNaive final : public GemmTemplate {
 
   std::vector<std::string> entries(const KernelConfig&) const override { return {name()}; }
 
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     const int64_t bx = config.get("BLOCK_X"), by = config.get("BLOCK_Y");
     KernelLaunch launch;
     launch.grid[0] = unsigned((problem.n + bx - 1) / bx);

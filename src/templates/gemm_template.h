@@ -23,6 +23,7 @@ struct TileShape {
   int64_t m = 1, n = 1, k = 1;  // block tile and the K depth of one main-loop step
   int64_t split_k = 1;          // K slices, one block each
   int64_t blocks_per_sm = 1;    // blocks the config asks to keep resident per SM
+  int64_t tail_split = 1;       // K slices of each tile past the last whole wave (stream tail)
 };
 
 // What a block needs before anything is compiled (static pruning, shared-memory opt-in).
@@ -61,7 +62,12 @@ class GemmTemplate {
   // one (its resources are the ones pruned on).
   virtual std::vector<std::string> entries(const KernelConfig& config) const = 0;
   // The launches that compute `problem`, in order; call only when unsupported_reason is nullopt.
-  virtual LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const = 0;
+  // `sm_count`: the GPU's multiprocessors, for a family that balances its last wave over them (a
+  // stream tail, common/stream_tail.h); 0 where no GPU is known, which plans every tile whole.
+  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem,
+                         int sm_count = 0) const {
+    return make_plan(config, problem, sm_count);
+  }
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
   virtual TileShape tile(const KernelConfig& config) const = 0;
   // Whether the family streams its large operand once at memory bandwidth (GEMV-like) instead
@@ -93,6 +99,9 @@ class GemmTemplate {
                                                     const std::string& arch) const;
   // types_unsupported of an FFMA family: f32 in and out with f32 accumulation, on every arch.
   std::optional<std::string> unless_ffma_f32(const GemmTypes& types) const;
+  // plan_launch's work, per family.
+  virtual LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
+                               int sm_count) const = 0;
 
  private:
   KernelSource source_;

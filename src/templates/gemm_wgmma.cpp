@@ -124,7 +124,7 @@ class GemmWgmma final : public GemmTemplate {
   // the big plane (z 0), then the small. 16-bit PACK=1: both copied as stored (the wgmma
   // transpose bits read MN-major tiles).
   // Split-K: C = beta * C first (the blocks add into it), the main launch's grid z = SPLIT_K.
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     LaunchPlan plan;
     // Every launch after the first starts early. The packs read only A and B and write their
     // own part of the workspace, so a pack runs beside the launch before it, and waits for

@@ -70,7 +70,7 @@ class GemvSimt final : public GemmTemplate {
   // One K slice per grid row; SPLIT_MODE=1 needs a reduction after, SPLIT_MODE=2 only the
   // workspace (its main launch reduces), atomic slices (0) and SPLIT_MODE=3 nothing more (a
   // cluster is CLUSTER rows, the slices past K empty).
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     const int64_t mode = config.get("SPLIT_MODE");
     const int64_t slices = mode == 3 ? config.get("CLUSTER") : slices_of(config, problem);
     LaunchPlan plan;

@@ -44,7 +44,7 @@ class SgemmSimt final : public GemmTemplate {
 
   // Atomic split-K slices add into C, so C = beta * C runs first; deterministic ones write
   // the workspace, which the reduce launch then sums into C.
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (t.split_k > 1 && !deterministic_split(config)) plan.add(scale_c_launch(problem, 1));

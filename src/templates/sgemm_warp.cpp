@@ -1,9 +1,11 @@
 // Host side of sgemm_warp (kernel_templates/sgemm_warp.cuh, configs/spaces/sgemm_warp.yaml):
 // warp-tiled FP32 GEMM on the CUDA cores with a cp.async pipeline, split-K through atomics;
 // PACK_B=1 first copies B into the workspace as [k][n] (common/pack_operand.cuh), so a
-// k-contiguous or misaligned B is read with VEC-wide copies.
+// k-contiguous or misaligned B is read with VEC-wide copies. TAIL_SPLIT > 1 cuts the tiles past
+// the last whole wave into K slices (common/stream_tail.h), summed by each tile's last slice.
 #include <fmt/format.h>
 
+#include "kernel_templates/common/stream_tail.h"
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
 
@@ -33,6 +35,8 @@ class SgemmWarp final : public GemmTemplate {
     if (problem.op_a == Op::T && problem.align_a % vec_bytes != 0)
       return fmt::format("VEC={} needs A (T layout) aligned to {} bytes (have {})", vec, vec_bytes,
                          problem.align_a);
+    if (config.get_or("TAIL_SPLIT", 1) > 1 && config.get("SPLIT_K") > 1)
+      return std::string("SPLIT_K and TAIL_SPLIT cannot both cut K");
     if (config.get_or("PACK_B", 0) != 0) return pack_b_unsupported(config, problem);
     if (problem.op_b == Op::N && problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs B (N layout) aligned to {} bytes (have {})", vec, vec_bytes,
@@ -46,7 +50,8 @@ class SgemmWarp final : public GemmTemplate {
   }
 
   // The pack of B first (PACK_B); split-K slices add into C, so C = beta * C runs next.
-  LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem) const override {
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
+                       int sm_count) const override {
     const TileShape t = tile(config);
     LaunchPlan plan;
     if (config.get_or("PACK_B", 0) != 0) {
@@ -56,7 +61,9 @@ class SgemmWarp final : public GemmTemplate {
     }
     if (t.split_k > 1) plan.add(scale_c_launch(problem, 1));
     const BlockResources r = block_resources(config);
-    plan.add(tiled_launch(t, problem, r.threads, r.dynamic_smem_bytes));
+    KernelLaunch main = tiled_launch(t, problem, r.threads, r.dynamic_smem_bytes);
+    if (t.tail_split > 1) add_stream_tail(t, sm_count, &main, &plan);
+    plan.add(main);
     return plan;
   }
 
@@ -75,10 +82,29 @@ class SgemmWarp final : public GemmTemplate {
   int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
 
   TileShape tile(const KernelConfig& config) const override {
-    return tile_from_block_params(config);
+    TileShape t = tile_from_block_params(config);
+    t.tail_split = config.get_or("TAIL_SPLIT", 1);
+    return t;
   }
 
  private:
+  // TAIL_SPLIT > 1: the main launch becomes a 1-D grid of the whole tiles and, where the tiles
+  // end in a partial wave of sm_count x MIN_BLOCKS slots, that wave's tiles once per K slice;
+  // the slices' partial tiles follow the packed B in the workspace. Unknown SMs, or a tail whose
+  // partials would not fit kMaxSplitKWorkspaceBytes: every tile whole, in the same 1-D grid.
+  static void add_stream_tail(const TileShape& t, int sm_count, KernelLaunch* main,
+                              LaunchPlan* plan) {
+    const int64_t tiles = int64_t(main->grid[0]) * main->grid[1];
+    int64_t tail = stream_tail_tiles(tiles, int64_t(sm_count) * t.blocks_per_sm);
+    const size_t tail_bytes = size_t(tail * t.tail_split * t.m * t.n) * sizeof(float);
+    if (tail_bytes > kMaxSplitKWorkspaceBytes) tail = 0;
+    main->grid[0] = unsigned(stream_tail_blocks(tiles, tail, int(t.tail_split)));
+    main->grid[1] = 1;
+    if (tail == 0) return;
+    plan->workspace_bytes += tail_bytes;
+    plan->module_state = true;  // the tail tiles' arrival counters
+  }
+
   // B as the kernel's packed_b lays it out: K x N, rows padded to whole BK x BN tiles.
   static PackedLayout packed_b(const KernelConfig& config, const Problem& p) {
     return packed_layout(p.k, p.n, int(config.get("BK")), int(config.get("BN")), 4);

@@ -37,8 +37,8 @@ KernelConfig warp(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, in
            {"MIN_BLOCKS", min_blocks}}};
 }
 
-// 16x8 / 8x16 / 8x8 / 4x8 thread tiles, STAGES 2/3/4, VEC 1/2/4, BK 8/16, split-K 4/16,
-// PACK_B.
+// 16x8 / 8x16 / 8x8 / 4x8 / 16x4 thread tiles, STAGES 2/3/4, VEC 1/2/4, BK 8/16, split-K 4/16,
+// PACK_B, stream tails of 8 and 4 slices.
 std::vector<KernelConfig> sample_configs(const std::string& arch) {
   std::vector<KernelConfig> configs = {
       warp(256, 128, 8, 64, 64, 16, 8, 3, 4, 1, 8, 1),  // 0: cuBLAS's shape
@@ -49,10 +49,16 @@ std::vector<KernelConfig> sample_configs(const std::string& arch) {
       warp(64, 128, 8, 32, 64, 8, 8, 2, 2, 1, 1, 2),    // 5: VEC 2, two 128-thread blocks per SM
       warp(128, 256, 8, 64, 64, 16, 8, 4, 4, 1, 8, 1),  // 6: PACK_B (below)
       warp(64, 64, 16, 32, 32, 4, 8, 3, 4, 16, 8, 1),   // 7: PACK_B with split-K 16
+      warp(64, 128, 8, 64, 32, 16, 4, 4, 1, 1, 8, 2),   // 8: TAIL_SPLIT 8 (below)
+      warp(128, 128, 8, 64, 32, 8, 8, 3, 4, 1, 1, 2),   // 9: TAIL_SPLIT 4 with PACK_B
   };
   // B packed as [k][n] first: runs T-layout and misaligned B, refuses an aligned N-layout one.
   configs[6].set("PACK_B", 1);
   configs[7].set("PACK_B", 1);
+  configs[9].set("PACK_B", 1);
+  // The tiles past the last whole wave in K slices; with fewer tiles than one wave, all of them.
+  configs[8].set("TAIL_SPLIT", 8);
+  configs[9].set("TAIL_SPLIT", 4);
   if (arch == "sm_75")
     for (KernelConfig& c : configs) c.set("STAGES", 2);
   return configs;
@@ -216,6 +222,17 @@ TEST_F(SgemmWarpGpu, edge_blocks_with_one_row_or_column_inside_are_correct) {
     for (Op b : {Op::N, Op::T})
       for (auto [m, n] : {std::pair<int64_t, int64_t>{257, 129}, {129, 257}, {127, 33}, {33, 5}})
         run_case(Problem::packed(GemmTypes{}, a, b, m, n, 16 * 21 + 5), kScaled);
+  expect_no_failures_and_every_config_ran();
+}
+
+// Stream tails after whole waves (2049^2 in 64x128 tiles: 561 tiles, two waves of 264 and 33
+// more; in 128x128: 289, one wave and 25): the tail tiles' slices hand over to the last one,
+// twice in a row with other scalars (the arrival counters start each call from zero).
+TEST_F(SgemmWarpGpu, stream_tail_tiles_after_whole_waves_are_correct_in_every_call) {
+  for (Op b : {Op::N, Op::T})
+    for (int64_t k : {100, 16 * 21 + 5})
+      for (Scalars s : {kScaled, kPlain})
+        run_case(Problem::packed(GemmTypes{}, Op::N, b, 2049, 2049, k), s);
   expect_no_failures_and_every_config_ran();
 }
 

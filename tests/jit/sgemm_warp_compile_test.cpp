@@ -30,6 +30,7 @@ KernelConfig warp_config(std::initializer_list<std::pair<const char*, int64_t>> 
                   {"STAGES", 3},
                   {"VEC", 4},
                   {"SPLIT_K", 1},
+                  {"TAIL_SPLIT", 1},
                   {"SWIZZLE", 8},
                   {"MIN_BLOCKS", 1},
                   {"PACK_B", 0}}};
@@ -38,7 +39,7 @@ KernelConfig warp_config(std::initializer_list<std::pair<const char*, int64_t>> 
 }
 
 // 16x8 and 8x16 thread tiles, 64..256 threads, MIN_BLOCKS 1/2, STAGES 2/3/4, VEC 1/2/4, BK 8/16,
-// split-K.
+// split-K, a stream tail.
 std::vector<KernelConfig> representative_configs() {
   return {
       warp_config(),  // cuBLAS's shape: 256x128x8, 8 warps 4x2, 16x8 per thread
@@ -72,6 +73,16 @@ std::vector<KernelConfig> representative_configs() {
                    {"STAGES", 2},
                    {"VEC", 2},
                    {"MIN_BLOCKS", 2}}),  // 128 threads, two blocks per SM
+      warp_config({{"BM", 64},
+                   {"BN", 128},
+                   {"WM", 64},
+                   {"WN", 32},
+                   {"TM", 16},
+                   {"TN", 4},
+                   {"STAGES", 4},
+                   {"VEC", 1},
+                   {"MIN_BLOCKS", 2},
+                   {"TAIL_SPLIT", 8}}),  // the last wave's tiles in 8 K slices
   };
 }
 
@@ -98,6 +109,41 @@ TEST_P(SgemmWarpCompiles, pack_b_configs_compile_with_their_pack_entry) {
     const std::string bytes(k.cubin.begin(), k.cubin.end());
     EXPECT_NE(bytes.find("sgemm_warp_pack_b"), std::string::npos);
   }
+}
+
+// TAIL_SPLIT: the tail tiles' arrival counters live in the module, with and without PACK_B
+// (whose packed B comes first in the workspace).
+TEST_P(SgemmWarpCompiles, tail_split_configs_compile_with_their_arrival_counters) {
+  const std::string arch = GetParam();
+  const SearchSpace space = SearchSpace::load(kSpace);
+  for (int pack : {0, 1}) {
+    const KernelConfig c = for_arch(warp_config({{"TAIL_SPLIT", 4}, {"PACK_B", pack}}), arch);
+    EXPECT_EQ(space.rejection(c, arch_limits(arch)), std::nullopt) << c.canonical_name();
+    auto k = testing::compile_f32(c, Op::N, Op::T, arch);
+    ASSERT_TRUE(k.ok) << c.canonical_name() << "\n" << k.error;
+    EXPECT_EQ(k.resources.spill_store_bytes, 0) << c.canonical_name() << " " << arch;
+    const std::string bytes(k.cubin.begin(), k.cubin.end());
+    EXPECT_NE(bytes.find("sgemm_warp_tail_arrivals"), std::string::npos) << c.canonical_name();
+  }
+  auto plain = testing::compile_f32(for_arch(warp_config(), arch), Op::N, Op::N, arch);
+  ASSERT_TRUE(plain.ok) << plain.error;
+  const std::string bytes(plain.cubin.begin(), plain.cubin.end());
+  EXPECT_EQ(bytes.find("sgemm_warp_tail_arrivals"), std::string::npos) << "TAIL_SPLIT=1";
+}
+
+TEST(SgemmWarpSpace, split_k_and_tail_split_exclude_each_other) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const KernelConfig both = warp_config({{"SPLIT_K", 2}, {"TAIL_SPLIT", 2}});
+  const auto why = space.rejection(both, arch_limits("sm_90"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("cannot both cut K"), std::string::npos) << *why;
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 512, 512, 512);
+  const auto host = template_named("sgemm_warp").unsupported_reason(both, p, "sm_90");
+  ASSERT_TRUE(host);
+  EXPECT_EQ(*host, "SPLIT_K and TAIL_SPLIT cannot both cut K");
+  auto k = testing::compile_f32(both, Op::N, Op::N, "sm_90");
+  EXPECT_FALSE(k.ok);
+  EXPECT_NE(k.error.find("cannot both cut K"), std::string::npos) << k.error;
 }
 
 TEST_P(SgemmWarpCompiles, representative_configs_are_legal_and_compile_without_spills) {
@@ -166,12 +212,14 @@ TEST(SgemmWarpSpace, refuses_odd_bk_in_the_space_and_the_template) {
   EXPECT_NE(k.error.find("BK must be even"), std::string::npos) << k.error;
 }
 
+// Enumerated in a few seconds and ranked by the model in a few more (TAIL_SPLIT took sm_90 from
+// 46080 to 73728 legal points).
 TEST(SgemmWarpSpace, legal_set_is_tens_of_thousands_at_most) {
   const SearchSpace space = SearchSpace::load(kSpace);
   for (const char* arch : {"sm_75", "sm_90"}) {
     const size_t legal = space.enumerate(arch_limits(arch)).legal.size();
     EXPECT_GT(legal, 500u) << arch;
-    EXPECT_LT(legal, 50000u) << arch;
+    EXPECT_LT(legal, 100000u) << arch;
   }
 }
 
@@ -226,6 +274,50 @@ TEST(SgemmWarpHost, pack_b_serves_a_k_contiguous_or_misaligned_b_and_plans_its_w
   const LaunchPlan plain = family.plan_launch(warp_config(), nt);
   EXPECT_EQ(plain.workspace_bytes, 0u);
   EXPECT_EQ(family.entries(warp_config()).size(), 2u);
+}
+
+// TAIL_SPLIT: one 1-D grid of every tile, plus the last partial wave's tiles once more per extra
+// K slice; their partial tiles after the packed B in the workspace, and per-call counters.
+TEST(SgemmWarpHost, tail_split_plans_the_partial_wave_as_k_slices) {
+  const GemmTemplate& family = template_named("sgemm_warp");
+  const KernelConfig c = warp_config({{"BM", 64},
+                                      {"BN", 128},
+                                      {"WM", 64},
+                                      {"WN", 32},
+                                      {"TM", 16},
+                                      {"TN", 4},
+                                      {"VEC", 1},
+                                      {"MIN_BLOCKS", 2},
+                                      {"TAIL_SPLIT", 8}});
+  const Problem p = Problem::packed(GemmTypes{}, Op::N, Op::N, 4097, 4097, 4097);
+  // 65 x 33 = 2145 tiles over 132 SMs x 2 blocks: 8 waves of 264 and a tail of 33.
+  const LaunchPlan plan = family.plan_launch(c, p, 132);
+  ASSERT_EQ(plan.count, 1);
+  EXPECT_EQ(plan.launches[0].grid[0], 2145u + 33u * 7);
+  EXPECT_EQ(plan.launches[0].grid[1], 1u);
+  EXPECT_EQ(plan.launches[0].grid[2], 1u);
+  EXPECT_EQ(plan.workspace_bytes, size_t(33) * 8 * 64 * 128 * 4);
+  EXPECT_TRUE(plan.module_state);
+
+  // No GPU known: every tile whole, in the same 1-D grid, and nothing shared between calls.
+  const LaunchPlan blind = family.plan_launch(c, p, 0);
+  EXPECT_EQ(blind.launches[0].grid[0], 2145u);
+  EXPECT_EQ(blind.workspace_bytes, 0u);
+  EXPECT_FALSE(blind.module_state);
+  // Tiles that fill whole waves (24 x 11 = 264) have no tail.
+  const LaunchPlan full = family.plan_launch(
+      c, Problem::packed(GemmTypes{}, Op::N, Op::N, 64 * 24, 128 * 11, 512), 132);
+  EXPECT_EQ(full.launches[0].grid[0], 264u);
+  EXPECT_EQ(full.workspace_bytes, 0u);
+
+  // With PACK_B the packed B comes first: K rounded to BK = 8, N to BN = 128.
+  KernelConfig packed = c;
+  packed.set("PACK_B", 1);
+  const Problem nt = Problem::packed(GemmTypes{}, Op::N, Op::T, 4097, 4097, 4097);
+  const LaunchPlan both = family.plan_launch(packed, nt, 132);
+  ASSERT_EQ(both.count, 2);
+  EXPECT_EQ(both.workspace_bytes, size_t(4104) * 4224 * 4 + size_t(33) * 8 * 64 * 128 * 4);
+  EXPECT_EQ(both.launches[1].grid[0], 2145u + 33u * 7);
 }
 
 // PACK_B's own refusals: a B not even float-aligned, and a packed copy over the workspace cap.

@@ -67,6 +67,28 @@ TEST(PerformanceModel, one_tile_row_past_a_full_wave_costs_another_wave) {
   EXPECT_LT(over, 1.8 * full);
 }
 
+// The same tiles with the partial wave cut into K slices (sgemm_warp's TAIL_SPLIT): 11 tiles past
+// 264 take an eighth of a wave; tiles that fill whole waves are predicted as before.
+TEST(PerformanceModel, a_stream_tail_prices_the_partial_wave_as_slices) {
+  const PerformanceModel model = h200_model("sgemm_warp");
+  const KernelConfig whole = KernelConfig::from_params_text(
+      "sgemm_warp",
+      "BM=128,BN=128,BK=8,WM=64,WN=32,TM=8,TN=8,STAGES=3,VEC=4,SPLIT_K=1,SWIZZLE=1,MIN_BLOCKS=2,"
+      "PACK_B=0");
+  KernelConfig tail = whole;
+  tail.set("TAIL_SPLIT", 8);
+  const Problem full = nn(128 * 24, 128 * 11, 4096), over = nn(128 * 24 + 1, 128 * 11, 4096);
+  EXPECT_DOUBLE_EQ(model.predict_us(tail, full), model.predict_us(whole, full));
+  EXPECT_LT(model.predict_us(tail, over), 0.75 * model.predict_us(whole, over));
+  EXPECT_GT(model.predict_us(tail, over), model.predict_us(tail, full));
+  const BlockGroups g =
+      PerformanceModel::block_groups(template_named("sgemm_warp").tile(tail), over, 275 + 11 * 7);
+  EXPECT_EQ(g.whole.blocks, 264);
+  EXPECT_EQ(g.whole.k_tiles, 512);
+  EXPECT_EQ(g.tail.blocks, 88);
+  EXPECT_EQ(g.tail.k_tiles, 64);
+}
+
 TEST(PerformanceModel, split_k_wins_on_a_skinny_large_k_shape_and_loses_on_a_square) {
   const PerformanceModel model = h200_model();
   const KernelConfig one = sgemm_config({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}});

@@ -84,7 +84,8 @@ void raw_launch(benchmark::State& state) {
       tgemm::build_kernel(family, config, problem, tgemm::query_device(0).arch);
   static tgemm::GemmKernel kernel(config, compiled.cubin, family.entries(config),
                                   tgemm::main_smem_opt_in(family, config, problem));
-  const tgemm::LaunchPlan plan = family.plan_launch(config, problem);
+  const tgemm::LaunchPlan plan =
+      family.plan_launch(config, problem, tgemm::query_device(0).sm_count);
   const tgemm::GemmParams params =
       tgemm::make_params(problem, f.call.a, f.call.b, f.call.c, 1.0f, 0.0f);
   int64_t n = 0;

@@ -408,7 +408,7 @@ struct GemmEvaluator::Impl {
       r->error = fmt::format("cannot load the kernel: {}", e.what());
       return false;
     }
-    *plan = family->plan_launch(config, prep->problem);
+    *plan = family->plan_launch(config, prep->problem, info.sm_count);
     if (plan->workspace_bytes > workspace.bytes()) {
       workspace = DeviceBuffer();  // the old one first: the new may need its memory
       try {

@@ -30,7 +30,7 @@ std::optional<KernelFit> fit_of(TuningDb& db, const TrialRecord& t, const Device
   fit.threads = block.threads;
   fit.occupancy = occupancy(limits, fit.threads, fit.registers, fit.smem_bytes);
   if (family->unsupported_reason(t.trial.config, t.problem, device.arch)) return fit;
-  const LaunchPlan plan = family->plan_launch(t.trial.config, t.problem);
+  const LaunchPlan plan = family->plan_launch(t.trial.config, t.problem, device.sm_count);
   for (const KernelLaunch& l : plan)
     if (l.entry == 0 && fit.occupancy.blocks_per_sm > 0 && device.sm_count > 0)
       fit.waves = double(l.grid[0]) * l.grid[1] * l.grid[2] /
