@@ -367,7 +367,7 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
         continue;
       const double us = carried_us(m.config, m.time_us, e->problem, problem) * far;
       if (us < best.us) best = {m.config, m.template_hash, e->problem.key(), us};
-      offer_split_siblings(m.config, us, e->problem.key(), problem, seen, best);
+      offer_split_siblings(m.config, us, &e->problem, problem, seen, best);
     }
   }
   for (const DefaultKernel& d : defaults_) {
@@ -377,22 +377,29 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
     if (!scale || !can_run(d.config, problem, arch_) || failed_build(d.config, problem)) continue;
     const double us = model_us(d.config, problem) * *scale;
     if (us < best.us) best = {d.config, "", "", us};
-    offer_split_siblings(d.config, us, "", problem, seen, best);
+    offer_split_siblings(d.config, us, nullptr, problem, seen, best);
   }
   return best;
 }
 
 // A sibling measured nearby was weighed on its own record there (or left out as slow there).
+// Against the change in K, a sibling is the model's guess alone: 1760x128x1760 left out of the
+// S20 H200 database was served the 4-slice sibling of a 16-slice FFMA config of
+// 3072x128x1024 (shorter K), predicted 24.5 us, and ran 45.6 (its best 32.9). Leave-one-out
+// replay of the S11, S13, S17, S18 and S20 databases: that choice alone changed.
 void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
-                                          const std::string& from, const Problem& problem,
+                                          const Problem* there, const Problem& problem,
                                           const std::set<std::string>& seen,
                                           Prediction& best) const {
   for (KernelConfig& sibling : split_siblings(config)) {
     if (seen.count(config_id(sibling)) || !can_run(sibling, problem, arch_) ||
         failed_build(sibling, problem))
       continue;
+    const bool deeper = sibling.get(kSplitK) > config.get(kSplitK);
+    if (there && ((problem.k > there->k && !deeper) || (problem.k < there->k && deeper))) continue;
     const double sibling_us = kUnmeasuredMargin * resplit_us(config, us, sibling, problem);
-    if (sibling_us < best.us) best = {std::move(sibling), "", from, sibling_us};
+    if (sibling_us < best.us)
+      best = {std::move(sibling), "", there ? there->key() : "", sibling_us};
   }
 }
 

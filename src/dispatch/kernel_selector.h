@@ -97,9 +97,11 @@ class KernelSelector {
   // A time predicted here for `config` carried to its split sibling by the same two ratios.
   double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,
                     const Problem& here) const;
-  // Each split sibling of `config` (predicted `us` here) not in `seen`, served from `from`, that
-  // beats `best` by kUnmeasuredMargin replaces it.
-  void offer_split_siblings(const KernelConfig& config, double us, const std::string& from,
+  // Each split sibling of `config` (predicted `us` here) not in `seen`, that beats `best` by
+  // kUnmeasuredMargin, replaces it. `there`: the tuned shape `config` was measured on (nullptr
+  // for a default line): its siblings split deeper only for a longer K here, less deep only
+  // for a shorter one.
+  void offer_split_siblings(const KernelConfig& config, double us, const Problem* there,
                             const Problem& problem, const std::set<std::string>& seen,
                             Prediction& best) const;
 

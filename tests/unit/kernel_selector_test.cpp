@@ -342,6 +342,29 @@ TEST(KernelSelector, deepens_a_neighbours_split_for_a_longer_k) {
   EXPECT_EQ(same.config, split64);
 }
 
+// The S20 H200 database without 1760x128x1760: its neighbour 3072x128x1024 (a shorter K) measured
+// this 16-slice sgemm_simt config at 49.3 us; the model favoured its 4-slice sibling (known from
+// another config) by far more than kUnmeasuredMargin, and on the H200 that sibling ran 45.6 us
+// against a best of 32.9. A longer K here is no reason to split less deeply than the neighbour.
+TEST(KernelSelector, never_offers_a_shallower_split_for_a_longer_k) {
+  const KernelConfig split16 = KernelConfig::from_params_text(
+      "sgemm_simt",
+      "BM=128,BN=32,BK=32,TM=4,TN=4,WARP_N=8,VEC=4,PAD_A=4,PAD_B=4,STAGES=2,SPLIT_K=16,"
+      "SPLIT_MODE=1,SWIZZLE=8,MIN_BLOCKS=1");
+  KernelConfig split4 = split16;
+  split4.set("SPLIT_K", 4);
+  const KernelConfig other4 = simt(64, 4, 4);  // the family ran 4 slices here
+  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 3072, 128, 1024);
+  BestEntry best = entry(3072, 128, 1024, split16);
+  best.trial.time_median_us = 49.3;
+  std::vector<TrialRecord> trials = {
+      testing::ok_trial_record(there, split16, 49.3),
+      testing::ok_trial_record(Problem::packed(GemmTypes{}, Op::N, Op::N, 256, 256, 256), other4,
+                               11.6)};
+  KernelSelector s({best}, {}, "sm_90", 132, trials);
+  EXPECT_EQ(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1760, 128, 1760)).config, split16);
+}
+
 // Splitting where the neighbour did not is not offered: on the H200 sets the model favours
 // split-K 4 siblings of the whole-K bests of 1000^3-like shapes, which ran 1.2-1.3x slower.
 TEST(KernelSelector, offers_no_split_sibling_of_a_whole_k_best) {
