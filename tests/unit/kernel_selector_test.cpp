@@ -351,9 +351,7 @@ TEST(KernelSelector, never_offers_a_shallower_split_for_a_longer_k) {
       "sgemm_simt",
       "BM=128,BN=32,BK=32,TM=4,TN=4,WARP_N=8,VEC=4,PAD_A=4,PAD_B=4,STAGES=2,SPLIT_K=16,"
       "SPLIT_MODE=1,SWIZZLE=8,MIN_BLOCKS=1");
-  KernelConfig split4 = split16;
-  split4.set("SPLIT_K", 4);
-  const KernelConfig other4 = simt(64, 4, 4);  // the family ran 4 slices here
+  const KernelConfig other4 = simt(64, 4, 4);  // the family ran 4 slices here: split16's sibling
   const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 3072, 128, 1024);
   BestEntry best = entry(3072, 128, 1024, split16);
   best.trial.time_median_us = 49.3;
