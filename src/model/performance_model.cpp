@@ -163,8 +163,8 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double sm_rate = ctx_.roofs.flops_per_s / sms * tile_efficiency;
   // A group's whole waves, then its last wave with fewer blocks per SM.
   const auto group_s = [&](const BlockGroup& g) {
-    const double block_flops = 2.0 * double(t.m * t.n) * double(g.k_tiles * t.k) +
-                               2.0 * double(t.m * t.n) * kFixedSteps * double(t.k);
+    const double block_flops =
+        2.0 * double(t.m * t.n) * (double(g.k_tiles) + kFixedSteps) * double(t.k);
     const auto wave_s = [&](int64_t per_sm) {
       return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
     };
