@@ -31,6 +31,12 @@ constexpr double kPartialCost = 3.0;
 // 1.07-1.19x slower than with 16-byte ones on aligned shapes, a GEMV kernel 1.24x; tf32 wgmma
 // read with 4-byte copies ran 1.8x slower than from a packed copy.
 constexpr double kNarrowCopyCost = 0.05;
+// One partial sum read back by a thread of a last-arriving block (GemmTemplate::
+// serial_partial_reads), its reads in flight overlapped. Fitted on the H200 (session 21) over
+// the 40 GEMV configs run on 512x8x500000 both with each strip's last block summing the slices
+// and with atomics: their difference over the reads, median 0.032 us (quartiles 0.024-0.035);
+// a config that ran 380 us with 977 atomic slices took 474 us so.
+constexpr double kSerialReadUs = 0.032;
 
 // The time factor of a config's copy width (1 for 16-byte copies, 1.15 for 4-byte ones).
 double narrow_copy_factor(int copy_bytes) {
@@ -150,8 +156,9 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   // A streaming family reads its operands once at the copy rate; its tile is no register tile.
   // Its blocks each cover t.k of K, so K / t.k partial sums meet in C.
   const double narrow = narrow_copy_factor(family.copy_bytes(config));
+  const double serial_us = kSerialReadUs * double(family.serial_partial_reads(config, p));
   if (family.bandwidth_bound())
-    return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count);
+    return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count) + serial_us;
 
   // Compute: each wave puts q blocks on an SM; they share its FFMA rate at the efficiency of
   // the register tile (FFMAs per shared-memory load) and of the warps resident.
@@ -189,7 +196,8 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double tail_bytes = 2.0 * double(groups.tail.blocks * t.m * t.n) * 4;
   const double partial_s = (partial_bytes(p, t.split_k) + tail_bytes) / bw;
 
-  double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + kLaunchUs * plan.count;
+  double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + serial_us +
+              kLaunchUs * plan.count;
   if (wanted > cap) us *= kSpillFactor;
   return us;
 }

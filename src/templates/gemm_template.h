@@ -81,6 +81,10 @@ class GemmTemplate {
   // Bytes per global-memory copy of the main loop (16: 128-bit). Narrower copies move the same
   // bytes in more instructions, each of which costs issue slots and load-unit throughput.
   virtual int copy_bytes(const KernelConfig&) const { return 16; }
+  // Partial sums one thread of a strip's (or tile's) last block to arrive reads back in turn
+  // once the rest of the grid is done: a one-launch K reduction that grows with the K slices
+  // whatever the GPU's width. The performance model prices them; 0: no such step.
+  virtual int64_t serial_partial_reads(const KernelConfig&, const Problem&) const { return 0; }
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.

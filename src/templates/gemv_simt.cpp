@@ -110,6 +110,18 @@ class GemvSimt final : public GemmTemplate {
 
   int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
 
+  // SPLIT_MODE=2: the strip's last block sums each of its outputs over every slice
+  // (finish_strip), its threads taking the strip's S x TILE_L outputs in turn.
+  int64_t serial_partial_reads(const KernelConfig& config, const Problem& problem) const override {
+    const int64_t slices = slices_of(config, problem);
+    if (config.get("SPLIT_MODE") != 2 || slices <= 1) return 0;
+    const bool small_m = config.get("SIDE") == 0;
+    const int64_t small = small_m ? problem.m : problem.n, large = small_m ? problem.n : problem.m;
+    const int64_t outputs = small * std::min(tile_l_of(config, problem), large);
+    const int64_t threads = 32 * config.get("WARPS");
+    return slices * ((outputs + threads - 1) / threads);
+  }
+
   // For the selector: ROWS along the small side, the strip along the large (as when X is
   // contiguous along it), KB deep.
   TileShape tile(const KernelConfig& config) const override {
@@ -201,13 +213,18 @@ class GemvSimt final : public GemmTemplate {
     return config.get("SIDE") == 0 ? problem.op_b == Op::T : problem.op_a == Op::N;
   }
 
-  // Blocks along the large side: the kernel's TILE_L depends on which way X is stored.
-  static int64_t strips_of(const KernelConfig& config, const Problem& problem) {
-    const bool small_m = config.get("SIDE") == 0;
+  // The kernel's TILE_L, the strip of the large side one block covers: it depends on which way
+  // X is stored.
+  static int64_t tile_l_of(const KernelConfig& config, const Problem& problem) {
     const int64_t rows_per_warp = config.get("LW") * (32 / config.get_or("KLANES", 32));
-    const int64_t tile_l = x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
-                                                       : 32 * config.get("VEC") * config.get("LW");
-    const int64_t l = small_m ? problem.n : problem.m;
+    return x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
+                                       : 32 * config.get("VEC") * config.get("LW");
+  }
+
+  // Blocks along the large side.
+  static int64_t strips_of(const KernelConfig& config, const Problem& problem) {
+    const int64_t l = config.get("SIDE") == 0 ? problem.n : problem.m;
+    const int64_t tile_l = tile_l_of(config, problem);
     return std::max<int64_t>(1, (l + tile_l - 1) / tile_l);
   }
 };

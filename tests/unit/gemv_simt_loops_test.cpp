@@ -114,5 +114,25 @@ TEST(GemvSimtLoops, only_the_counting_modes_keep_state_in_the_module) {
   EXPECT_FALSE(family.plan_launch(gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}}), shallow).module_state);
 }
 
+// The last-block reduction (2) is the one whose length a thread walks alone: per slice, its share
+// of the strip's S x TILE_L outputs. 16x4096x4096 in eight 512-deep slices: a strip of 128
+// outputs along L times 16 rows over 256 threads, 8 each; along K (NT) the strip is the warps'
+// rows of X (8 warps x 1 row each for KLANES=32). Atomics (0), a reduction launch (1), a
+// cluster (3) and one slice read nothing back.
+TEST(GemvSimtLoops, only_the_last_block_reduction_reads_partials_back_in_turn) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), kAlongL), 8 * 8);
+  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), kAlongK), 8 * 1);
+  for (int64_t mode : {0, 1})
+    EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", mode}}), kAlongL), 0);
+  const Problem one_slice = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 512);
+  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), one_slice), 0);
+  const Problem shallow = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 1000);
+  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}}), shallow), 0);
+  // Rows past the problem's small side and a strip cut by L are not summed: M = 2, N = 100.
+  const Problem narrow = Problem::packed(GemmTypes{}, Op::N, Op::N, 2, 100, 4096);
+  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), narrow), 8 * 1);
+}
+
 }  // namespace
 }  // namespace tgemm

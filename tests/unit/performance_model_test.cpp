@@ -186,6 +186,25 @@ TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {
             model.predict_us(gemv, nn(512, 4, 500000)));
 }
 
+// Summed by each strip's last block (SPLIT_MODE=2), 977 slices of 512x8x500000 ran 474 us on the
+// H200 against 380 with atomics (session 21): the reads one thread makes in turn are priced, so
+// the model no longer ranks the two alike. With 8 slices (4096x1x4096) they cost ~nothing.
+TEST(PerformanceModel, a_last_block_reduction_over_many_slices_is_priced_by_its_reads) {
+  const PerformanceModel model = h200_model("gemv_simt");
+  const auto config = [](int64_t mode) {
+    return KernelConfig::from_params_text(
+        "gemv_simt", "SIDE=1,ROWS=8,VEC=4,WARPS=8,KB=512,LW=4,SPLIT_MODE=" + std::to_string(mode) +
+                         ",PREFETCH=1,STAGES=0,KLANES=8,CLUSTER=1");
+  };
+  const Problem deep = nn(512, 8, 500000);
+  const double gap = model.predict_us(config(2), deep) - model.predict_us(config(0), deep);
+  EXPECT_GT(gap, 80.0);  // 977 slices x 4 reads of 32 ns
+  EXPECT_LT(gap, 160.0);
+  const Problem short_k = nn(4096, 1, 4096);
+  EXPECT_LT(std::abs(model.predict_us(config(2), short_k) - model.predict_us(config(0), short_k)),
+            1.0);
+}
+
 TEST(PerformanceModel, measured_ceilings_replace_the_defaults) {
   std::vector<DeviceCeiling> measured = {{kCopyBandwidthCeiling, 1e12, "copy", ""},
                                          {kFfmaCeiling, 5e13, "ffma", ""}};
