@@ -166,27 +166,41 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
       const double model = model_us(m.config, *problem->second);
       if (!std::isfinite(model) || model <= 0) continue;
       const Problem& p = *problem->second;
-      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, m.time_us / model});
-      const GemmTemplate* family = find_template(m.config.template_name);
-      if (auto twin = family ? family->transposed(m.config) : std::nullopt)
-        model_scale_[config_id(*twin)].push_back({flip(p.op_b), flip(p.op_a), m.time_us / model});
+      const GemmTemplate& family = template_named(m.config.template_name);
+      model_scale_[config_id(m.config)].push_back(
+          {p.op_a, p.op_b, family.code_path(m.config, p), m.time_us / model});
+      if (auto twin = family.transposed(m.config)) {
+        GemmTypes types = p.types;  // C^T = op(B)^T op(A)^T: the operands trade places
+        std::swap(types.a, types.b);
+        const Problem twin_problem =
+            Problem::packed(types, flip(p.op_b), flip(p.op_a), p.n, p.m, p.k);
+        model_scale_[config_id(*twin)].push_back({twin_problem.op_a, twin_problem.op_b,
+                                                  family.code_path(*twin, twin_problem),
+                                                  m.time_us / model});
+      }
     }
   }
 }
 
-// The median measured / predicted of a config over its records whose layouts share the most
-// operands with the problem's: on the H200 sets PACK_B=0 runs 7-15 % slower than PACK_B=1
-// wherever B is transposed, which its mostly-NN records hid (2560^3 TT was served PACK_B=0).
+// The median measured / predicted of a config over its records on the loop it runs here whose
+// layouts share the most operands with the problem's: on the H200 sets PACK_B=0 runs 7-15 %
+// slower than PACK_B=1 wherever B is transposed, which its mostly-NN records hid (2560^3 TT
+// was served PACK_B=0). Records of another loop are no evidence (session 21: a 16-row GEMV
+// line measured only with B along N, 1.5x faster than the model there, would have been served
+// to the NT decode shapes, where B runs along K through a loop never measured).
 std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
                                                 const Problem& problem) const {
   auto it = model_scale_.find(config_id(config));
   if (it == model_scale_.end()) return std::nullopt;
+  const std::string path = template_named(config.template_name).code_path(config, problem);
   const auto shared = [&](const LayoutRatio& r) { return operands_alike(r.op_a, r.op_b, problem); };
-  int most = 0;
-  for (const LayoutRatio& r : it->second) most = std::max(most, shared(r));
+  int most = -1;
+  for (const LayoutRatio& r : it->second)
+    if (r.path == path) most = std::max(most, shared(r));
+  if (most < 0) return std::nullopt;
   std::vector<double> ratios;
   for (const LayoutRatio& r : it->second)
-    if (shared(r) == most) ratios.push_back(r.ratio);
+    if (r.path == path && shared(r) == most) ratios.push_back(r.ratio);
   return median(std::move(ratios));
 }
 

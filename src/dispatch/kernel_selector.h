@@ -111,9 +111,11 @@ class KernelSelector {
   int sm_count_;
   std::vector<DeviceCeiling> ceilings_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
-  // A config's measured / predicted here on one tuned problem, with that problem's layout.
+  // A config's measured / predicted here on one tuned problem, with that problem's layout and
+  // the family's loop for it (GemmTemplate::code_path).
   struct LayoutRatio {
     Op op_a, op_b;
+    std::string path;
     double ratio;
   };
   // Measured / predicted here for a config on the problem's layout (scale_for), by config

@@ -85,6 +85,11 @@ class GemmTemplate {
   // once the rest of the grid is done: a one-launch K reduction that grows with the K slices
   // whatever the GPU's width. The performance model prices them; 0: no such step.
   virtual int64_t serial_partial_reads(const KernelConfig&, const Problem&) const { return 0; }
+  // Which of the family's loops a config's build for the problem's layout runs, where the
+  // layout picks between loops of their own (empty: one loop for every layout). A config's
+  // speed on one loop says nothing of another's, so the selector scales it only by its records
+  // on the same loop.
+  virtual std::string code_path(const KernelConfig&, const Problem&) const { return {}; }
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.

@@ -122,6 +122,11 @@ class GemvSimt final : public GemmTemplate {
     return slices * ((outputs + threads - 1) / threads);
   }
 
+  // The large operand stored along K or along L runs a loop of its own (strip_along_k, _l).
+  std::string code_path(const KernelConfig& config, const Problem& problem) const override {
+    return x_k_contig(config, problem) ? "along K" : "along L";
+  }
+
   // For the selector: ROWS along the small side, the strip along the large (as when X is
   // contiguous along it), KB deep.
   TileShape tile(const KernelConfig& config) const override {

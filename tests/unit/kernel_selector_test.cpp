@@ -436,6 +436,36 @@ TEST(KernelSelector, scales_a_default_by_its_transposed_twins_record) {
   EXPECT_EQ(c.config, small_m);
 }
 
+// A GEMV config runs one loop where the large operand is stored along N and another where it
+// is stored along K (GemmTemplate::code_path): its records on one say nothing of the other.
+// Seen in session 21's replay: a 16-row line measured only on NN (B along N), at 0.67x the
+// model there, was served to the NT decode shapes (B along K) over their neighbours' bests.
+TEST(KernelSelector, scales_a_default_only_by_its_records_on_the_loop_it_runs) {
+  const std::string rest = ",ROWS=16,VEC=4,LW=1,SPLIT_MODE=0,PREFETCH=1,STAGES=0,CLUSTER=1";
+  const KernelConfig along_n =
+      KernelConfig::from_params_text("gemv_simt", "SIDE=0,WARPS=4,KB=256,KLANES=32" + rest);
+  const KernelConfig along_k =
+      KernelConfig::from_params_text("gemv_simt", "SIDE=0,WARPS=8,KB=512,KLANES=8" + rest);
+  const PerformanceModel model = testing::h200_model("gemv_simt");
+  const Problem nn = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 4096);
+  const Problem nt = Problem::packed(GemmTypes{}, Op::N, Op::T, 16, 4096, 4096);
+  std::vector<TrialRecord> records = {
+      testing::ok_trial_record(nn, along_n, 0.67 * model.predict_us(along_n, nn)),
+      testing::ok_trial_record(nt, along_k, model.predict_us(along_k, nt))};
+  for (TrialRecord& r : records) r.template_hash = "abc";
+  std::vector<DefaultKernel> table = defaults();
+  table.push_back({"*", GemmTypes{}, along_n});
+  KernelSelector s({entry(16, 4096, 4096, along_n), entry(16, 4096, 4096, along_k, Op::N, Op::T)},
+                   table, "sm_90", 132, records);
+  const Problem deeper = Problem::packed(GemmTypes{}, Op::N, Op::T, 16, 4096, 8192);
+  ASSERT_TRUE(can_run(along_n, deeper, "sm_90"));
+  const auto c = s.choose(deeper);
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, along_k);
+  EXPECT_EQ(template_named("gemv_simt").code_path(along_n, deeper), "along K");
+  EXPECT_EQ(template_named("gemv_simt").code_path(along_n, nn), "along L");
+}
+
 // A layout nobody tuned takes its neighbours from the layouts sharing the most operands with
 // it: TN from NN (B alike), not from NT's nearer shape.
 TEST(KernelSelector, a_layout_nobody_tuned_borrows_the_nearest_layouts_bests) {
