@@ -167,17 +167,12 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
       if (!std::isfinite(model) || model <= 0) continue;
       const Problem& p = *problem->second;
       const GemmTemplate& family = template_named(m.config.template_name);
-      model_scale_[config_id(m.config)].push_back(
-          {p.op_a, p.op_b, family.code_path(m.config, p), m.time_us / model});
-      if (auto twin = family.transposed(m.config)) {
-        GemmTypes types = p.types;  // C^T = op(B)^T op(A)^T: the operands trade places
-        std::swap(types.a, types.b);
-        const Problem twin_problem =
-            Problem::packed(types, flip(p.op_b), flip(p.op_a), p.n, p.m, p.k);
-        model_scale_[config_id(*twin)].push_back({twin_problem.op_a, twin_problem.op_b,
-                                                  family.code_path(*twin, twin_problem),
-                                                  m.time_us / model});
-      }
+      // The twin reads the same stored operands the same way, so it runs the same loop.
+      const std::string path = family.code_path(m.config, p);
+      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, path, m.time_us / model});
+      if (auto twin = family.transposed(m.config))
+        model_scale_[config_id(*twin)].push_back(
+            {flip(p.op_b), flip(p.op_a), path, m.time_us / model});
     }
   }
 }
