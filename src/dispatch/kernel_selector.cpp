@@ -8,6 +8,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
+#include "src/core/occupancy.h"
 #include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
 
@@ -240,6 +241,35 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
   return PerformanceModel(std::move(ctx)).predict_us(config, problem);
 }
 
+// Blocks of a streaming config resident on the GPU at once, from the registers its family
+// expects the build to take (no estimate: every launched block, as if all fit).
+int64_t KernelSelector::resident_blocks(const KernelConfig& config, const Problem& problem) const {
+  const GemmTemplate& family = template_named(config.template_name);
+  const int64_t blocks = launched_blocks(config, problem, sm_count_);
+  const int registers = family.estimated_registers(config, problem);
+  if (registers <= 0) return blocks;
+  const BlockResources res = family.block_resources(config);
+  const Occupancy occ =
+      occupancy(arch_limits(arch_), res.threads, registers, res.dynamic_smem_bytes);
+  return std::max<int64_t>(1, int64_t(std::max(1, sm_count_)) * occ.blocks_per_sm);
+}
+
+// The time a streaming grid of `blocks` takes per byte against one whose blocks all fit at
+// once: a last partial wave of a fraction x of the resident blocks costs sqrt(x) of a wave
+// (its blocks start as the first wave's finish, on a lighter-loaded memory system, so less
+// than a whole wave, more than its share). Seen on the H200 (session 22): 7680x16x2560's
+// 300 blocks of two per SM (1.14 waves) stream 1.16x slower per byte than 4096x16x4096's 256;
+// carried without this, that record made 4096x16x4096, left out, take an FFMA split-K kernel
+// at 0.72 of its best. Leave-one-out replay, best / chosen (S21, S18, S11, S13, S16
+// databases): 0.918 -> 0.947, 0.938 -> 0.954, the rest unchanged; flat for powers 0.3-0.6,
+// 0.941 and 0.948 at 0.7, 0.931 and 0.938 at 1 (whole waves).
+double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
+  if (blocks <= resident || resident <= 0) return 1;
+  const double waves = double(blocks) / double(resident);
+  const double whole = std::floor(waves);
+  return (whole + std::sqrt(waves - whole)) / waves;
+}
+
 // Tile work a config does on a problem, in whole waves of resident blocks, each block's K
 // slice lengthened by the steps it spends outside its loop: without them a split-K kernel
 // carried to a shape of a quarter the K came out ~15 % too fast (leave-one-out, H200 sets).
@@ -253,15 +283,20 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
   // grows with the warps until kStreamWarpsPerSm cover the memory latency. Leave-one-out replay
   // of the session-11 H200 database (every GEMV shape tuned exhaustively): linear to 12 warps
   // 0.936, to 10 0.933, to 16 0.922; sqrt(warps / 16), the form before, 0.921 (1760x16x1760
-  // 0.65 -> 0.92, 7680x16x2560 0.83 -> 0.98).
+  // 0.65 -> 0.92, 7680x16x2560 0.83 -> 0.98). The warps counted are those resident at once;
+  // blocks past them form a last partial wave (stream_tail_factor).
   constexpr double kStreamWarpsPerSm = 12;
   const GemmTemplate* family = find_template(config.template_name);
   if (family && family->bandwidth_bound()) {
-    const int64_t warps = (family->block_resources(config).threads + 31) / 32;
-    const double per_sm = double(launched_blocks(config, problem, sm_count_) * warps) /
-                          double(std::max(1, sm_count_));
+    const BlockResources res = family->block_resources(config);
+    const int64_t warps = (res.threads + 31) / 32;
+    const int64_t blocks = launched_blocks(config, problem, sm_count_);
+    const int sms = std::max(1, sm_count_);
+    const int64_t resident = resident_blocks(config, problem);
+    const double per_sm = double(std::min(blocks, resident) * warps) / double(sms);
     const double rate = std::min(1.0, per_sm / kStreamWarpsPerSm);
-    return PerformanceModel::unique_bytes(problem) / std::max(rate, 1e-3);
+    return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
+           std::max(rate, 1e-3);
   }
   const TileShape t = tile_of(config);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;

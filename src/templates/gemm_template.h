@@ -90,6 +90,10 @@ class GemmTemplate {
   // speed on one loop says nothing of another's, so the selector scales it only by its records
   // on the same loop.
   virtual std::string code_path(const KernelConfig&, const Problem&) const { return {}; }
+  // Registers per thread a config's build for the problem's layout is expected to take, for
+  // a streaming family whose residency the selector needs (how many of its blocks fit an SM);
+  // 0: no estimate (the tiled families' occupancy comes from their tile).
+  virtual int estimated_registers(const KernelConfig&, const Problem&) const { return 0; }
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.

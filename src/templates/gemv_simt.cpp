@@ -127,6 +127,17 @@ class GemvSimt final : public GemmTemplate {
     return x_k_contig(config, problem) ? "along K" : "along L";
   }
 
+  // The sums each thread holds and the X vectors it loads ahead, plus addressing: within a few
+  // registers of ptxas on sm_90 for the 16-row configs (124-128 along L and along K).
+  int estimated_registers(const KernelConfig& config, const Problem& problem) const override {
+    const int64_t lw = config.get("LW"), rows = config.get("ROWS"), vec = config.get("VEC");
+    if (x_k_contig(config, problem))
+      return int(std::min<int64_t>(255, lw * rows + 2 * lw * vec + 30));
+    const int64_t buffers =
+        config.get_or("STAGES", 0) > 0 || config.get_or("PREFETCH", 1) == 0 ? 1 : 2;
+    return int(std::min<int64_t>(255, lw * rows * vec + buffers * 4 * lw * vec + 30));
+  }
+
   // For the selector: ROWS along the small side, the strip along the large (as when X is
   // contiguous along it), KB deep.
   TileShape tile(const KernelConfig& config) const override {

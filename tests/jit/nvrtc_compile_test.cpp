@@ -214,6 +214,34 @@ TEST_P(CompilesForArch, gemv_simt_cluster_of_slices_compiles_on_sm_90_only) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));
 
+// The selector counts a streaming config's resident blocks (KernelSelector::resident_blocks)
+// from the family's register estimate: for every shipped GEMV line, on both of its loops (X
+// along L, then along K), it stays within 32 of ptxas's count on sm_90 (the 16-row lines'
+// 124-128 decide between two and three blocks of 256 threads per SM).
+TEST(GemvSimtRegisters, estimate_is_near_ptxas_for_every_shipped_line_and_loop) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  int compiled = 0;
+  for (const DefaultKernel& d : shipped_default_kernels()) {
+    if (d.config.template_name != "gemv_simt") continue;
+    const bool small_m = d.config.get("SIDE") == 0;
+    // SIDE=0 streams B (along K when transposed), SIDE=1 streams A (along K when not).
+    const std::pair<Op, Op> loops[] = {small_m ? std::pair{Op::N, Op::N} : std::pair{Op::T, Op::N},
+                                       small_m ? std::pair{Op::N, Op::T} : std::pair{Op::N, Op::N}};
+    for (const auto& [a, b] : loops) {
+      const int64_t rows = d.config.get("ROWS");
+      const Problem p =
+          Problem::packed(GemmTypes{}, a, b, small_m ? rows : 4096, small_m ? 4096 : rows, 4096);
+      if (family.unsupported_reason(d.config, p, "sm_90")) continue;
+      const CompiledKernel k = testing::compile_f32(d.config, a, b, "sm_90");
+      ASSERT_TRUE(k.ok) << k.error;
+      EXPECT_NEAR(family.estimated_registers(d.config, p), k.resources.registers, 32)
+          << d.config.params_text() << " " << to_string(a) << to_string(b);
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 10);
+}
+
 TEST(NvrtcCompiler, violated_static_assert_fails_with_reason_name_and_options) {
   KernelConfig bad = default_config();
   bad.set("BM", 100);  // not a multiple of TM = 8

@@ -259,6 +259,32 @@ TEST(KernelSelector, streaming_rate_grows_with_the_warps_in_flight_up_to_a_dozen
   EXPECT_EQ(c.config, slices_of_1024);
 }
 
+// Seen on the H200 (session 22): 4096x16x4096 left out of the S21 database was served an FFMA
+// split-K kernel carried from 7680x16x2560 (43.8 us against 31.7 for its best). Its best, a
+// GEMV, ran 45.2 us there, where its 300 blocks of two per SM take 1.14 waves; carried by its
+// bytes alone it came out slower than the FFMA kernel. That last partial wave is now counted
+// there, and 4096x16x4096's 256 blocks need none.
+TEST(KernelSelector, a_streaming_kernels_last_partial_wave_does_not_carry_to_a_shape_it_fits) {
+  const KernelConfig gemv = KernelConfig::from_params_text(
+      "gemv_simt",
+      "SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=512,LW=4,SPLIT_MODE=1,PREFETCH=1,STAGES=0,KLANES=8");
+  const KernelConfig ffma = testing::sgemm_config({{"BM", 64},
+                                                   {"BN", 16},
+                                                   {"BK", 8},
+                                                   {"TM", 4},
+                                                   {"TN", 4},
+                                                   {"WARP_N", 4},
+                                                   {"VEC", 2},
+                                                   {"SPLIT_K", 16},
+                                                   {"SPLIT_MODE", 1},
+                                                   {"MIN_BLOCKS", 2}});
+  const KernelSelector s = recorded_on(Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560),
+                                       {{gemv, 45.2}, {ffma, 50.5}});
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, gemv);
+}
+
 // Replayed on the H200 databases (S17, S18) and measured (S20-A): 1024^3 left out was served a
 // split-4 config of 2048^3 whose carried time beat 1000^3's best by 3 % (it ran 85 us, 1000^3's
 // best 62). The far neighbour now pays 6 % for its distance, the near one 0.2 %.
