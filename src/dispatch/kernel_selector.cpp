@@ -241,14 +241,12 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
   return PerformanceModel(std::move(ctx)).predict_us(config, problem);
 }
 
-// Blocks of a streaming config resident on the GPU at once, from the registers its family
-// expects the build to take (no estimate: every launched block, as if all fit).
-int64_t KernelSelector::resident_blocks(const KernelConfig& config, const Problem& problem) const {
-  const GemmTemplate& family = template_named(config.template_name);
-  const int64_t blocks = launched_blocks(config, problem, sm_count_);
+// Blocks of a streaming config that fit on the GPU at once, from the registers its family
+// expects the build to take; without an estimate, no limit.
+int64_t KernelSelector::resident_capacity(const GemmTemplate& family, const KernelConfig& config,
+                                          const Problem& problem, const BlockResources& res) const {
   const int registers = family.estimated_registers(config, problem);
-  if (registers <= 0) return blocks;
-  const BlockResources res = family.block_resources(config);
+  if (registers <= 0) return std::numeric_limits<int64_t>::max();
   const Occupancy occ =
       occupancy(arch_limits(arch_), res.threads, registers, res.dynamic_smem_bytes);
   return std::max<int64_t>(1, int64_t(std::max(1, sm_count_)) * occ.blocks_per_sm);
@@ -264,7 +262,7 @@ int64_t KernelSelector::resident_blocks(const KernelConfig& config, const Proble
 // databases): 0.918 -> 0.947, 0.938 -> 0.954, the rest unchanged; flat for powers 0.3-0.6,
 // 0.941 and 0.948 at 0.7, 0.931 and 0.938 at 1 (whole waves).
 double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
-  if (blocks <= resident || resident <= 0) return 1;
+  if (blocks <= resident) return 1;
   const double waves = double(blocks) / double(resident);
   const double whole = std::floor(waves);
   return (whole + std::sqrt(waves - whole)) / waves;
@@ -292,8 +290,8 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
     const int64_t warps = (res.threads + 31) / 32;
     const int64_t blocks = launched_blocks(config, problem, sm_count_);
     const int sms = std::max(1, sm_count_);
-    const int64_t resident = resident_blocks(config, problem);
-    const double per_sm = double(std::min(blocks, resident) * warps) / double(sms);
+    const int64_t resident = std::min(blocks, resident_capacity(*family, config, problem, res));
+    const double per_sm = double(resident * warps) / double(sms);
     const double rate = std::min(1.0, per_sm / kStreamWarpsPerSm);
     return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
            std::max(rate, 1e-3);

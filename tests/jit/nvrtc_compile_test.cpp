@@ -214,7 +214,7 @@ TEST_P(CompilesForArch, gemv_simt_cluster_of_slices_compiles_on_sm_90_only) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, CompilesForArch, ::testing::Values("sm_75", "sm_80", "sm_90"));
 
-// The selector counts a streaming config's resident blocks (KernelSelector::resident_blocks)
+// The selector counts a streaming config's resident blocks (KernelSelector::resident_capacity)
 // from the family's register estimate: for every shipped GEMV line, on both of its loops (X
 // along L, then along K), it stays within 32 of ptxas's count on sm_90 (the 16-row lines'
 // 124-128 decide between two and three blocks of 256 threads per SM).
