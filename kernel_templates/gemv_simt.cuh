@@ -72,6 +72,24 @@
 #endif
 // The strip of L one block covers: rows of X per warp (KLANES lanes each), or vectors of a row.
 #define TILE_L (X_K_CONTIG ? WARPS * LW * (32 / KLANES) : 32 * VEC * LW)
+// W stored along S (row k of its storage holds W(0.., k)) for the loop along K with 13-16 rows:
+// staged in its stored order, 16-byte copies where its rows are aligned (a quarter of the
+// copies element by element take), Ws[kk] a row of W_SO_PITCH floats holding W(0..15, k0 + kk)
+// as four 16-byte chunks, chunk c at c ^ ((kk >> 3) & 3): the 8 lanes of a lane group read 8
+// different chunks (KLANES=8, VEC=4). The loop then reads W along S. (S22-H: 4096x16x4096
+// 33.5 -> 31.2 us, 7680x16x2560 48.5 -> 41.5.)
+#define W_STORED_ORDER (X_K_CONTIG && !W_K_CONTIG && ROWS > 12)
+#define W_SO_PITCH 20
+// Floats of the staged W in dynamic shared memory: src/templates/gemv_simt.cpp's w_floats.
+#define W_FLOATS (W_STORED_ORDER ? W_SO_PITCH * KB : ROWS * KB)
+// W_STORED_ORDER's loop takes a few registers more than 128, which would halve the blocks of 128
+// or 256 threads an SM holds (S22-H: 130 uncapped, 127 capped): its build is held to 128. Every
+// other build keeps the plain bound (a minimum of one block already lets ptxas take more).
+#if W_STORED_ORDER && THREADS <= 256
+#define GEMV_LAUNCH_BOUNDS __launch_bounds__(THREADS, 65536 / (THREADS * 128))
+#else
+#define GEMV_LAUNCH_BOUNDS __launch_bounds__(THREADS)
+#endif
 
 static_assert(TGEMM_TYPE_A == 0 && TGEMM_TYPE_B == 0 && TGEMM_TYPE_C == 0 && TGEMM_COMPUTE == 0,
               "gemv_simt computes f32 inputs and outputs with FFMA");
@@ -221,11 +239,54 @@ __device__ __forceinline__ void before_emit() {
 #endif
 }
 
+#if W_STORED_ORDER
+// Where W(4c.., k0 + kk) goes: its 16-byte chunk's place in row kk (W_STORED_ORDER above).
+__device__ __forceinline__ int w_chunk_at(int kk, int c) {
+  return kk * W_SO_PITCH + ((c ^ ((kk >> 3) & 3)) * 4);
+}
+
+// stage_w for W_STORED_ORDER: row kk of Ws is W(0..15, k0 + kk), zero past S and K.
+__device__ __forceinline__ void stage_w_stored_order(const View& v, int k0, int k_end, float* ws) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const bool wide = v.ldw % 4 == 0 && reinterpret_cast<size_t>(v.w) % 16 == 0;
+  if (wide) {
+    for (int idx = threadIdx.x; idx < KB * 4; idx += THREADS) {
+      const int kk = idx / 4, c = idx % 4;
+      const int k = k0 + kk;
+      const int valid = k < k_end ? max(0, min(4, v.s - 4 * c)) : 0;  // floats to read
+      tgemm::cp_async_zfill<16>(ws + w_chunk_at(kk, c),
+                                valid > 0 ? v.w + (long long)k * v.ldw + 4 * c : v.w, 4 * valid);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < KB * 16; idx += THREADS) {
+      const int kk = idx / 16, s = idx % 16;
+      const int k = k0 + kk;
+      const bool valid = s < v.s && k < k_end;
+      tgemm::cp_async_zfill<4>(ws + w_chunk_at(kk, s / 4) + s % 4,
+                               valid ? v.w + (long long)k * v.ldw + s : v.w, valid ? 4 : 0);
+    }
+  }
+  tgemm::cp_async_commit();
+#else
+  for (int idx = threadIdx.x; idx < KB * 16; idx += THREADS) {
+    const int kk = idx / 16, s = idx % 16;
+    const int k = k0 + kk;
+    ws[w_chunk_at(kk, s / 4) + s % 4] =
+        s < v.s && k < k_end ? v.w[(long long)k * v.ldw + s] : 0.0f;
+  }
+#endif
+}
+#endif
+
 // Ws[s][kk] = W(s, k0 + kk) for the block's slice, zero past S and K (so they add nothing).
 // On sm_80+ through cp.async, one committed group that w_ready waits for once X's first loads
 // are out, so the two latencies overlap (16-byte copies where W's rows are K-contiguous and
 // 16-byte aligned); on sm_75 through registers, done when it returns.
 __device__ __forceinline__ void stage_w(const View& v, int k0, int k_end, float* ws) {
+#if W_STORED_ORDER
+  stage_w_stored_order(v, k0, k_end, ws);
+  return;
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const bool wide = W_K_CONTIG && v.ldw % 4 == 0 && reinterpret_cast<size_t>(v.w) % 16 == 0;
   if (wide) {
@@ -380,7 +441,7 @@ __device__ __forceinline__ void strip_along_l(const tgemm::GemmParams& p, const 
 #if STAGES > 0
   // The warp's groups (warp, warp + WARPS, ...) through its ring of STAGES slots: each lane
   // copies and later reads only its own vectors, so cp.async.wait_group alone orders them.
-  float* const ring = ws + ROWS * KB + warp * (STAGES * RING_SLOT);
+  float* const ring = ws + W_FLOATS + warp * (STAGES * RING_SLOT);
   auto copy_group = [&](int i) {  // the warp's i-th group into slot i % STAGES
     float* const slot = ring + (i % STAGES) * RING_SLOT;
     const int g = warp + i * WARPS;
@@ -515,6 +576,21 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
       for (int e = 0; e < VEC; ++e) xv[r][e] = next[r][e];
     if (step + 1 < steps) load_step(step + 1, next);
     const int kk = (step * KLANES + sub) * VEC;
+#if W_STORED_ORDER
+    // W(4c..4c+3, k) as one read per chunk and K value (the same reads as along K below).
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+#pragma unroll
+      for (int c = 0; c < (ROWS + 3) / 4; ++c) {
+        const float4 w4 = *reinterpret_cast<const float4*>(ws + w_chunk_at(kk + e, c));
+        const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+        for (int i = 0; i < 4 && 4 * c + i < ROWS; ++i)
+#pragma unroll
+          for (int r = 0; r < LW; ++r)
+            acc[r][4 * c + i] = fmaf(w[i], xv[r][e], acc[r][4 * c + i]);
+      }
+#else
 #pragma unroll
     for (int s = 0; s < ROWS; ++s) {
       float w[VEC];
@@ -524,6 +600,7 @@ __device__ __forceinline__ void strip_along_k(const tgemm::GemmParams& p, const 
 #pragma unroll
         for (int e = 0; e < VEC; ++e) acc[r][s] = fmaf(w[e], xv[r][e], acc[r][s]);
     }
+#endif
   }
 
   before_emit();
@@ -606,11 +683,11 @@ extern "C" __global__ void gemv_simt_reduce(const tgemm::GemmParams p) {
 
 // Grid: x strips of TILE_L along L, y K slices of KB (tgemm_gemv::slices_of; SPLIT_MODE=3:
 // CLUSTER, the slices past K empty).
-extern "C" __global__ void __launch_bounds__(THREADS) GEMV_CLUSTER_DIMS
+extern "C" __global__ void GEMV_LAUNCH_BOUNDS GEMV_CLUSTER_DIMS
     gemv_simt(const tgemm::GemmParams p) {
   using namespace tgemm_gemv;
   extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned vector reads of W
-  float* const ws = reinterpret_cast<float*>(smem_raw);  // [ROWS][KB], then the ring (STAGES)
+  float* const ws = reinterpret_cast<float*>(smem_raw);  // W_FLOATS of W, then the ring (STAGES)
 #if SPLIT_MODE == 1
   tgemm::allow_next_grid();  // the reduction's blocks may take the SMs this grid leaves idle
 #endif

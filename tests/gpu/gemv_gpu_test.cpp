@@ -109,8 +109,8 @@ KernelConfig with(const char* name, KernelConfig config, int64_t value) {
 }
 
 // cases() with 8 more on the small side: 9..16.
-std::vector<testing::DirectGemm> sixteen(bool small_m) {
-  std::vector<testing::DirectGemm> out = cases(small_m, 0, 0);
+std::vector<testing::DirectGemm> sixteen(bool small_m, int pad = 0, int offset = 0) {
+  std::vector<testing::DirectGemm> out = cases(small_m, pad, offset);
   for (auto& g : out) {
     if (small_m) {
       g.m += 8;
@@ -135,6 +135,15 @@ TEST_F(GemvGpu, lane_groups_along_k_every_split_mode) {
   expect_correct(with("KLANES", gemv(0, 8, 2, 8, 128, 1, 0), 4), cases(true, 0, 0));
   expect_correct(with("KLANES", gemv(1, 8, 4, 8, 512, 2, 2), 16), cases(false, 0, 0));
   expect_correct(with("KLANES", gemv(0, 8, 1, 4, 256, 4, 1), 4), cases(true, 1, 1));
+}
+
+// W stored along S on the loop along K with 16 rows (N = 9..16 NN, M = 9..16 TT) is staged in its
+// stored order: 16-byte copies where its rows and pointer are 16-byte aligned (N = 12, 16),
+// element copies where not (the other N, padded and offset operands), in each K-slice mode.
+TEST_F(GemvGpu, w_stored_along_s_in_its_stored_order_aligned_or_not) {
+  expect_correct(with("KLANES", gemv(1, 16, 4, 8, 512, 4, 1), 8), sixteen(false));
+  expect_correct(with("KLANES", gemv(1, 16, 1, 4, 256, 2, 0), 8), sixteen(false, 1, 1));
+  expect_correct(with("KLANES", gemv(0, 16, 1, 8, 128, 2, 2), 16), sixteen(true, 3, 1));
 }
 
 // Atomic K slices along L (SIDE=0, SPLIT_MODE=0): on sm_90 four columns of C go out as one

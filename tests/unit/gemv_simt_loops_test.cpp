@@ -63,9 +63,29 @@ TEST(GemvSimtLoops, strip_and_shared_memory_follow_klanes_and_stages) {
   };
   EXPECT_EQ(strips(gemv()), 4096u / 8);
   EXPECT_EQ(strips(gemv({{"KLANES", 8}, {"LW", 2}})), 4096u / (8 * 4 * 2));
-  EXPECT_EQ(family.block_resources(gemv()).dynamic_smem_bytes, 16u * 512 * 4);
-  EXPECT_EQ(family.block_resources(gemv({{"STAGES", 3}})).dynamic_smem_bytes,
+  // A 16-row block is sized for W in rows of 20 floats (its largest layout, below); a launch
+  // takes what its layout's build stages, W as 16 rows of KB here.
+  EXPECT_EQ(family.block_resources(gemv()).dynamic_smem_bytes, 20u * 512 * 4);
+  EXPECT_EQ(family.plan_launch(gemv(), kAlongK).launches[0].smem_bytes, 16u * 512 * 4);
+  EXPECT_EQ(family.plan_launch(gemv({{"STAGES", 3}}), kAlongL).launches[0].smem_bytes,
             (16u * 512 + 3 * 8 * 4 * 32 * 4) * 4);
+}
+
+// W stored along S on the loop along K (M = 16 with A transposed and B too; N = 16 NN) is
+// staged in its stored order, KB rows of 20 floats; 8 rows keep ROWS rows of KB.
+TEST(GemvSimtLoops, w_stored_along_s_on_the_loop_along_k_takes_rows_of_20_floats) {
+  const GemmTemplate& family = template_named("gemv_simt");
+  const auto smem = [&](const KernelConfig& c, const Problem& p) {
+    return family.plan_launch(c, p).launches[0].smem_bytes;
+  };
+  const Problem tt = Problem::packed(GemmTypes{}, Op::T, Op::T, 16, 4096, 4096);
+  const Problem n16 = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 16, 4096);
+  const KernelConfig side1 = testing::gemv_config(1, 16, 4, 8, 512, 1, 2);
+  EXPECT_EQ(smem(gemv(), tt), 20u * 512 * 4);
+  EXPECT_EQ(smem(side1, n16), 20u * 512 * 4);
+  EXPECT_EQ(smem(testing::gemv_config(1, 8, 4, 8, 512, 1, 2), n16), 8u * 512 * 4);
+  EXPECT_EQ(family.block_resources(testing::gemv_config(1, 8, 4, 8, 512, 1, 2)).dynamic_smem_bytes,
+            8u * 512 * 4);
 }
 
 // SPLIT_MODE=3 meets a strip's K slices in one cluster of CLUSTER blocks (sm_90): refused on
