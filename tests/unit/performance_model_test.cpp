@@ -186,6 +186,27 @@ TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {
             model.predict_us(gemv, nn(512, 4, 500000)));
 }
 
+// A streaming kernel issues ROWS FFMAs per streamed element, whatever the problem's small side:
+// on the H200 (session 23) 512x8x500000 ran 287 us with ROWS=8 and 354 with ROWS=16, and
+// 4096x1x4096 22.0 with ROWS=1 and 30.6 with ROWS=16. Priced alike before, the tuner's model
+// strategy spent its proposals on 16-row configs for every GEMV shape.
+TEST(PerformanceModel, a_streaming_config_with_more_rows_than_the_problem_is_predicted_slower) {
+  const PerformanceModel model = h200_model("gemv_simt");
+  const auto rows = [](int64_t r) {
+    return KernelConfig::from_params_text(
+        "gemv_simt", "SIDE=1,ROWS=" + std::to_string(r) +
+                         ",VEC=4,WARPS=8,KB=1024,LW=2,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=16,"
+                         "CLUSTER=1");
+  };
+  const Problem deep = nn(512, 8, 500000);
+  // ROWS=16 does 8 more FFMAs per element of A: 2 * 8 * 512 * 500000 FLOPs at the FFMA roof.
+  const double extra_us = 2.0 * 8 * 512 * 500000 / 66.9e12 * 1e6;
+  const double gap = model.predict_us(rows(16), deep) - model.predict_us(rows(8), deep);
+  EXPECT_NEAR(gap, extra_us, 0.1 * extra_us);
+  // Rows the problem has cost what they cost on a problem that has them all.
+  EXPECT_GT(model.predict_us(rows(16), nn(512, 16, 500000)), model.predict_us(rows(8), deep));
+}
+
 // Summed by each strip's last block (SPLIT_MODE=2), 977 slices of 512x8x500000 ran 474 us on the
 // H200 against 380 with atomics (session 21): the reads one thread makes in turn are priced, so
 // the model no longer ranks the two alike. With 8 slices (4096x1x4096) they cost ~nothing.
