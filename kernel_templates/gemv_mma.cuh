@@ -2,9 +2,11 @@
 // f32 in and out, computed as tf32 (one pass) or f32x3 (3xTF32, FP32-accurate), row-major.
 //   C (M x N) = alpha * op(A) (M x K) * B (K x N) + beta * C,  M <= 16, B stored K x N.
 // B, the large operand, streams once from memory straight into mma.m16n8k8 B fragments; A's
-// 16 rows are the mma's M. Why: the FFMA GEMV issues 16 FFMAs per element of B, and on the H200
-// those issue slots held the 16-row shapes to 63-65 % of the copy bandwidth (sessions 21-23);
-// here one mma takes 64 elements of B for all 16 rows.
+// 16 rows are the mma's M. Why: on the H200 the FFMA GEMV held the 16-row shapes to 63-65 % of
+// the copy bandwidth (sessions 19-23), its 64 sums per lane (16 rows x 4 columns) leaving ~4
+// warps per scheduler where a plain read streams at ~14; here a lane holds 16 sums per 32
+// columns (about 60 registers: up to 8 warps per scheduler) and one mma takes 64 elements of B
+// for all 16 rows, so 3xTF32 also issues fewer instructions than the 16 FFMAs per element.
 //
 // Fragments, lane l = 4g + t (PTX m16n8k8 .tf32): a k8-step loads, per group of 32 columns of
 // B, two float4: rows k0 + t and k0 + t + 4, columns base + 4g .. 4g + 3 (one load instruction
