@@ -159,7 +159,7 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double serial_us = kSerialReadUs * double(family.serial_partial_reads(config, p));
   if (family.bandwidth_bound())
     return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count) +
-           padded_ffma_us(t, p) + serial_us;
+           padded_compute_us(t, p) + serial_us;
 
   // Compute: each wave puts q blocks on an SM; they share its FFMA rate at the efficiency of
   // the register tile (FFMAs per shared-memory load) and of the warps resident.
@@ -208,15 +208,15 @@ double PerformanceModel::unique_bytes(const Problem& p) {
   return (double(p.m) * p.k + double(p.k) * p.n) * a_bytes + 2 * double(p.m) * p.n * c_bytes;
 }
 
-// A streaming kernel's FFMAs take issue slots beside its loads, and the H200 shows them adding
-// to the stream's time rather than hiding under it: every streamed element meets each row of
-// the config's small side, ROWS of them whatever the problem's (the rows past it multiply
-// zeros). Best times per ROWS in the session-23 database: 4096x1x4096 ROWS 1, 4, 8, 16 at 22.0,
-// 23.9, 25.4, 30.6 us (this term: +1.5, +3.5, +7.5), 512x8x500000 ROWS 8 and 16 at 287 and 354
-// (+61). Without it every ROWS was priced alike, and the tuner's model strategy spent its
-// proposals on 16-row configs, which run every shape of the group: 7 of 278 trials of
-// 4096x1x4096 had ROWS=1, its best.
-double PerformanceModel::padded_ffma_us(const TileShape& t, const Problem& p) const {
+// A streaming kernel's FFMAs (or a tensor-core family's mma, at its types' roof) take issue slots
+// beside its loads, and the H200 shows them adding to the stream's time rather than hiding under
+// it: every streamed element meets each row of the config's small side, ROWS of them whatever
+// the problem's (the rows past it multiply zeros). Best times per ROWS in the session-23
+// database: 4096x1x4096 ROWS 1, 4, 8, 16 at 22.0, 23.9, 25.4, 30.6 us (this term: +1.5, +3.5,
+// +7.5), 512x8x500000 ROWS 8 and 16 at 287 and 354 (+61). Without it every ROWS was priced
+// alike, and the tuner's model strategy spent its proposals on 16-row configs, which run every
+// shape of the group: 7 of 278 trials of 4096x1x4096 had ROWS=1, its best.
+double PerformanceModel::padded_compute_us(const TileShape& t, const Problem& p) const {
   const double padded_m = double((p.m + t.m - 1) / t.m * t.m);
   const double padded_n = double((p.n + t.n - 1) / t.n * t.n);
   return 2.0 * padded_m * padded_n * double(p.k) / ctx_.roofs.flops_per_s * 1e6;

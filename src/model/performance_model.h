@@ -88,8 +88,8 @@ class PerformanceModel {
   static double partial_bytes(const Problem& p, int64_t split_k);
   // A bandwidth-bound family's time: its bytes at the copy rate plus its launches.
   double streamed_us(const Problem& p, int64_t split_k, size_t launches) const;
-  // A bandwidth-bound family's FFMA issue time: its tile's padded M x N times K at the FFMA rate.
-  double padded_ffma_us(const TileShape& t, const Problem& p) const;
+  // A bandwidth-bound family's compute time: its tile's padded M x N times K at its types' roof.
+  double padded_compute_us(const TileShape& t, const Problem& p) const;
 
   ModelContext ctx_;
 };
