@@ -156,6 +156,28 @@ TrialRecord record(const Problem& p, const KernelConfig& c, double us) {
   return testing::ok_trial_record(p, c, us);
 }
 
+// A GEMV config's rows past the problem's small side cost FFMAs (PerformanceModel): in a group
+// of an N = 1 and an N = 16 shape, the 16-row configs run both, yet a 1-row config comes second.
+// Priced by bytes alone (before session 23), 16-row configs filled the first proposals: on the
+// H200, 248 of 278 trials of 4096x1x4096 had ROWS=16 and 7 had its best's ROWS=1.
+TEST(ModelStrategy, a_narrow_shape_gets_configs_of_its_own_rows_early) {
+  std::vector<KernelConfig> space;
+  for (int64_t rows : {16, 1})
+    for (int64_t kb : {256, 512})
+      for (int64_t lw : {1, 4})
+        space.push_back(KernelConfig::from_params_text(
+            "gemv_simt", "SIDE=1,ROWS=" + std::to_string(rows) + ",VEC=4,WARPS=8,KB=" +
+                             std::to_string(kb) + ",LW=" + std::to_string(lw) +
+                             ",SPLIT_MODE=1,PREFETCH=1,STAGES=0,KLANES=8,CLUSTER=1"));
+  const std::vector<Problem> problems{nn(4096, 1, 4096), nn(4096, 16, 4096)};
+  ModelStrategy s(space, 0, 1, testing::h200_model("gemv_simt", problems), 0.0);
+  const auto first = s.propose(2);
+  ASSERT_EQ(first.size(), 2u);
+  std::set<int64_t> rows;
+  for (const KernelConfig& c : first) rows.insert(c.get("ROWS"));
+  EXPECT_EQ(rows, (std::set<int64_t>{1, 16}));
+}
+
 TEST(NearestTunedConfigs, takes_the_nearest_shapes_fastest_and_skips_the_problem_itself) {
   const KernelConfig a = sgemm_config({{"BM", 32}}), b = sgemm_config({{"BM", 64}}),
                      c = sgemm_config({{"BM", 256}}), d = sgemm_config({{"SPLIT_K", 4}});
