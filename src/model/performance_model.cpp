@@ -113,12 +113,17 @@ BlockGroups PerformanceModel::block_groups(const TileShape& t, const Problem& p,
   return g;
 }
 
+namespace {
+
+// `size` rounded up to whole tiles of `tile`.
+double whole_tiles(int64_t size, int64_t tile) { return double((size + tile - 1) / tile * tile); }
+
+}  // namespace
+
 double PerformanceModel::useful_fraction(const TileShape& t, const Problem& p) {
-  const double padded_m = double((p.m + t.m - 1) / t.m * t.m);
-  const double padded_n = double((p.n + t.n - 1) / t.n * t.n);
   const int64_t k_unit = t.k * t.split_k;  // every slice runs whole K steps
-  const double padded_k = double((p.k + k_unit - 1) / k_unit * k_unit);
-  return double(p.m) / padded_m * double(p.n) / padded_n * double(p.k) / padded_k;
+  return double(p.m) / whole_tiles(p.m, t.m) * double(p.n) / whole_tiles(p.n, t.n) * double(p.k) /
+         whole_tiles(p.k, k_unit);
 }
 
 int PerformanceModel::estimated_registers(const TileShape& t, int threads) {
@@ -217,9 +222,8 @@ double PerformanceModel::unique_bytes(const Problem& p) {
 // alike, and the tuner's model strategy spent its proposals on 16-row configs, which run every
 // shape of the group: 7 of 278 trials of 4096x1x4096 had ROWS=1, its best.
 double PerformanceModel::padded_compute_us(const TileShape& t, const Problem& p) const {
-  const double padded_m = double((p.m + t.m - 1) / t.m * t.m);
-  const double padded_n = double((p.n + t.n - 1) / t.n * t.n);
-  return 2.0 * padded_m * padded_n * double(p.k) / ctx_.roofs.flops_per_s * 1e6;
+  return 2.0 * whole_tiles(p.m, t.m) * whole_tiles(p.n, t.n) * double(p.k) /
+         ctx_.roofs.flops_per_s * 1e6;
 }
 
 double PerformanceModel::partial_bytes(const Problem& p, int64_t split_k) {

@@ -79,9 +79,7 @@ class GemvSimt final : public GemmTemplate {
     main.grid[1] = unsigned(slices);
     const BlockResources r = block_resources(config);
     main.block[0] = unsigned(r.threads);
-    // The staged W this layout's build takes (block_resources: the most of any layout).
-    main.smem_bytes = r.dynamic_smem_bytes -
-                      size_t(w_floats(config) - w_floats(config, &problem)) * sizeof(float);
+    main.smem_bytes = smem_bytes(config, &problem);  // what this layout's build stages
     plan.add(main);
     // The reduction waits for the main grid in the kernel (gemv_simt_reduce): launched early,
     // its blocks are resident when the main grid ends.
@@ -94,10 +92,7 @@ class GemvSimt final : public GemmTemplate {
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int(32 * config.get("WARPS"));
-    // The staged W slice, then (STAGES > 0) each warp's ring of K groups of X.
-    const int64_t ring = config.get_or("STAGES", 0) * config.get("WARPS") * 4 * config.get("LW") *
-                         32 * config.get("VEC");
-    r.dynamic_smem_bytes = size_t(w_floats(config) + ring) * sizeof(float);
+    r.dynamic_smem_bytes = smem_bytes(config);  // the most of any layout
     return r;
   }
 
@@ -220,16 +215,28 @@ class GemvSimt final : public GemmTemplate {
     return std::nullopt;
   }
 
-  // The kernel's W_FLOATS, the staged W slice: ROWS rows of KB floats, or KB rows of 20 where W
-  // is stored along S on the loop along K with 13-16 rows (the kernel's W_STORED_ORDER). Without
-  // a problem, the most of any layout (block_resources sizes a block by the config alone).
-  static int64_t w_floats(const KernelConfig& config, const Problem* problem = nullptr) {
+  // The kernel's W_SO_PITCH: floats per row of W staged in its stored order.
+  static constexpr int64_t kStoredOrderPitch = 20;
+
+  // The kernel's W_FLOATS, the staged W slice: ROWS rows of KB floats, or KB rows of
+  // kStoredOrderPitch where W is stored along S on the loop along K with 13-16 rows (the
+  // kernel's W_STORED_ORDER). Without a problem, the most of any layout.
+  static int64_t w_floats(const KernelConfig& config, const Problem* problem) {
     const int64_t rows = config.get("ROWS"), kb = config.get("KB");
     if (rows <= 12) return rows * kb;
-    const bool w_along_s = config.get("SIDE") == 0 ? problem && problem->op_a == Op::T
-                                                   : problem && problem->op_b == Op::N;
-    const bool stored_order = !problem || (x_k_contig(config, *problem) && w_along_s);
-    return stored_order ? 20 * kb : rows * kb;
+    if (!problem) return kStoredOrderPitch * kb;
+    const bool w_along_s =
+        config.get("SIDE") == 0 ? problem->op_a == Op::T : problem->op_b == Op::N;
+    return x_k_contig(config, *problem) && w_along_s ? kStoredOrderPitch * kb : rows * kb;
+  }
+
+  // Dynamic shared memory: the staged W slice, then (STAGES > 0) each warp's ring of K groups
+  // of X. Without a problem, the most of any layout (block_resources sizes a block by the
+  // config alone).
+  static size_t smem_bytes(const KernelConfig& config, const Problem* problem = nullptr) {
+    const int64_t ring = config.get_or("STAGES", 0) * config.get("WARPS") * 4 * config.get("LW") *
+                         32 * config.get("VEC");
+    return size_t(w_floats(config, problem) + ring) * sizeof(float);
   }
 
   // The kernel's slices_of: K in KB-deep slices, one for K <= KB (K = 0 included).
