@@ -14,6 +14,7 @@
 namespace tgemm::testing {
 
 struct DirectGemm {
+  GemmTypes types;  // f32 in and out; the compute type (f32, tf32, f32x3) may vary
   Op op_a = Op::N, op_b = Op::N;
   int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   float alpha = 1, beta = 0;
@@ -47,7 +48,7 @@ struct DirectGemm {
 
   // The problem as the dispatcher would see it for these device pointers.
   Problem problem(const void* pa, const void* pb, const void* pc) const {
-    Problem p = Problem::packed(GemmTypes{}, op_a, op_b, m, n, k);
+    Problem p = Problem::packed(types, op_a, op_b, m, n, k);
     p.lda = lda;
     p.ldb = ldb;
     p.ldc = ldc;
