@@ -198,8 +198,12 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   const double tiles = double(t.m + t.n) * block_k * a_bytes;
   const double bw = ctx_.roofs.bytes_per_s;
   const double memory_s = std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw));
-  // A stream tail's slices each write a partial tile and its last slice reads them back.
-  const double tail_bytes = 2.0 * double(groups.tail.blocks * t.m * t.n) * 4;
+  // A stream tail's slices each write a partial tile and its last slice reads them back: the
+  // split-K partials' round trip, priced alike. At a plain write and read (2 instead of
+  // kPartialCost), 512^3 left out of the H200 sets was served an 8-slice tail config at 19.9 us
+  // over a 4-slice one at 16.0 (session 25); leave-one-out replay of the S2-S25 databases: that
+  // choice alone changed (0.80 -> 0.98), at 4 too, and one more at 6.
+  const double tail_bytes = kPartialCost * double(groups.tail.blocks * t.m * t.n) * 4;
   const double partial_s = (partial_bytes(p, t.split_k) + tail_bytes) / bw;
 
   double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + serial_us +

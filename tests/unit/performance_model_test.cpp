@@ -89,6 +89,29 @@ TEST(PerformanceModel, a_stream_tail_prices_the_partial_wave_as_slices) {
   EXPECT_EQ(g.tail.k_tiles, 64);
 }
 
+// A stream tail's slices each write a partial tile that the last reads back: the same round
+// trip as a split-K partial, priced alike (kPartialCost). Seen on the H200 (session 25): 512^3,
+// all 64 of its 64x64 tiles in the tail, runs 8 slices of each in 19.9 us and 4 in 16.0; priced
+// at a plain write and read, the two came out within 2 % (18.3 and 18.0 us), and 512^3 left out
+// was served the 8-slice config. On a sub-wave problem the 8 slices now cost what the tiles split
+// 8 ways by SPLIT_K cost, besides SPLIT_K's launch that scales C first.
+TEST(PerformanceModel, a_stream_tails_partials_cost_as_split_k_partials) {
+  const PerformanceModel model = h200_model("sgemm_warp");
+  const auto config = [](int tail_split, int split_k) {
+    KernelConfig c = KernelConfig::from_params_text(
+        "sgemm_warp",
+        "BM=64,BN=64,BK=8,WM=32,WN=32,TM=8,TN=4,STAGES=4,VEC=1,SPLIT_K=1,SWIZZLE=1,MIN_BLOCKS=1,"
+        "PACK_B=0");
+    c.set("TAIL_SPLIT", tail_split);
+    c.set("SPLIT_K", split_k);
+    return c;
+  };
+  constexpr double kLaunchUs = 2.5;  // the model's price of a launch
+  const Problem p = nn(512, 512, 512);
+  const double tail = model.predict_us(config(8, 1), p), split = model.predict_us(config(1, 8), p);
+  EXPECT_NEAR(tail + kLaunchUs, split, 0.1) << "tail " << tail << " split " << split;
+}
+
 TEST(PerformanceModel, split_k_wins_on_a_skinny_large_k_shape_and_loses_on_a_square) {
   const PerformanceModel model = h200_model();
   const KernelConfig one = sgemm_config({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}});
