@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "tests/common/sgemm_configs.h"
+#include "tests/common/temp_dir.h"
 
 namespace tgemm {
 namespace {
@@ -74,6 +78,36 @@ TEST(SelectionReplay, leave_one_out_never_picks_a_problem_from_itself) {
     EXPECT_GT(row.chosen_us, 0) << row.problem_key;
   }
   fs::remove_all(dir);
+}
+
+// The H200 database of session 25 (notes/results/fp32_h200_s25.db.gz: the FP32 sets, the 3xTF32
+// GEMVs and six long-K GEMVs), each tuned problem left out in turn: what tgemm-bench --untuned
+// measures, replayed from the recorded trials. Issue 9 asks untuned shapes to stay within 10 %
+// of their tuned time on average and none below 0.8; the session-25 fixes (a stream tail's
+// partials in the model, long-K neighbours in the database) brought 512^3 and 512x8x500000 from
+// 0.80 to 0.98 and 1.00 here. Choices never measured on their problem are not counted.
+TEST(SelectionReplay, h200_database_serves_each_shape_left_out_near_its_best) {
+  testing::TempDir dir("selection_replay");
+  const std::string db_path = dir.file("s25.db");
+  const std::string cmd =
+      "gunzip -c " TGEMM_SOURCE_DIR "/notes/results/fp32_h200_s25.db.gz > " + db_path;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  TuningDb db(db_path, TuningDb::Mode::read_only);
+  std::map<std::string, double> ratio;  // problem key -> best / chosen
+  double log_sum = 0;
+  for (const ReplayRow& row : replay_selection(db, db, /*leave_one_out=*/true)) {
+    if (row.chosen_us <= 0) continue;
+    ratio[row.problem_key] = row.best_us / row.chosen_us;
+    log_sum += std::log(ratio[row.problem_key]);
+  }
+  ASSERT_GE(ratio.size(), 25u);
+  EXPECT_GE(std::exp(log_sum / double(ratio.size())), 0.94);
+  for (const auto& [key, r] : ratio) EXPECT_GE(r, 0.8) << key;
+  for (const char* key :
+       {"f32_NN_m512_n8_k500000_b0_a16.16.16", "f32_NN_m512_n512_k512_b0_a16.16.16"}) {
+    ASSERT_TRUE(ratio.count(key)) << key << " was served a kernel never measured on it";
+    EXPECT_GE(ratio.at(key), 0.95) << key;
+  }
 }
 
 }  // namespace
