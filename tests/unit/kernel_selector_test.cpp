@@ -494,6 +494,34 @@ TEST(KernelSelector, scales_a_default_only_by_its_records_on_the_loop_it_runs) {
 
 // A layout nobody tuned takes its neighbours from the layouts sharing the most operands with
 // it: TN from NN (B alike), not from NT's nearer shape.
+// Seen on the H200 (session 25): with long-K GEMVs tuned, 64x64x131072 had only GEMV shapes
+// among its nearest, whose tuned bests cannot run N = 64; the FFMA configs they recorded (the
+// shipped lines every tune times) served it at 93.9 us where a config of 2560x64x2560 runs 53.6.
+// The nearest shape whose best can run the problem now joins such neighbours.
+TEST(KernelSelector, neighbours_of_another_kind_are_joined_by_the_nearest_whose_best_runs_here) {
+  const KernelConfig gemv = KernelConfig::from_params_text(
+      "gemv_simt",
+      "SIDE=1,ROWS=8,VEC=4,WARPS=8,KB=1024,LW=2,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=16");
+  const KernelConfig incidental = simt(64, 4, 16), tiled = simt(64, 4, 256);
+  std::vector<BestEntry> tuned;
+  std::vector<TrialRecord> trials;
+  const int64_t gemv_shapes[][3] = {
+      {512, 8, 500000}, {1024, 8, 250000}, {256, 8, 1000000}, {2048, 8, 131072}};
+  for (const auto& s : gemv_shapes) {
+    tuned.push_back(entry(s[0], s[1], s[2], gemv));
+    trials.push_back(trial(s[0], s[1], s[2], gemv, 14));
+    trials.push_back(trial(s[0], s[1], s[2], incidental, 10));
+  }
+  tuned.push_back(entry(2560, 64, 2560, tiled));
+  trials.push_back(trial(2560, 64, 2560, tiled, 23));
+  trials.push_back(trial(2560, 64, 2560, incidental, 8));
+  const KernelSelector s(tuned, defaults(), "sm_90", 132, trials);
+  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 131072));
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.tuned_key, Problem::packed(GemmTypes{}, Op::N, Op::N, 2560, 64, 2560).key());
+  EXPECT_EQ(c.config, tiled);
+}
+
 TEST(KernelSelector, a_layout_nobody_tuned_borrows_the_nearest_layouts_bests) {
   const Problem nn = Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048);
   KernelSelector s(
