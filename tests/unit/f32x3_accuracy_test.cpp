@@ -25,28 +25,36 @@ float to_tf32(float x) {
   return out;
 }
 
-// m x n results of one random m x k by k x n product: FP64, SGEMM-like FP32, and the
-// split-TF32 sums with 1, 2 or 3 terms, each summed in f32 like an mma accumulator.
+// m x n results of alpha * A B + beta * C0 for one random draw: FP64, SGEMM-like FP32, the
+// split-TF32 sums with 1, 2 or 3 terms, each summed in f32 like an mma accumulator, and per result
+// the sum of its squared terms (what the evaluator's DGEMM on the squared images gives).
 struct Products {
   int64_t m, n, k;
-  std::vector<double> exact;
+  std::vector<double> exact, squares;
   std::vector<float> sgemm, terms1, terms2, terms3;
 
-  Products(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
-    std::mt19937 rng(uint32_t(k_) * 7 + 1);
+  // A B alone, one draw per k.
+  Products(int64_t m_, int64_t n_, int64_t k_) : Products(m_, n_, k_, uint32_t(k_) * 7 + 1) {}
+
+  Products(int64_t m_, int64_t n_, int64_t k_, uint32_t seed, float alpha = 1.0f, float beta = 0.0f)
+      : m(m_), n(n_), k(k_) {
+    std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n), 0.0f);
     for (auto& x : a) x = u(rng);
     for (auto& x : b) x = u(rng);
+    if (beta != 0.0f)
+      for (auto& x : c0) x = u(rng);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double e = 0;
+        double e = 0, sq = 0;
         float s = 0, t1 = 0, t2 = 0, t3 = 0;
         for (int64_t l = 0; l < k; ++l) {
           const float x = a[size_t(i * k + l)], y = b[size_t(l * n + j)];
           const float xb = to_tf32(x), xs = to_tf32(x - xb);
           const float yb = to_tf32(y), ys = to_tf32(y - yb);
           e += double(x) * double(y);
+          sq += double(x) * x * double(y) * y;
           s = std::fma(x, y, s);
           t1 += xb * yb;  // exact products: 11 x 11 significant bits fit in f32
           t2 += xb * ys;
@@ -55,11 +63,14 @@ struct Products {
           t3 += xb * ys;
           t3 += xb * yb;
         }
-        exact.push_back(e);
-        sgemm.push_back(s);
-        terms1.push_back(t1);
-        terms2.push_back(t2);
-        terms3.push_back(t3);
+        const float c = c0[size_t(i * n + j)];
+        const auto scaled = [&](float sum) { return alpha * sum + beta * c; };
+        exact.push_back(double(alpha) * e + double(beta) * c);
+        squares.push_back(double(alpha) * alpha * sq + double(beta) * beta * double(c) * c);
+        sgemm.push_back(scaled(s));
+        terms1.push_back(scaled(t1));
+        terms2.push_back(scaled(t2));
+        terms3.push_back(scaled(t3));
       }
   }
   double error(const std::vector<float>& c) const {
@@ -97,46 +108,6 @@ TEST(F32x3Bound, passes_three_tf32_terms_and_fails_one_or_two_at_every_k) {
   }
 }
 
-// One seeded draw of C = alpha * A B + beta * C0 (alpha 1.25, beta 0.5, as the GPU tests call
-// it), m x n: FP64, SGEMM-like FP32, the split sums with two or three terms, and per result the
-// sum of its squared terms (what the evaluator's DGEMM on the squared images gives).
-struct ScaledDraw {
-  std::vector<double> exact, squares;
-  std::vector<float> sgemm, terms2, terms3;
-
-  ScaledDraw(int64_t m, int64_t n, int64_t k, uint32_t seed) {
-    const float alpha = 1.25f, beta = 0.5f;
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
-    for (auto* v : {&a, &b, &c0})
-      for (auto& x : *v) x = u(rng);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double e = 0, sq = 0;
-        float s = 0, t2 = 0, t3 = 0;
-        for (int64_t l = 0; l < k; ++l) {
-          const float x = a[size_t(i * k + l)], y = b[size_t(l * n + j)];
-          const float xb = to_tf32(x), xs = to_tf32(x - xb), yb = to_tf32(y), ys = to_tf32(y - yb);
-          e += double(x) * double(y);
-          sq += double(x) * x * double(y) * y;
-          s = std::fma(x, y, s);
-          t2 += xb * ys;
-          t2 += xb * yb;
-          t3 += xs * yb;
-          t3 += xb * ys;
-          t3 += xb * yb;
-        }
-        const float c = c0[size_t(i * n + j)];
-        exact.push_back(double(alpha) * e + double(beta) * c);
-        squares.push_back(double(alpha) * alpha * sq + double(beta) * beta * double(c) * c);
-        sgemm.push_back(alpha * s + beta * c);
-        terms2.push_back(alpha * t2 + beta * c);
-        terms3.push_back(alpha * t3 + beta * c);
-      }
-  }
-};
-
 // Seen on the H200 (session 25): six correct pack configs rejected on f32x3 1x7x3 (error 2.91e-7
 // against 3x SGEMM's 8.96e-8), fresh inputs each run. On a handful of outputs SGEMM's error is
 // one noisy sample; the problem's floor (f32x3_floor: the sums' growth with k, cancellation)
@@ -147,7 +118,7 @@ TEST(F32x3Bound, holds_on_a_handful_of_outputs_at_every_k) {
   for (int64_t k : {1, 2, 3, 7, 64, 1024}) {
     int rejected = 0, two_terms_passed = 0;
     for (uint32_t seed = 0; seed < 2000; ++seed) {
-      const ScaledDraw d(m, n, k, seed * 7919u + uint32_t(k));
+      const Products d(m, n, k, seed * 7919u + uint32_t(k), 1.25f, 0.5f);  // as the GPU tests
       const auto check = [&](const std::vector<float>& c) {
         return check_result(c.data(), d.exact.data(), m, n, n, relative_error_bound({}, k));
       };

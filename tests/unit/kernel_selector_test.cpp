@@ -492,8 +492,6 @@ TEST(KernelSelector, scales_a_default_only_by_its_records_on_the_loop_it_runs) {
   EXPECT_EQ(template_named("gemv_simt").code_path(along_n, nn), "along L");
 }
 
-// A layout nobody tuned takes its neighbours from the layouts sharing the most operands with
-// it: TN from NN (B alike), not from NT's nearer shape.
 // Seen on the H200 (session 25): with long-K GEMVs tuned, 64x64x131072 had only GEMV shapes
 // among its nearest, whose tuned bests cannot run N = 64; the FFMA configs they recorded (the
 // shipped lines every tune times) served it at 93.9 us where a config of 2560x64x2560 runs 53.6.
@@ -522,6 +520,8 @@ TEST(KernelSelector, neighbours_of_another_kind_are_joined_by_the_nearest_whose_
   EXPECT_EQ(c.config, tiled);
 }
 
+// A layout nobody tuned takes its neighbours from the layouts sharing the most operands with
+// it: TN from NN (B alike), not from NT's nearer shape.
 TEST(KernelSelector, a_layout_nobody_tuned_borrows_the_nearest_layouts_bests) {
   const Problem nn = Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048);
   KernelSelector s(

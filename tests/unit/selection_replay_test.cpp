@@ -85,7 +85,7 @@ TEST(SelectionReplay, leave_one_out_never_picks_a_problem_from_itself) {
 // measures, replayed from the recorded trials. Issue 9 asks untuned shapes to stay within 10 %
 // of their tuned time on average and none below 0.8; the session-25 fixes (a stream tail's
 // partials in the model, long-K neighbours in the database) brought 512^3 and 512x8x500000 from
-// 0.80 to 0.98 and 1.00 here. Choices never measured on their problem are not counted.
+// 0.80 to 0.98 here. Choices never measured on their problem are not counted.
 TEST(SelectionReplay, h200_database_serves_each_shape_left_out_near_its_best) {
   testing::TempDir dir("selection_replay");
   const std::string db_path = dir.file("s25.db");
