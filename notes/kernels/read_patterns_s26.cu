@@ -14,6 +14,7 @@
 //              2-D tensor-map copies (box SR rows x TLC floats), one producer lane, CW consumer
 //              warps that read each box from shared memory (one float4 a lane a row); FMA as
 //              for rows
+//   box        the same ring, each consumer warp taking whole boxes (one wait a box), FMA
 // The tensor map's encoder comes from the runtime's driver entry point: nothing links the
 // driver library.
 // Interleaved timing, L2 cleaned by a 256 MB read before each run, medians.
@@ -230,6 +231,53 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// The ring's barriers: full[s] completes when box s has landed, empty[s] when `consumers`
+// warps released it.
+template <int ST>
+__device__ __forceinline__ void ring_init(uint64_t (&full)[ST], uint64_t (&empty)[ST],
+                                          unsigned consumers) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], consumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+}
+
+// The producer lane: the block's `total` boxes (items of KB rows x TLC columns, `boxes` boxes of
+// SR rows each, item i = blockIdx.x + i * gridDim.x) into the ring in order.
+template <int TLC, int SR, int ST>
+__device__ __forceinline__ void ring_produce(const CUtensorMap* map, float* ring,
+                                             uint64_t (&full)[ST], uint64_t (&empty)[ST],
+                                             int strips, int kb, int boxes, int total) {
+  for (int t = 0; t < total; ++t) {
+    const int s = t % ST;
+    if (t >= ST) mbar_wait(&empty[s], ((t / ST) - 1) & 1);
+    const int item = int(blockIdx.x) + (t / boxes) * int(gridDim.x);
+    const int strip = item % strips, slice = item / strips;
+    mbar_expect(&full[s], SR * TLC * 4);
+    tma_load_2d(ring + s * SR * TLC, map, strip * TLC, slice * kb + (t % boxes) * SR, &full[s]);
+  }
+}
+
+// acc(16 x 4) += W(0..15, k) x the lane's float4 of row k (wr: W(0..15, k) in shared memory).
+__device__ __forceinline__ void fma_row(float (&acc)[16][4], float4 q, const float* wr) {
+#pragma unroll
+  for (int s4 = 0; s4 < 4; ++s4) {
+    const float4 w4 = *reinterpret_cast<const float4*>(wr + 4 * s4);
+    const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      acc[4 * s4 + i][0] = fmaf(wv[i], q.x, acc[4 * s4 + i][0]);
+      acc[4 * s4 + i][1] = fmaf(wv[i], q.y, acc[4 * s4 + i][1]);
+      acc[4 * s4 + i][2] = fmaf(wv[i], q.z, acc[4 * s4 + i][2]);
+      acc[4 * s4 + i][3] = fmaf(wv[i], q.w, acc[4 * s4 + i][3]);
+    }
+  }
+}
+
 // Items (strip of TLC floats x KB rows), item i = (i % strips, i / strips), taken by the blocks
 // in turn; each item's KB / SR boxes through the ring.
 // FMA (TLC = 128 only): each row a lane reads also feeds 16 rows of accumulators (64 FFMAs,
@@ -245,28 +293,12 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_read(const __grid_constant_
   float acc[16][4];
   zero(acc);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < ST; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], CW);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  ring_init(full, empty, CW);
   const int strips = n / TLC, items = strips * (k / kb), boxes = kb / SR;
   const int mine = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
   const int total = mine * boxes;  // boxes this block streams
   if (warp == CW) {  // producer
-    if (lane == 0)
-      for (int t = 0; t < total; ++t) {
-        const int s = t % ST;
-        if (t >= ST) mbar_wait(&empty[s], ((t / ST) - 1) & 1);
-        const int item = int(blockIdx.x) + (t / boxes) * int(gridDim.x);
-        const int strip = item % strips, slice = item / strips;
-        mbar_expect(&full[s], SR * TLC * 4);
-        tma_load_2d(ring + s * SR * TLC, &map, strip * TLC, slice * kb + (t % boxes) * SR,
-                    &full[s]);
-      }
+    if (lane == 0) ring_produce<TLC, SR, ST>(&map, ring, full, empty, strips, kb, boxes, total);
     return;
   }
   float sum = 0.0f;
@@ -279,19 +311,7 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_read(const __grid_constant_
       for (int c = lane * 4; c < TLC; c += 128) {
         const float4 q = *reinterpret_cast<const float4*>(box + r * TLC + c);
         if (FMA) {
-          const float* const wr = w + ((t * SR + r) % 256) * 16;
-#pragma unroll
-          for (int s4 = 0; s4 < 4; ++s4) {
-            const float4 w4 = *reinterpret_cast<const float4*>(wr + 4 * s4);
-            const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              acc[4 * s4 + i][0] = fmaf(wv[i], q.x, acc[4 * s4 + i][0]);
-              acc[4 * s4 + i][1] = fmaf(wv[i], q.y, acc[4 * s4 + i][1]);
-              acc[4 * s4 + i][2] = fmaf(wv[i], q.z, acc[4 * s4 + i][2]);
-              acc[4 * s4 + i][3] = fmaf(wv[i], q.w, acc[4 * s4 + i][3]);
-            }
-          }
+          fma_row(acc, q, w + ((t * SR + r) % 256) * 16);
         } else {
           sum += q.x + q.y + q.z + q.w;
         }
@@ -300,6 +320,45 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_read(const __grid_constant_
     if (lane == 0) mbar_arrive(&empty[s]);
   }
   sum += sum_of(acc);
+  if (sum == -777.0f) *out = sum;
+}
+
+// The ring with whole boxes a consumer: consumer warp w takes boxes w, w + CW, ... (all SR rows
+// of each, 128 columns a warp), so it waits once a box and releases it alone; ST is a multiple of
+// CW, so box t's slot is always refilled for the same consumer. The 16-row FFMA work as above.
+template <int SR, int ST, int CW>
+__global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__ CUtensorMap map,
+                                                          int n, int k, int kb, float* out) {
+  static_assert(ST % CW == 0, "a slot serves one consumer");
+  constexpr int TLC = 128;
+  extern __shared__ __align__(128) float ring[];  // ST boxes of SR x TLC
+  __shared__ uint64_t full[ST], empty[ST];
+  __shared__ __align__(16) float w[256 * 16];  // [k % 256][s]
+  for (int i = threadIdx.x; i < 256 * 16; i += blockDim.x) w[i] = 0.001f * (i % 7);
+  float acc[16][4];
+  zero(acc);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  ring_init(full, empty, 1);
+  const int strips = n / TLC, items = strips * (k / kb), boxes = kb / SR;
+  const int mine = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
+  const int total = mine * boxes;
+  if (warp == CW) {  // producer
+    if (lane == 0) ring_produce<TLC, SR, ST>(&map, ring, full, empty, strips, kb, boxes, total);
+    return;
+  }
+  for (int t = warp; t < total; t += CW) {
+    const int s = t % ST;
+    mbar_wait(&full[s], (t / ST) & 1);
+    const float* box = ring + s * SR * TLC + lane * 4;
+#pragma unroll 4
+    for (int r = 0; r < SR; ++r) {
+      const float4 q = *reinterpret_cast<const float4*>(box + r * TLC);
+      fma_row(acc, q, w + ((t * SR + r) % 256) * 16);
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty[s]);
+  }
+  const float sum = sum_of(acc);
   if (sum == -777.0f) *out = sum;
 }
 
@@ -405,6 +464,12 @@ int main(int argc, char** argv) {
   tma("tma 128x32 st3 cw4 fma", tma_read<128, 32, 3, 4, true>, 128, 32, 3, 4, 64, 3);
   tma("tma 128x16 st8 cw8 fma", tma_read<128, 16, 8, 8, true>, 128, 16, 8, 8, 64, 2);
   tma("tma 128x32 st4 cw16 fma", tma_read<128, 32, 4, 16, true>, 128, 32, 4, 16, 64, 1);
+  tma("box 128x16 st8 cw8 fma", tma_box<16, 8, 8>, 128, 16, 8, 8, 64, 2);
+  tma("box 128x16 st16 cw8 fma", tma_box<16, 16, 8>, 128, 16, 16, 8, 64, 1);
+  tma("box 128x32 st8 cw4 fma", tma_box<32, 8, 4>, 128, 32, 8, 4, 64, 1);
+  tma("box 128x16 st8 cw4 fma", tma_box<16, 8, 4>, 128, 16, 8, 4, 64, 2);
+  tma("box 128x32 st4 cw4 fma", tma_box<32, 4, 4>, 128, 32, 4, 4, 64, 2);
+  tma("box 128x16 st4 cw4 fma", tma_box<16, 4, 4>, 128, 16, 4, 4, 64, 3);
   tma("tma 128x32 st4 cw8", tma_read<128, 32, 4, 8>, 128, 32, 4, 8, 64, 2);
   tma("tma 128x32 st6 cw8", tma_read<128, 32, 6, 8>, 128, 32, 6, 8, 64, 1);
   tma("tma 256x16 st6 cw8", tma_read<256, 16, 6, 8>, 256, 16, 6, 8, 64, 2);
