@@ -326,7 +326,16 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_read(const __grid_constant_
 // The ring with whole boxes a consumer: consumer warp w takes boxes w, w + CW, ... (all SR rows
 // of each, 128 columns a warp), so it waits once a box and releases it alone; ST is a multiple of
 // CW, so box t's slot is always refilled for the same consumer. The 16-row FFMA work as above.
-template <int SR, int ST, int CW>
+// TRACE: each consumer stamps the time its box t was ready (g_box_ready[block][t], ns).
+__device__ unsigned long long g_box_ready[1024 * 256];
+__device__ unsigned long long g_block_span[1024 * 2];  // [block][start, end of its last consumer]
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <int SR, int ST, int CW, bool FMA = true, bool TRACE = false>
 __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__ CUtensorMap map,
                                                           int n, int k, int kb, float* out) {
   static_assert(ST % CW == 0, "a slot serves one consumer");
@@ -335,6 +344,7 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__
   __shared__ uint64_t full[ST], empty[ST];
   __shared__ __align__(16) float w[256 * 16];  // [k % 256][s]
   for (int i = threadIdx.x; i < 256 * 16; i += blockDim.x) w[i] = 0.001f * (i % 7);
+  if (TRACE && threadIdx.x == 0) g_block_span[2 * blockIdx.x] = now_ns();
   float acc[16][4];
   zero(acc);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -349,17 +359,22 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__
   for (int t = warp; t < total; t += CW) {
     const int s = t % ST;
     mbar_wait(&full[s], (t / ST) & 1);
+    if (TRACE && lane == 0 && t < 256) g_box_ready[blockIdx.x * 256 + t] = now_ns();
     const float* box = ring + s * SR * TLC + lane * 4;
 #pragma unroll 4
     for (int r = 0; r < SR; ++r) {
       const float4 q = *reinterpret_cast<const float4*>(box + r * TLC);
-      fma_row(acc, q, w + ((t * SR + r) % 256) * 16);
+      if (FMA)
+        fma_row(acc, q, w + ((t * SR + r) % 256) * 16);
+      else
+        acc[r % 16][0] += q.x + q.y + q.z + q.w;
     }
     __syncwarp();
     if (lane == 0) mbar_arrive(&empty[s]);
   }
   const float sum = sum_of(acc);
   if (sum == -777.0f) *out = sum;
+  if (TRACE && lane == 0) atomicMax(&g_block_span[2 * blockIdx.x + 1], now_ns());
 }
 
 struct Entry {
@@ -477,6 +492,49 @@ int main(int argc, char** argv) {
   tma("tma 128x32 st3 cw4", tma_read<128, 32, 3, 4>, 128, 32, 3, 4, 64, 4);
   tma("tma 256x32 st3 cw8", tma_read<256, 32, 3, 8>, 256, 32, 3, 8, 64, 2);
 
+  // PROBE_TRACE: the stream's rate over time, from the boxes' ready stamps of one run each of
+  // the whole-box ring with and without its FFMAs (1 us bins, all blocks together).
+  if (std::getenv("PROBE_TRACE")) {
+    auto trace = [&](const char* label, auto kernel) {
+      const int smem = 8 * 16 * 128 * 4, grid = sms * 2;
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      const CUtensorMap map = make_map(128, 16);
+      std::vector<unsigned long long> stamps(1024 * 256, 0);
+      const std::vector<unsigned long long> zeros(1024 * 2, 0);
+      for (int rep = 0; rep < 3; ++rep) {  // the last of three runs, L2 cleaned before it
+        CK(cudaMemcpyToSymbol(g_box_ready, stamps.data(), stamps.size() * 8));
+        CK(cudaMemcpyToSymbol(g_block_span, zeros.data(), zeros.size() * 8));
+        read_all<<<sms * 8, 512>>>(reinterpret_cast<const float4*>(flush), flush_bytes / 16, sink);
+        kernel<<<grid, 5 * 32, smem>>>(map, n, k, 64, sink);
+        CK(cudaDeviceSynchronize());
+      }
+      CK(cudaMemcpyFromSymbol(stamps.data(), g_box_ready, stamps.size() * 8));
+      std::vector<unsigned long long> span(1024 * 2, 0);
+      CK(cudaMemcpyFromSymbol(span.data(), g_block_span, span.size() * 8));
+      unsigned long long t0 = ~0ull, t1 = 0, start = ~0ull, last_start = 0, end = 0;
+      for (auto v : stamps)
+        if (v) t0 = std::min(t0, v), t1 = std::max(t1, v);
+      for (int b = 0; b < grid; ++b) {
+        start = std::min(start, span[2 * b]);
+        last_start = std::max(last_start, span[2 * b]);
+        end = std::max(end, span[2 * b + 1]);
+      }
+      std::printf("trace %s: from the first block's start (us): last block starts %.2f, first box "
+                  "ready %.2f, last box ready %.2f, last consumer ends %.2f\n",
+                  label, (last_start - start) / 1e3, (t0 - start) / 1e3, (t1 - start) / 1e3,
+                  (end - start) / 1e3);
+      std::vector<int> bins((t1 - t0) / 1000 + 1, 0);
+      for (auto v : stamps)
+        if (v) ++bins[(v - t0) / 1000];
+      std::printf("trace %s: boxes ready over %.1f us (first to last); TB/s per 1 us bin:\n", label,
+                  (t1 - t0) / 1000.0);
+      for (size_t b = 0; b < bins.size(); ++b)
+        std::printf("  %2zu-%2zu us %5.2f\n", b, b + 1, bins[b] * 16.0 * 128 * 4 / 1e6);
+    };
+    trace("box 128x16 st8 cw4, no FFMA", tma_box<16, 8, 4, false, true>);
+    trace("box 128x16 st8 cw4, FFMA", tma_box<16, 8, 4, true, true>);
+    return 0;
+  }
   const double bytes = 4.0 * double(k) * n;
   const int rounds = std::getenv("PROBE_ROUNDS") ? std::atoi(std::getenv("PROBE_ROUNDS")) : 60;
   cudaEvent_t e0, e1;
