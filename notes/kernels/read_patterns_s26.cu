@@ -335,7 +335,9 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
-template <int SR, int ST, int CW, bool FMA = true, bool TRACE = false>
+// EARLY: the producer prefetches the tensor map and starts before W is written; the consumers
+// write W and meet at a named barrier of their own.
+template <int SR, int ST, int CW, bool FMA = true, bool TRACE = false, bool EARLY = false>
 __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__ CUtensorMap map,
                                                           int n, int k, int kb, float* out) {
   static_assert(ST % CW == 0, "a slot serves one consumer");
@@ -343,11 +345,13 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__
   extern __shared__ __align__(128) float ring[];  // ST boxes of SR x TLC
   __shared__ uint64_t full[ST], empty[ST];
   __shared__ __align__(16) float w[256 * 16];  // [k % 256][s]
-  for (int i = threadIdx.x; i < 256 * 16; i += blockDim.x) w[i] = 0.001f * (i % 7);
   if (TRACE && threadIdx.x == 0) g_block_span[2 * blockIdx.x] = now_ns();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (EARLY && warp == CW && lane == 0) asm volatile("prefetch.tensormap [%0];" ::"l"(&map));
+  if (!EARLY)
+    for (int i = threadIdx.x; i < 256 * 16; i += blockDim.x) w[i] = 0.001f * (i % 7);
   float acc[16][4];
   zero(acc);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   ring_init(full, empty, 1);
   const int strips = n / TLC, items = strips * (k / kb), boxes = kb / SR;
   const int mine = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
@@ -355,6 +359,10 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__
   if (warp == CW) {  // producer
     if (lane == 0) ring_produce<TLC, SR, ST>(&map, ring, full, empty, strips, kb, boxes, total);
     return;
+  }
+  if (EARLY) {
+    for (int i = threadIdx.x; i < 256 * 16; i += CW * 32) w[i] = 0.001f * (i % 7);
+    asm volatile("bar.sync 1, %0;" ::"r"(CW * 32) : "memory");
   }
   for (int t = warp; t < total; t += CW) {
     const int s = t % ST;
@@ -485,6 +493,10 @@ int main(int argc, char** argv) {
   tma("box 128x16 st8 cw4 fma", tma_box<16, 8, 4>, 128, 16, 8, 4, 64, 2);
   tma("box 128x32 st4 cw4 fma", tma_box<32, 4, 4>, 128, 32, 4, 4, 64, 2);
   tma("box 128x16 st4 cw4 fma", tma_box<16, 4, 4>, 128, 16, 4, 4, 64, 3);
+  tma("box early 128x16 st8 cw4 fma", tma_box<16, 8, 4, true, false, true>, 128, 16, 8, 4, 64, 2);
+  tma("box early 128x16 st12 cw4 fma", tma_box<16, 12, 4, true, false, true>, 128, 16, 12, 4, 64, 2);
+  tma("box early 128x8 st16 cw4 fma", tma_box<8, 16, 4, true, false, true>, 128, 8, 16, 4, 64, 2);
+  tma("box early 128x16 st8 cw8 fma", tma_box<16, 8, 8, true, false, true>, 128, 16, 8, 8, 64, 2);
   tma("tma 128x32 st4 cw8", tma_read<128, 32, 4, 8>, 128, 32, 4, 8, 64, 2);
   tma("tma 128x32 st6 cw8", tma_read<128, 32, 6, 8>, 128, 32, 6, 8, 64, 1);
   tma("tma 256x16 st6 cw8", tma_read<256, 16, 6, 8>, 256, 16, 6, 8, 64, 2);
@@ -495,17 +507,17 @@ int main(int argc, char** argv) {
   // PROBE_TRACE: the stream's rate over time, from the boxes' ready stamps of one run each of
   // the whole-box ring with and without its FFMAs (1 us bins, all blocks together).
   if (std::getenv("PROBE_TRACE")) {
-    auto trace = [&](const char* label, auto kernel) {
-      const int smem = 8 * 16 * 128 * 4, grid = sms * 2;
+    auto trace = [&](const char* label, auto kernel, int sr = 16, int st = 8, int cw = 4) {
+      const int smem = st * sr * 128 * 4, grid = sms * 2;
       CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      const CUtensorMap map = make_map(128, 16);
+      const CUtensorMap map = make_map(128, sr);
       std::vector<unsigned long long> stamps(1024 * 256, 0);
       const std::vector<unsigned long long> zeros(1024 * 2, 0);
       for (int rep = 0; rep < 3; ++rep) {  // the last of three runs, L2 cleaned before it
         CK(cudaMemcpyToSymbol(g_box_ready, stamps.data(), stamps.size() * 8));
         CK(cudaMemcpyToSymbol(g_block_span, zeros.data(), zeros.size() * 8));
         read_all<<<sms * 8, 512>>>(reinterpret_cast<const float4*>(flush), flush_bytes / 16, sink);
-        kernel<<<grid, 5 * 32, smem>>>(map, n, k, 64, sink);
+        kernel<<<grid, (cw + 1) * 32, smem>>>(map, n, k, 64, sink);
         CK(cudaDeviceSynchronize());
       }
       CK(cudaMemcpyFromSymbol(stamps.data(), g_box_ready, stamps.size() * 8));
@@ -529,10 +541,13 @@ int main(int argc, char** argv) {
       std::printf("trace %s: boxes ready over %.1f us (first to last); TB/s per 1 us bin:\n", label,
                   (t1 - t0) / 1000.0);
       for (size_t b = 0; b < bins.size(); ++b)
-        std::printf("  %2zu-%2zu us %5.2f\n", b, b + 1, bins[b] * 16.0 * 128 * 4 / 1e6);
+        std::printf("  %2zu-%2zu us %5.2f\n", b, b + 1, bins[b] * double(sr) * 128 * 4 / 1e6);
     };
     trace("box 128x16 st8 cw4, no FFMA", tma_box<16, 8, 4, false, true>);
     trace("box 128x16 st8 cw4, FFMA", tma_box<16, 8, 4, true, true>);
+    trace("box early 128x16 st8 cw4, FFMA", tma_box<16, 8, 4, true, true, true>);
+    trace("box early 128x16 st12 cw4, FFMA", tma_box<16, 12, 4, true, true, true>, 16, 12);
+    trace("box early 128x8 st16 cw4, FFMA", tma_box<8, 16, 4, true, true, true>, 8, 16);
     return 0;
   }
   const double bytes = 4.0 * double(k) * n;
