@@ -246,21 +246,31 @@ __device__ __forceinline__ void ring_init(uint64_t (&full)[ST], uint64_t (&empty
   __syncthreads();
 }
 
-// The producer lane: the block's `total` boxes (items of KB rows x TLC columns, `boxes` boxes of
-// SR rows each, item i = blockIdx.x + i * gridDim.x) into the ring in order.
-template <int TLC, int SR, int ST>
+// The producer lane: the block's `total` boxes into the ring in order, box t from column and row
+// at(t) (an int2) of X.
+template <int TLC, int SR, int ST, typename At>
 __device__ __forceinline__ void ring_produce(const CUtensorMap* map, float* ring,
                                              uint64_t (&full)[ST], uint64_t (&empty)[ST],
-                                             int strips, int kb, int boxes, int total) {
+                                             int total, At at) {
   for (int t = 0; t < total; ++t) {
     const int s = t % ST;
     if (t >= ST) mbar_wait(&empty[s], ((t / ST) - 1) & 1);
-    const int item = int(blockIdx.x) + (t / boxes) * int(gridDim.x);
-    const int strip = item % strips, slice = item / strips;
+    const int2 where = at(t);
     mbar_expect(&full[s], SR * TLC * 4);
-    tma_load_2d(ring + s * SR * TLC, map, strip * TLC, slice * kb + (t % boxes) * SR, &full[s]);
+    tma_load_2d(ring + s * SR * TLC, map, where.x, where.y, &full[s]);
   }
 }
+
+// Box t of a block that takes items (KB rows x TLC columns, item i = blockIdx.x + i * gridDim.x,
+// strip i % strips, slice i / strips) in turn, `boxes` boxes of SR rows an item.
+template <int TLC, int SR>
+struct ItemBoxes {
+  int strips, kb, boxes;
+  __device__ int2 operator()(int t) const {
+    const int item = int(blockIdx.x) + (t / boxes) * int(gridDim.x);
+    return make_int2(item % strips * TLC, item / strips * kb + (t % boxes) * SR);
+  }
+};
 
 // acc(16 x 4) += W(0..15, k) x the lane's float4 of row k (wr: W(0..15, k) in shared memory).
 __device__ __forceinline__ void fma_row(float (&acc)[16][4], float4 q, const float* wr) {
@@ -298,7 +308,9 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_read(const __grid_constant_
   const int mine = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
   const int total = mine * boxes;  // boxes this block streams
   if (warp == CW) {  // producer
-    if (lane == 0) ring_produce<TLC, SR, ST>(&map, ring, full, empty, strips, kb, boxes, total);
+    if (lane == 0)
+      ring_produce<TLC, SR, ST>(&map, ring, full, empty, total,
+                                ItemBoxes<TLC, SR>{strips, kb, boxes});
     return;
   }
   float sum = 0.0f;
@@ -357,7 +369,9 @@ __global__ void __launch_bounds__((CW + 1) * 32) tma_box(const __grid_constant__
   const int mine = (items - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
   const int total = mine * boxes;
   if (warp == CW) {  // producer
-    if (lane == 0) ring_produce<TLC, SR, ST>(&map, ring, full, empty, strips, kb, boxes, total);
+    if (lane == 0)
+      ring_produce<TLC, SR, ST>(&map, ring, full, empty, total,
+                                ItemBoxes<TLC, SR>{strips, kb, boxes});
     return;
   }
   if (EARLY) {
