@@ -23,7 +23,8 @@
 #                                      rerun must measure only what the kill left unmeasured
 #   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
 #                                      one unsharded run (random strategy, same seed): the bests
-#   devices:<set>:<budget>:<list>      tgemm-tune --devices <list> into devices.db
+#   devices:<set>:<budget>:<list>[:<db>]  tgemm-tune --devices <list> into <db> (devices.db), fresh;
+#                                      then its integrity check (issue 13: once with all, once with 0)
 #   strategies:<set>:<budget>          on the reduced spaces of tests/data/spaces/comparison/: the
 #                                      whole space measured (exhaustive.db), then the model
 #                                      strategy at <budget> (e.g. 10%) into model.db; their bests
@@ -42,7 +43,7 @@
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT" /tmp/tgemm
 B=${TGEMM_BUILD:-build-dev}  # another build folder (carried) through TGEMM_BUILD
@@ -140,8 +141,17 @@ for stage in "$@"; do
       "${tune[@]}" --db "$(db whole.db)" 2>&1 | tail -1 | tee -a "$OUT/shard.log"
       python3 scripts/compare_bests.py "$(db merged.db)" "$(db whole.db)" 2>&1 | tee -a "$OUT/shard.log" ;;
     devices)
-      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db devices.db)" --devices "$a3" \
-        --strategy model --budget "$a2" --jobs 16 2>&1 | tee "$OUT/devices.log" | grep -v "^\[" ;;
+      log="$OUT/devices_${a3//,/_}.log"
+      rm -f "$(db "${a4:-devices.db}")"
+      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "${a4:-devices.db}")" --devices "$a3" \
+        --strategy model --budget "$a2" --jobs 16 >"$log" 2>&1
+      rc=$?
+      grep -v "^\[" "$log" | tail -3  # the results' last lines, then the per-GPU line
+      if [ "$rc" -eq 0 ]; then
+        echo "integrity: $(q "$(db "${a4:-devices.db}")" 'pragma integrity_check')"
+      else
+        echo "tgemm-tune failed (exit $rc)"
+      fi ;;
     strategies)
       spaces=(); for s in tests/data/spaces/comparison/*.yaml; do spaces+=(--space "$s"); done
       rm -f "$(db exhaustive.db)" "$(db model.db)"
