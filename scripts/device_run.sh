@@ -141,14 +141,14 @@ for stage in "$@"; do
       "${tune[@]}" --db "$(db whole.db)" 2>&1 | tail -1 | tee -a "$OUT/shard.log"
       python3 scripts/compare_bests.py "$(db merged.db)" "$(db whole.db)" 2>&1 | tee -a "$OUT/shard.log" ;;
     devices)
-      log="$OUT/devices_${a3//,/_}.log"
-      rm -f "$(db "${a4:-devices.db}")"
-      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$(db "${a4:-devices.db}")" --devices "$a3" \
+      log="$OUT/devices_${a3//,/_}.log" devdb=$(db "${a4:-devices.db}")
+      rm -f "$devdb"
+      "$B/tuner/tgemm-tune" --shapes "$(shapes "$a1")" --db "$devdb" --devices "$a3" \
         --strategy model --budget "$a2" --jobs 16 >"$log" 2>&1
       rc=$?
       grep -v "^\[" "$log" | tail -3  # the results' last lines, then the per-GPU line
       if [ "$rc" -eq 0 ]; then
-        echo "integrity: $(q "$(db "${a4:-devices.db}")" 'pragma integrity_check')"
+        echo "integrity: $(q "$devdb" 'pragma integrity_check')"
       else
         echo "tgemm-tune failed (exit $rc)"
       fi ;;
