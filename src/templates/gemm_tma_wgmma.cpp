@@ -51,12 +51,13 @@ class GemmTmaWgmma final : public GemmTemplate {
     if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
       return fmt::format(
           "{} reads A and B with tensor copies, which need 16-byte aligned pointers and leading "
-          "dimensions (have {} and {} bytes; gemm_wgmma and gemm_mma serve the others)",
+          "dimensions (have {} and {} bytes; the families that copy through registers serve "
+          "the others)",
           name(), problem.align_a, problem.align_b);
     if (problem.types.a == DType::f32 && (problem.op_a != Op::N || problem.op_b != Op::T))
       return fmt::format(
           "tf32 wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout "
-          "NT); {}{} is served by gemm_wgmma, which packs them",
+          "NT); {}{} is served by a family that packs the operands",
           to_string(problem.op_a), to_string(problem.op_b));
     if (split_k(config) > 1) return split_k_workspace_unsupported(problem, split_k(config));
     return std::nullopt;

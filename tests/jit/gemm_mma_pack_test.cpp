@@ -178,7 +178,9 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
 // loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (f16 and
-// bf16, misaligned through its own PACK=1; tf32 and f32x3, always packed), at every size.
+// bf16, misaligned through its own PACK=1; tf32 and f32x3, always packed), at every size,
+// except aligned 16-bit inputs large enough to fill the GPU, which gemm_tma_wgmma reads in
+// place (f16 -> f32 included).
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
@@ -197,9 +199,12 @@ TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_
     }
     const KernelChoice big = ampere.choose(misaligned(type, 5124, 9124, 2560));
     EXPECT_NE(big.config.get_or("PACK", 0), 0) << big.config.canonical_name();
-    // Aligned on sm_90 the same; on sm_80 gemm_mma's, PACK=1 for tf32 alone.
+    // Aligned on sm_90: the TMA family for 16-bit inputs; on sm_80 gemm_mma's, PACK=1 for
+    // tf32 alone.
     const Problem square = Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096);
-    EXPECT_EQ(s.choose(square).config.template_name, sm_90_family);
+    const bool tma = std::string(type) == "f16" || std::string(type) == "bf16" ||
+                     std::string(type) == "f16_out_f32";
+    EXPECT_EQ(s.choose(square).config.template_name, tma ? "gemm_tma_wgmma" : sm_90_family);
     const KernelChoice aligned = ampere.choose(square);
     ASSERT_EQ(aligned.config.template_name, "gemm_mma");
     EXPECT_EQ(aligned.config.get_or("PACK", 0), std::string(type) == "tf32" ? 1 : 0)

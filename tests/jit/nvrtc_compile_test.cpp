@@ -62,6 +62,19 @@ TEST_P(CompilesForArch, sample_of_legal_space_compiles) {
   }
 }
 
+// The first layout whose 64^3 problem `line` serves on `arch` (NN when it serves none): a
+// family may read some layouts only (tf32 wgmma needs both operands K-major), and the
+// dispatcher skips a line for the layouts its family refuses.
+Problem first_layout_served(const GemmTemplate& family, const DefaultKernel& line,
+                            const std::string& arch) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      const Problem p = Problem::packed(line.types, a, b, 64, 64, 64);
+      if (!family.unsupported_reason(line.config, p, arch)) return p;
+    }
+  return Problem::packed(line.types, Op::N, Op::N, 64, 64, 64);
+}
+
 // The dispatcher's shipped defaults of every family: each is a point of its family's space
 // and compiles for its types without spills or an exceeded limit, or the library would fall
 // back to cuBLAS for its shapes. A `*` line its family refuses on this arch (a cp.async
@@ -72,7 +85,7 @@ TEST_P(CompilesForArch, every_shipped_default_kernel_is_legal_and_compiles) {
   for (const DefaultKernel& d : shipped_default_kernels()) {
     if (d.arch != "*" && d.arch != arch) continue;
     const GemmTemplate& family = template_named(d.config.template_name);
-    const Problem variant = Problem::packed(d.types, Op::N, Op::N, 64, 64, 64);
+    const Problem variant = first_layout_served(family, d, arch);
     if (d.arch == "*" && family.unsupported_reason(d.config, variant, arch)) continue;
     const std::string space_path =
         std::string(TGEMM_SOURCE_DIR) + "/configs/spaces/" + family.name() + ".yaml";

@@ -609,25 +609,26 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
-// sm_90's wgmma lines serve the aligned tensor problems that fill the GPU with their tiles,
-// small ones the 64x64 line launching the most blocks (before the "most blocks" rule spanned
-// both passes, the sm_90 128x256 line took them); misaligned ones the PACK=1 lines.
+// sm_90's aligned 16-bit problems go to the TMA-fed family (small ones to its split-K line);
+// misaligned ones to gemm_wgmma's PACK=1 lines. tf32 NN stays on gemm_wgmma: TMA's k-major
+// tf32 lines serve only NT.
 TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](DType t, int64_t m, int64_t n, int64_t k) {
     GemmTypes types{t, t, t, t == DType::f32 ? ComputeType::tf32 : ComputeType::f32};
     return s.choose(Problem::packed(types, Op::N, Op::N, m, n, k)).config;
   };
-  EXPECT_EQ(pick(DType::f16, 4096, 4096, 4096).template_name, "gemm_wgmma");
-  EXPECT_EQ(pick(DType::bf16, 8192, 8192, 8192).template_name, "gemm_wgmma");
+  EXPECT_EQ(pick(DType::f16, 4096, 4096, 4096).template_name, "gemm_tma_wgmma");
+  EXPECT_EQ(pick(DType::bf16, 8192, 8192, 8192).template_name, "gemm_tma_wgmma");
   EXPECT_EQ(pick(DType::f32, 4096, 4096, 4096).template_name, "gemm_wgmma");  // tf32
-  for (int64_t size : {4096, 1024, 512}) {  // aligned: read in place
+  // 1024^3: 64 128x128 tiles, too few for 132 SMs; four k-slices of the split-K line fill it.
+  // 512^3: its 16 tiles in four slices launch 64 blocks, as many as the wgmma 64x64 line's;
+  // the earlier line wins the tie.
+  for (int64_t size : {1024, 512}) {
     const KernelConfig c = pick(DType::f16, size, size, size);
-    EXPECT_EQ(c.template_name, "gemm_wgmma") << size;
-    EXPECT_EQ(c.get("PACK"), 0) << size;
+    EXPECT_EQ(c.template_name, "gemm_tma_wgmma") << size;
+    EXPECT_EQ(c.get_or("SPLIT_K", 0), 4) << c.canonical_name();
   }
-  EXPECT_EQ(pick(DType::f16, 1024, 1024, 1024).get("BM"), 64);  // 64 128x128 tiles: too few
-  EXPECT_EQ(pick(DType::f16, 512, 512, 512).get("BM"), 64);
   EXPECT_EQ(pick(DType::f16, 4097, 4097, 4097).get("PACK"), 1);  // misaligned
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   EXPECT_EQ(

@@ -110,6 +110,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"tensor.yaml", 21, "4096x4096x4096", "NN", "f16"},
       {"f32x3.yaml", 8, "1024x1024x1024", "NN", "f32x3"},
       {"heldout.yaml", 12, "tiny-mn-huge-k", "NN", "f32"},
+      {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))

@@ -962,6 +962,8 @@ TEST(SearchSpace, no_legal_config_lists_the_top_reasons_by_count) {
   }
 }
 
+// A guard against a pruning regression, not a timing: the bound leaves room for a loaded
+// two-core CI machine.
 TEST(SearchSpace, enumerate_visits_the_sgemm_space_quickly) {
   const SearchSpace space = SearchSpace::load(kSgemmSpace);
   const auto start = std::chrono::steady_clock::now();
@@ -970,7 +972,7 @@ TEST(SearchSpace, enumerate_visits_the_sgemm_space_quickly) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[          ] sgemm_simt sm_90: %zu legal of %llu in %.3f s\n", e.legal.size(),
               static_cast<unsigned long long>(space.cartesian_size()), seconds);
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 10.0);
 }
 
 TEST(SearchSpace, copies_evaluate_independently) {
