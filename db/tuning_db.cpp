@@ -1300,7 +1300,8 @@ void TuningDb::copy_to(const std::string& dest_path) {
   if (std::filesystem::exists(dest_path))
     fail("cannot copy tuning database '{}' to '{}': that file exists", path_, dest_path);
   sqlite3* dest = nullptr;
-  int rc = sqlite3_open_v2(dest_path.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+  int rc = sqlite3_open_v2(dest_path.c_str(), &dest,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
                            nullptr);
   // sqlite3_close is safe on the handle even when the open failed.
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(dest, sqlite3_close);
@@ -1313,6 +1314,10 @@ void TuningDb::copy_to(const std::string& dest_path) {
   sqlite3_backup_finish(backup);
   if (rc != SQLITE_DONE)
     fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errstr(rc));
+  // A writable connection checks the CHECK constraints a reader of the source could not.
+  if (const std::string problems = integrity_report(dest, dest_path, "PRAGMA quick_check(3)");
+      !problems.empty())
+    fail("tuning database '{}' is damaged: its copy fails PRAGMA quick_check: {}", path_, problems);
 }
 
 PruneCounts TuningDb::prune(const PruneOptions& options) {
@@ -1804,6 +1809,8 @@ MergeCounts TuningDb::merge_from(const std::string& other_path) {
   if (mode_ != Mode::read_write)
     fail("cannot merge '{}' into tuning database '{}': it is open read-only", other_path, path_);
   TuningDb other(other_path, Mode::read_only);  // checks it; an older file: a migrated copy
+  if (const std::string problems = other.integrity_problems(); !problems.empty())
+    fail("tuning database '{}' is damaged, so it is not merged: {}", other_path, problems);
   attach_copy(db_, path_, other.db_, other.path_);
   MergeCounts counts;
   begin_transaction();
@@ -1818,12 +1825,13 @@ MergeCounts TuningDb::merge_from(const std::string& other_path) {
     for (auto [problem_id, device_id] : pairs) update_best(problem_id, device_id);
     exec(db_, path_, "finish the merge", "DROP TABLE temp.merge_map; DROP TABLE temp.merge_trials");
     commit();
-  } catch (...) {
+  } catch (const Error& e) {
     rollback();
     sqlite3_exec(db_, "DROP TABLE IF EXISTS temp.merge_map; DROP TABLE IF EXISTS temp.merge_trials",
                  nullptr, nullptr, nullptr);
     sqlite3_exec(db_, fmt::format("DETACH {}", kMergeSchema).c_str(), nullptr, nullptr, nullptr);
-    throw;
+    // A row this file's schema refuses (a CHECK, a reference) comes from the other file.
+    fail("cannot merge tuning database '{}': {}", other_path, e.what());
   }
   exec(db_, path_, "detach the merged file", fmt::format("DETACH {}", kMergeSchema).c_str());
   return counts;

@@ -157,10 +157,13 @@ class TuningDb {
   std::string integrity_problems();
 
   // A consistent snapshot of the whole database written to `dest_path` (SQLite's online
-  // backup), a new file: an existing one is refused, never overwritten.
+  // backup), a new file: an existing one (or a link) is refused, never overwritten. Throws
+  // when the copy fails the quick check, which on a writable file covers the CHECK
+  // constraints.
   void copy_to(const std::string& dest_path);
   // Adds everything in the tuning database at `other_path` (opened read-only, never written;
-  // an older schema is read through a migrated copy) in one transaction: devices, kernels,
+  // an older schema is read through a migrated copy; refused when integrity_problems() finds
+  // anything) in one transaction: devices, kernels,
   // binaries and problems by their natural keys, every run under a new id, every trial; a
   // (problem, kernel, device) in both keeps the faster ok trial (this file's when neither is
   // ok or they tie), cuBLAS times the latest per (problem, device), and the best of every

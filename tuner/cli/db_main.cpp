@@ -350,12 +350,18 @@ int run_stale(tgemm::TuningDb& db) {
 void write_new_database(const std::string& what, const std::string& out_path,
                         const std::function<void(const std::string& scratch)>& build) {
   tgemm::OutputFile out(out_path, tgemm::Overwrite::never, what);
-  build(out.scratch_path());
-  const std::string problems = tgemm::TuningDb(out.scratch_path(), tgemm::TuningDb::Mode::read_write)
-                                   .integrity_problems();
-  if (!problems.empty())
-    fail("the {} fails its integrity check, so '{}' was not written (is an input damaged?): {}",
-         what, out_path, problems);
+  try {
+    build(out.scratch_path());
+    const std::string problems =
+        tgemm::TuningDb(out.scratch_path(), tgemm::TuningDb::Mode::read_write).integrity_problems();
+    if (!problems.empty()) fail("it fails the integrity check (is an input damaged?): {}", problems);
+  } catch (const tgemm::Error& e) {
+    // The scratch file is the new OUT to be: named so, since the user never sees the scratch.
+    std::string why = e.what();
+    for (size_t at; (at = why.find(out.scratch_path())) != std::string::npos;)
+      why.replace(at, out.scratch_path().size(), out_path);
+    fail("{} '{}' was not written: {}", what, out_path, why);
+  }
   out.commit();
 }
 
@@ -364,6 +370,8 @@ void write_new_database(const std::string& what, const std::string& out_path,
 int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
   tgemm::PruneCounts counts;
   write_new_database(prune ? "pruned database" : "compacted database", out_path, [&](const std::string& scratch) {
+    if (const std::string problems = db.integrity_problems(); !problems.empty())
+      fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
     db.copy_to(scratch);
     tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
     tgemm::PruneOptions options;
