@@ -21,6 +21,7 @@
 
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/jit/cubin_check.h"
 
 namespace tgemm {
 
@@ -431,6 +432,10 @@ BinaryRecord binary_at(const Statement& s) {
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {
     r.checksum_ok = !s.is_null(21) && s.text_at(21) == cubin_checksum(c.cubin);
+    // A checksum recomputed over planted bytes proves nothing: the bytes must be a cubin.
+    r.cubin_rejected = r.checksum_ok ? cubin_problem(c.cubin, c.arch, {c.entry})
+                                     : "it fails its checksum";
+    r.checksum_ok = r.cubin_rejected.empty();
     if (!r.checksum_ok) c.cubin.clear();
   }
   return r;
