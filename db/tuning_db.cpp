@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -1112,9 +1113,9 @@ std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
   SkippedRows skipped(path_, "read the device ceilings");
   while (s.step()) {
     if (!skipped.keep([&] {
-          if (!(s.double_at(3) > 0))
+          if (!(std::isfinite(s.double_at(3)) && s.double_at(3) > 0))
             bad_row(s, "device_ceilings", s.int_at(7), "value",
-                    fmt::format("{} is not positive", s.double_at(3)));
+                    fmt::format("{} is not a positive number", s.double_at(3)));
         }))
       continue;
     DeviceCeiling c;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -28,7 +29,7 @@ using testing::TempDir;
 
 struct Tuned {
   TempDir dir{"db_trust_cli"};
-  std::string path = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  std::string path = testing::unpack_tuned_database(dir);
 };
 
 // A tool run that must end by itself within 20 s (exit 124 when it hung).
@@ -64,9 +65,9 @@ TEST(DbTrustCli, a_planted_trigger_is_refused_and_runs_nowhere) {
       "tgemm-tune", testing::tiny_tune_args("tiny_sgemm_simt", db.path, "--compile-only"));
   EXPECT_NE(tune.exit_code, 0) << tune.output;
   EXPECT_HAS(tune.output, "trigger 'wipe'");
-  for (const std::string& args : {"--db " + db.path + " list",
-                                  "merge " + db.dir.file("out.db") + " " + db.path,
-                                  "--db " + db.path + " vacuum " + db.dir.file("out.db")}) {
+  for (const std::string& args :
+       {"--db " + db.path + " list", "merge " + db.dir.file("out.db") + " " + db.path,
+        "--db " + db.path + " vacuum " + db.dir.file("out.db")}) {
     const CliResult r = run_bounded("tgemm-db", args);
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_HAS(r.output, "trigger 'wipe'");
@@ -82,8 +83,9 @@ TEST(DbTrustCli, prune_vacuum_and_merge_refuse_to_copy_a_damaged_file) {
   const std::pair<const char*, std::function<void(const std::string&)>> damages[] = {
       {"an index that disagrees with its table",
        [](const std::string& path) {
-         testing::change_behind_index(path, "trials_by_problem",
-                                      "UPDATE trials SET time_median_us = time_median_us + 1 WHERE id = 1");
+         testing::change_behind_index(
+             path, "trials_by_problem",
+             "UPDATE trials SET time_median_us = time_median_us + 1 WHERE id = 1");
        }},
       {"a best pointing at a missing trial",
        [](const std::string& path) { edit_database(path, "DELETE FROM trials WHERE id = 65"); }},
@@ -122,6 +124,18 @@ TEST(DbTrustCli, readers_skip_rows_breaking_the_schema_with_a_warning) {
   const CliResult best =
       run_bounded("tgemm-db", "--db " + db.path + " best --m 0 --n 8192 --k 8192 --dtype tf32");
   EXPECT_NE(best.exit_code, 0) << best.output;
+}
+
+// The warning about a skipped row goes to stderr: stdout is the answer another program reads.
+TEST(DbTrustCli, a_skipped_rows_warning_leaves_stdout_to_the_answer) {
+  Tuned db;
+  edit_database(db.path, "UPDATE problems SET m = 0 WHERE id = 2");
+  const std::string err = db.dir.file("stderr");
+  const CliResult json = run_shell("(" + std::string(TGEMM_TOOLS_DIR) + "/tgemm-db --db " +
+                                   db.path + " export --format json 2>" + err + ")");
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_TRUE(nlohmann::json::accept(json.output)) << json.output.substr(0, 2000);
+  EXPECT_HAS(testing::read_bytes(err), "table problems, row id 2: column m");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ using testing::TempDir;
 // A real tuned database (H200, tf32: 5 problems, 435 trials, 2 cubins, 5 ceilings).
 struct Tuned {
   TempDir dir{"db_trust"};
-  std::string path = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  std::string path = testing::unpack_tuned_database(dir);
 };
 
 std::string open_error(const std::string& path, TuningDb::Mode mode) {
@@ -154,9 +154,9 @@ TEST(TuningDbTrust, integrity_problems_finds_an_index_that_disagrees_with_its_ta
     EXPECT_EQ(good.integrity_problems(), "");
   }
   // The quick check on open does not compare an index with its table.
-  testing::change_behind_index(db.path, "problems_by_shape", "UPDATE problems SET m = 7 WHERE id = 2");
-  const std::string problems =
-      TuningDb(db.path, TuningDb::Mode::read_only).integrity_problems();
+  testing::change_behind_index(db.path, "problems_by_shape",
+                               "UPDATE problems SET m = 7 WHERE id = 2");
+  const std::string problems = TuningDb(db.path, TuningDb::Mode::read_only).integrity_problems();
   EXPECT_HAS(problems, "PRAGMA integrity_check");
   EXPECT_HAS(problems, "problems_by_shape");
 }
@@ -164,8 +164,7 @@ TEST(TuningDbTrust, integrity_problems_finds_an_index_that_disagrees_with_its_ta
 TEST(TuningDbTrust, integrity_problems_finds_references_that_do_not_resolve) {
   Tuned db;
   edit_database(db.path, "DELETE FROM trials WHERE id = (SELECT min(trial_id) FROM best)");
-  const std::string problems =
-      TuningDb(db.path, TuningDb::Mode::read_only).integrity_problems();
+  const std::string problems = TuningDb(db.path, TuningDb::Mode::read_only).integrity_problems();
   EXPECT_HAS(problems, "PRAGMA foreign_key_check");
   EXPECT_HAS(problems, "best row");
   EXPECT_HAS(problems, "missing trials row");
@@ -193,6 +192,9 @@ TEST(TuningDbTrust, rows_breaking_the_schemas_checks_are_skipped_with_one_warnin
       {"UPDATE trials SET status = 'great' WHERE id = 7", "table trials, row id 7", exported, 434},
       {"UPDATE device_ceilings SET value = -1 WHERE kind = 'copy_bandwidth'",
        "table device_ceilings", ceilings, 4},
+      // Infinity passes the schema's CHECK (value > 0), and is no measurement either.
+      {"UPDATE device_ceilings SET value = 9e999 WHERE kind = 'tf32'",
+       "column value: inf is not a positive number", ceilings, 4},
   };
   for (const BadRowCase& c : cases) {
     Tuned db;

@@ -3,6 +3,8 @@
 // What changes a database (merge, prune, vacuum) writes a new file and leaves the input as is.
 // The one exception, `profile`, stores Nsight Compute profiles of the best kernels.
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -637,6 +639,9 @@ int main(int argc, char** argv) {
   profiles->add_option("--device", profiles_device, "GPU name as stored (default: all)");
 
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
+  // Warnings (rows skipped as unreadable) go to stderr: stdout is the answer, a table, CSV or
+  // JSON that another program may read.
+  spdlog::set_default_logger(spdlog::stderr_color_st("tgemm-db"));
 
   try {
     // Check the arguments before touching the database, so a typo is named as such.
