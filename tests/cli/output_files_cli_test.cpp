@@ -50,7 +50,7 @@ bool is_link(const std::string& path) { return fs::is_symlink(fs::symlink_status
 
 struct Folder {
   TempDir dir{"outputs"};
-  std::string db = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  std::string db = testing::unpack_tuned_database(dir);
   std::string victim = dir.write("victim", "keep me");
 };
 

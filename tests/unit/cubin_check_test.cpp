@@ -23,7 +23,7 @@ using testing::TempDir;
 // A gemm_wgmma cubin NVRTC built for the H200 (sm_90a), as stored in a real database.
 struct StoredCubin {
   TempDir dir{"cubin_check"};
-  std::string db = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  std::string db = testing::unpack_tuned_database(dir);
   std::vector<char> bytes = [this] {
     TuningDb reader(db, TuningDb::Mode::read_only);
     return reader.find_binary(testing::query_text(db, "SELECT cache_key FROM binaries WHERE id = 2"))

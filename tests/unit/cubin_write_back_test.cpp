@@ -32,7 +32,7 @@ const KernelConfig kConfig{"sgemm_simt", {{"BM", 64}, {"BN", 64}}};
 
 TEST(CubinWriteBack, is_off_by_default_and_the_file_keeps_its_bytes) {
   TempDir dir{"write_back"};
-  const std::string db = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  const std::string db = testing::unpack_tuned_database(dir);
   const std::string before = testing::read_bytes(db);
   auto records = open_tuning_records(db);
   try {
@@ -48,7 +48,7 @@ TEST(CubinWriteBack, is_off_by_default_and_the_file_keeps_its_bytes) {
 
 TEST(CubinWriteBack, stores_the_cubin_when_turned_on) {
   TempDir dir{"write_back_on"};
-  const std::string db = testing::unpack_result_database(dir, "tf32_direct_h200_s9a.db.gz");
+  const std::string db = testing::unpack_tuned_database(dir);
   open_tuning_records(db, CubinWriteBack::on)->write_back(kConfig, "hash", compiled_miss());
   const auto found = TuningDb(db, TuningDb::Mode::read_only).find_binary("compiled-on-a-miss");
   ASSERT_TRUE(found);
