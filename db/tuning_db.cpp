@@ -1,15 +1,19 @@
 #include "db/tuning_db.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -18,6 +22,7 @@
 
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/jit/cubin_check.h"
 
 namespace tgemm {
 
@@ -271,18 +276,60 @@ TrialStatus parse_stored_trial_status(const std::string& text) {
   }
 }
 
-// Runs `decode` on a column of one row; a value it cannot use (a hand edit, a foreign
-// writer) is an error naming the file, the table, the row id and the column.
+// A row holding a value the reader cannot use (a hand edit, a foreign writer, damage): the
+// read skips it (SkippedRows), never trusts it.
+struct BadRow : Error {
+  using Error::Error;
+};
+
+[[noreturn]] void bad_row(const Statement& s, const char* table, int64_t id, const char* column,
+                          const std::string& why) {
+  throw BadRow(fmt::format("tuning database '{}': table {}, row id {}: column {}: {}", s.path(),
+                           table, id, column, why));
+}
+
+// Runs `decode` on a column of one row; what it cannot use makes the row a BadRow naming the
+// file, the table, the row id and the column.
 template <typename Decode>
 auto decoded(const Statement& s, const char* table, int64_t id, const char* column,
              Decode&& decode) {
   try {
     return decode();
   } catch (const Error& e) {
-    fail("tuning database '{}': table {}, row id {}: column {}: {}", s.path(), table, id, column,
-         e.what());
+    bad_row(s, table, id, column, e.what());
   }
 }
+
+// The rows one read skipped, told in one warning when the read is done.
+class SkippedRows {
+ public:
+  SkippedRows(const std::string& path, std::string_view what) : path_(path), what_(what) {}
+  ~SkippedRows() {
+    if (count_ > 0)
+      spdlog::warn("tgemm: skipped {} row(s) of tuning database '{}' to {}, e.g. {}", count_,
+                   path_, what_, first_.substr(first_.find(": table ") + 2));
+  }
+  SkippedRows(const SkippedRows&) = delete;
+  SkippedRows& operator=(const SkippedRows&) = delete;
+
+  // Runs `read` on one row; false (and counted) when the row is bad.
+  template <typename Read>
+  bool keep(Read&& read) {
+    try {
+      read();
+      return true;
+    } catch (const BadRow& e) {
+      if (count_++ == 0) first_ = e.what();
+      return false;
+    }
+  }
+
+ private:
+  const std::string& path_;
+  std::string_view what_;
+  int64_t count_ = 0;
+  std::string first_;
+};
 
 // Problem columns in this order, so every query that rebuilds a Problem selects the same.
 constexpr const char* kProblemColumns =
@@ -305,7 +352,13 @@ Problem problem_at(const Statement& s, int first) {
   p.align_a = int(s.int_at(first + 8));
   p.align_b = int(s.int_at(first + 9));
   p.align_c = int(s.int_at(first + 10));
-  p.beta_zero = s.int_at(first + 11) != 0;
+  // The schema's CHECKs, which SQLite does not apply on a read-only connection.
+  for (auto [column, value] : {std::pair{"m", p.m}, {"n", p.n}, {"k", p.k}})
+    if (value < 1) bad_row(s, "problems", id, column, fmt::format("{} is below 1", value));
+  const int64_t beta_zero = s.int_at(first + 11);
+  if (beta_zero != 0 && beta_zero != 1)
+    bad_row(s, "problems", id, "beta_zero", fmt::format("{} is neither 0 nor 1", beta_zero));
+  p.beta_zero = beta_zero != 0;
   return p;
 }
 
@@ -380,9 +433,21 @@ BinaryRecord binary_at(const Statement& s) {
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {
     r.checksum_ok = !s.is_null(21) && s.text_at(21) == cubin_checksum(c.cubin);
+    // A checksum recomputed over planted bytes proves nothing: the bytes must be a cubin.
+    r.cubin_rejected = r.checksum_ok ? cubin_problem(c.cubin, c.arch, {c.entry})
+                                     : "it fails its checksum";
+    r.checksum_ok = r.cubin_rejected.empty();
     if (!r.checksum_ok) c.cubin.clear();
   }
   return r;
+}
+
+// The binary of the row `s` is on, or nullopt (and a warning) when the row is bad: for the
+// tuner and the dispatcher, a binary they do not have.
+std::optional<BinaryRecord> checked_binary_at(const Statement& s) {
+  std::optional<BinaryRecord> out;
+  SkippedRows(s.path(), "look up a binary").keep([&] { out = binary_at(s); });
+  return out;
 }
 
 // tgemm_checksum(blob): cubin_checksum of the bytes, NULL for NULL (used by migrations).
@@ -391,6 +456,102 @@ void sql_checksum(sqlite3_context* context, int, sqlite3_value** args) {
   const auto* data = static_cast<const char*>(sqlite3_value_blob(args[0]));
   const std::string sum = stable_hash(std::string_view(data, size_t(sqlite3_value_bytes(args[0]))));
   sqlite3_result_text(context, sum.c_str(), int(sum.size()), SQLITE_TRANSIENT);
+}
+
+void register_checksum_function(sqlite3* db, const std::string& path) {
+  const int rc = sqlite3_create_function(db, "tgemm_checksum", 1,
+                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                         sql_checksum, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail_sqlite(db, path, rc, "register the checksum function");
+}
+
+// Takes a database from schema version `from` to this build's (the user_version is the
+// caller's to set).
+void apply_migrations(sqlite3* db, const std::string& path, int from) {
+  for (int v = from; v < kSchemaVersion; ++v)
+    exec(db, path,
+         fmt::format("migrate the schema from version {} to {}: {}", v, v + 1, kMigrations[v].what),
+         kMigrations[v].sql);
+}
+
+// SQL without its comments and with single spaces, so schema texts that differ only there
+// (schema.sql's comments were reworded over time) compare equal.
+std::string normalized_sql(std::string_view sql) {
+  std::string out;
+  char quote = 0;
+  auto space = [&out] {
+    if (!out.empty() && out.back() != ' ') out += ' ';
+  };
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote) {
+      out += c;
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"' || c == '`') {
+      quote = c;
+      out += c;
+    } else if (sql.substr(i, 2) == "--") {
+      i = std::min(sql.find('\n', i), sql.size());
+      space();
+    } else if (sql.substr(i, 2) == "/*") {
+      i = std::min(sql.find("*/", i + 2), sql.size()) + 1;
+      space();
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      space();
+    } else {
+      out += c;
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+struct SchemaObject {
+  std::string type;  // table, index, view
+  std::string sql;   // normalized_sql; empty for SQLite's automatic indexes
+};
+
+// Every object tgemm creates, by name: a new file of this build's schema, made in memory.
+const std::map<std::string, SchemaObject>& tgemm_schema() {
+  static const std::map<std::string, SchemaObject> objects = [] {
+    const std::string path = ":memory:";
+    sqlite3* memory = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &memory,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+    std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(memory, sqlite3_close);
+    if (rc != SQLITE_OK) fail_sqlite(memory, path, rc, "make this build's schema in memory");
+    register_checksum_function(memory, path);
+    apply_migrations(memory, path, 0);
+    std::map<std::string, SchemaObject> out;
+    Statement s(memory, path, "read this build's schema",
+                "SELECT type, name, coalesce(sql, '') FROM sqlite_schema");
+    while (s.step()) out[s.text_at(1)] = {s.text_at(0), normalized_sql(s.text_at(2))};
+    return out;
+  }();
+  return objects;
+}
+
+// A tuning database holds only what tgemm creates: a trigger would run its SQL inside the
+// tuner, a changed view or index would change what queries read. Such a file is refused
+// before any statement runs on it. Tables are matched by name (an older schema has fewer
+// columns); what their rows hold is checked as they are read.
+void refuse_foreign_objects(sqlite3* db, const std::string& path) {
+  const auto& expected = tgemm_schema();
+  Statement s(db, path, "inspect the schema",
+              "SELECT type, name, coalesce(sql, '') FROM sqlite_schema ORDER BY rowid");
+  while (s.step()) {
+    const std::string type = s.text_at(0), name = s.text_at(1);
+    // SQLite's own statistics (an ANALYZE in the sqlite3 shell).
+    if (type == "table" && (name == "sqlite_stat1" || name == "sqlite_stat4")) continue;
+    const auto it = expected.find(name);
+    const bool foreign = it == expected.end() || it->second.type != type;
+    if (foreign || (type != "table" && normalized_sql(s.text_at(2)) != it->second.sql))
+      fail(
+          "tuning database '{}' holds {} '{}' {}; a tuning database runs no SQL of its own: "
+          "remove it (sqlite3 '{}' 'DROP {} \"{}\"') or use another file",
+          path, type, name, foreign ? "that tgemm does not create" : "changed from tgemm's own",
+          path, type, name);
+  }
 }
 
 // "file:" URI of a path for sqlite3_open_v2 (SQLITE_OPEN_URI): absolute, and every byte
@@ -407,6 +568,23 @@ std::string file_uri(const std::string& path) {
       uri += fmt::format("%{:02X}", c);
   }
   return uri;
+}
+
+// SQLite would wait forever on a FIFO (or read a device) given as the database or found beside
+// it as its journal, and refuses a linked journal with only "unable to open database file".
+void refuse_special_files(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    fail("tuning database '{}' is not a regular file (a FIFO, device or socket); name a file",
+         path);
+  for (const char* suffix : {"-journal", "-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    if (::lstat(side.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      fail(
+          "'{}' beside tuning database '{}' is not a regular file (a link, FIFO, device or "
+          "socket); SQLite keeps its journal there: remove it",
+          side, path);
+  }
 }
 
 bool non_empty_file(const std::string& path) {
@@ -440,6 +618,7 @@ TuningDb::TuningDb(const std::string& path, Mode mode) : path_(path), mode_(mode
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) fail("tuning database '{}' is a directory, not a file", path);
+  refuse_special_files(path);
   if (!fs::exists(st)) {
     if (mode == Mode::read_only) fail("tuning database '{}' does not exist", path);
     // SQLite says only "unable to open database file"; say which part of the path is wrong.
@@ -481,9 +660,7 @@ void TuningDb::connect(bool immutable) {
   sqlite3_extended_result_codes(db_, 1);
   busy_ms_ = kBusyTimeoutMs;
   sqlite3_busy_timeout(db_, busy_ms_);
-  rc = sqlite3_create_function(db_, "tgemm_checksum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                               nullptr, sql_checksum, nullptr, nullptr);
-  if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, "register the checksum function");
+  register_checksum_function(db_, path_);
 }
 
 // The schema version, for a reader. A WAL-mode file in a folder this user cannot write (an
@@ -541,6 +718,7 @@ void TuningDb::open_checks() {
         "(version {}); use a newer tgemm, or another database file",
         path_, version, kSchemaVersion);
   check_integrity();
+  if (version > 0) refuse_foreign_objects(db_, path_);
   file_version_ = version;
 
   if (mode_ == Mode::read_only) {
@@ -564,10 +742,13 @@ void TuningDb::open_checks() {
   exec(db_, path_, "set synchronous mode", "PRAGMA synchronous = NORMAL");
 }
 
-// PRAGMA quick_check: damaged pages are reported on open, not when a query happens on them.
-void TuningDb::check_integrity() {
+namespace {
+
+// What `pragma` (quick_check or integrity_check) finds wrong, "" when nothing. A page too
+// damaged to walk fails the check itself (SQLITE_CORRUPT): the same verdict.
+std::string integrity_report(sqlite3* db, const std::string& path, const char* pragma) {
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(3)", -1, &stmt, nullptr);
+  int rc = sqlite3_prepare_v2(db, pragma, -1, &stmt, nullptr);
   std::string problems;
   while (rc == SQLITE_OK || rc == SQLITE_ROW) {
     rc = sqlite3_step(stmt);
@@ -577,16 +758,35 @@ void TuningDb::check_integrity() {
     if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
   }
   sqlite3_finalize(stmt);
-  // A page too damaged to walk fails the check itself (SQLITE_CORRUPT): the same verdict.
   if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB)
-    fail_sqlite(db_, path_, rc, "check it for damage (PRAGMA quick_check)");
+    fail_sqlite(db, path, rc, fmt::format("check it for damage ({})", pragma));
   if (rc != SQLITE_DONE)
-    problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db_));
+    problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db));
+  return problems;
+}
+
+}  // namespace
+
+// PRAGMA quick_check: damaged pages are reported on open, not when a query happens on them.
+void TuningDb::check_integrity() {
+  const std::string problems = integrity_report(db_, path_, "PRAGMA quick_check(3)");
   if (!problems.empty())
     fail(
         "tuning database '{}' is damaged (PRAGMA quick_check: {}); restore it from a copy, or "
         "move it aside and tune again",
         path_, problems);
+}
+
+std::string TuningDb::integrity_problems() {
+  std::string problems = integrity_report(db_, path_, "PRAGMA integrity_check(5)");
+  if (!problems.empty()) problems = "PRAGMA integrity_check: " + problems;
+  Statement s(db_, path_, "check its references (PRAGMA foreign_key_check)",
+              "PRAGMA foreign_key_check");
+  for (int shown = 0; s.step() && shown < 5; ++shown)
+    problems += fmt::format("{}{} row {} refers to a missing {} row",
+                            problems.empty() ? "PRAGMA foreign_key_check: " : "; ", s.text_at(0),
+                            s.int_at(1), s.text_at(2));
+  return problems;
 }
 
 // A reader of an older file (an installed database, read-only) reads a migrated copy held in
@@ -609,9 +809,7 @@ void TuningDb::migrate_a_copy_in_memory() {
   sqlite3_close_v2(db_);
   db_ = memory;
   sqlite3_extended_result_codes(db_, 1);
-  rc = sqlite3_create_function(db_, "tgemm_checksum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                               nullptr, sql_checksum, nullptr, nullptr);
-  if (rc != SQLITE_OK) fail_sqlite(db_, path_, rc, "register the checksum function");
+  register_checksum_function(db_, path_);
   exec(db_, path_, "enable foreign keys", "PRAGMA foreign_keys = ON");
   migrate();
   file_version_ = kSchemaVersion;
@@ -629,20 +827,16 @@ void TuningDb::migrate() {
           "(version {})",
           path_, version, kSchemaVersion);
     if (version == 0) {
-      Statement tables(db_, path_, "inspect the schema",
-                       "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name LIMIT 1");
-      if (tables.step())
+      Statement objects(db_, path_, "inspect the schema",
+                        "SELECT type, name FROM sqlite_schema ORDER BY type = 'table' DESC, name "
+                        "LIMIT 1");
+      if (objects.step())
         fail(
             "'{}' is a SQLite database but not a tgemm tuning database (user_version 0, has "
-            "table '{}'); refusing to add tables to it",
-            path_, tables.text_at(0));
+            "{} '{}'); refusing to add tables to it",
+            path_, objects.text_at(0), objects.text_at(1));
     }
-    for (int v = version; v < kSchemaVersion; ++v) {
-      exec(db_, path_,
-           fmt::format("migrate the schema from version {} to {}: {}", v, v + 1,
-                       kMigrations[v].what),
-           kMigrations[v].sql);
-    }
+    apply_migrations(db_, path_, version);
     if (version < kSchemaVersion) {
       // PRAGMA takes no bound values; the number is this build's constant.
       const std::string set_version = fmt::format("PRAGMA user_version = {}", kSchemaVersion);
@@ -789,8 +983,7 @@ std::optional<BinaryRecord> TuningDb::find_binary(const std::string& cache_key) 
   Statement s(db_, path_, "look up a binary",
               fmt::format("SELECT {} FROM binaries b WHERE b.cache_key = ?1", binary_columns()));
   s.bind(1, cache_key);
-  if (!s.step()) return std::nullopt;
-  return binary_at(s);
+  return s.step() ? checked_binary_at(s) : std::nullopt;
 }
 
 int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const CompiledKernel& compiled,
@@ -911,13 +1104,20 @@ bool TuningDb::has_ceilings(int64_t device_id) {
 std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
                                               const std::string& arch) {
   Statement s(db_, path_, "read the device ceilings",
-              "SELECT d.name, d.arch, c.kind, c.value, c.source, c.detail, c.measured_at "
-              "FROM device_ceilings c JOIN devices d ON d.id = c.device_id "
+              "SELECT d.name, d.arch, c.kind, c.value, c.source, c.detail, c.measured_at, "
+              "c.rowid FROM device_ceilings c JOIN devices d ON d.id = c.device_id "
               "WHERE (?1 = '' OR d.name = ?1) AND (?2 = '' OR d.arch = ?2) "
               "ORDER BY d.name, d.arch, c.kind");
   s.bind(1, device_name).bind(2, arch);
   std::vector<DeviceCeiling> out;
+  SkippedRows skipped(path_, "read the device ceilings");
   while (s.step()) {
+    if (!skipped.keep([&] {
+          if (!(std::isfinite(s.double_at(3)) && s.double_at(3) > 0))
+            bad_row(s, "device_ceilings", s.int_at(7), "value",
+                    fmt::format("{} is not a positive number", s.double_at(3)));
+        }))
+      continue;
     DeviceCeiling c;
     c.device_name = s.text_at(0);
     c.arch = s.text_at(1);
@@ -1028,9 +1228,19 @@ std::vector<KernelProfile> TuningDb::profiles(const std::string& device_name,
                           kProfileMetricColumns));
   s.bind(1, device_name).bind(2, arch);
   std::vector<KernelProfile> out;
+  SkippedRows skipped(path_, "read the kernel profiles");
   while (s.step()) {
     KernelProfile p;
     const int64_t id = s.int_at(0);
+    if (!skipped.keep([&] {
+          p.stalls = decoded(s, "kernel_profiles", id, "stall_reasons",
+                             [&] { return parse_stalls(s.text_at(8)); });
+          if (s.text_at(4) != kTgemmContender && s.text_at(4) != kCublasContender)
+            bad_row(s, "kernel_profiles", id, "contender",
+                    fmt::format("'{}' is neither {} nor {}", s.text_at(4), kTgemmContender,
+                                kCublasContender));
+        }))
+      continue;
     p.problem_key = s.text_at(1);
     p.device_name = s.text_at(2);
     p.arch = s.text_at(3);
@@ -1038,8 +1248,6 @@ std::vector<KernelProfile> TuningDb::profiles(const std::string& device_name,
     p.config = s.text_at(5);
     p.kernel_name = s.text_at(6);
     p.ncu_version = s.text_at(7);
-    p.stalls = decoded(s, "kernel_profiles", id, "stall_reasons",
-                       [&] { return parse_stalls(s.text_at(8)); });
     p.profiled_at = s.text_at(9);
     int col = 10;
     for (std::optional<double>* metric : profile_metrics_of(p)) {
@@ -1098,7 +1306,8 @@ void TuningDb::copy_to(const std::string& dest_path) {
   if (std::filesystem::exists(dest_path))
     fail("cannot copy tuning database '{}' to '{}': that file exists", path_, dest_path);
   sqlite3* dest = nullptr;
-  int rc = sqlite3_open_v2(dest_path.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+  int rc = sqlite3_open_v2(dest_path.c_str(), &dest,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
                            nullptr);
   // sqlite3_close is safe on the handle even when the open failed.
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(dest, sqlite3_close);
@@ -1111,6 +1320,10 @@ void TuningDb::copy_to(const std::string& dest_path) {
   sqlite3_backup_finish(backup);
   if (rc != SQLITE_DONE)
     fail("cannot copy tuning database '{}' to '{}': {}", path_, dest_path, sqlite3_errstr(rc));
+  // A writable connection checks the CHECK constraints a reader of the source could not.
+  if (const std::string problems = integrity_report(dest, dest_path, "PRAGMA quick_check(3)");
+      !problems.empty())
+    fail("tuning database '{}' is damaged: its copy fails PRAGMA quick_check: {}", path_, problems);
 }
 
 PruneCounts TuningDb::prune(const PruneOptions& options) {
@@ -1223,10 +1436,14 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
   s.bind(1, problem_key).bind(2, device_name).bind(3, arch);
   std::vector<BestEntry> out;
   constexpr int rest = kProblemColumnCount + kTrialColumnCount;
+  SkippedRows skipped(path_, "read the best trials");
   while (s.step()) {
     BestEntry e;
-    e.problem = problem_at(s, 0);
-    e.trial = trial_at(s, kProblemColumnCount);
+    if (!skipped.keep([&] {
+          e.problem = problem_at(s, 0);
+          e.trial = trial_at(s, kProblemColumnCount);
+        }))
+      continue;
     e.measured_with = measured_with_at(s, kProblemColumnCount);
     e.config = e.trial.config;
     e.device_name = s.text_at(rest);
@@ -1254,10 +1471,14 @@ std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
   s.bind(1, problem_key).bind(2, device_name);
   std::vector<TrialRecord> out;
   constexpr int rest = kProblemColumnCount + kTrialColumnCount;
+  SkippedRows skipped(path_, "read the trials");
   while (s.step()) {
     TrialRecord r;
-    r.problem = problem_at(s, 0);
-    r.trial = trial_at(s, kProblemColumnCount);
+    if (!skipped.keep([&] {
+          r.problem = problem_at(s, 0);
+          r.trial = trial_at(s, kProblemColumnCount);
+        }))
+      continue;
     r.measured_with = measured_with_at(s, kProblemColumnCount);
     r.id = s.int_at(rest);
     r.device_name = s.text_at(rest + 1);
@@ -1269,8 +1490,23 @@ std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
   return out;
 }
 
+namespace {
+
+// The ids of `trials` as a JSON array, for "trial_id IN (SELECT value FROM json_each(?))": an
+// export holds the trials that trials() could read, and its warning names the others.
+std::string trial_ids_json(const std::vector<TrialRecord>& trials) {
+  std::string json = "[";
+  for (const TrialRecord& t : trials) json += fmt::format("{}{}", json.size() > 1 ? "," : "", t.id);
+  return json + "]";
+}
+
+}  // namespace
+
 TextTable TuningDb::trial_table() {
-  Statement s(db_, path_, "export the trials", "SELECT * FROM trial_details ORDER BY trial_id");
+  Statement s(db_, path_, "export the trials",
+              "SELECT * FROM trial_details WHERE trial_id IN (SELECT value FROM json_each(?1)) "
+              "ORDER BY trial_id");
+  s.bind(1, trial_ids_json(trials()));
   TextTable table;
   for (int c = 0; c < s.column_count(); ++c) table.columns.push_back(s.column_name(c));
   while (s.step()) {
@@ -1298,7 +1534,9 @@ std::string TuningDb::trial_table_json() {
               "'tflops', tflops, 'max_rel_error', max_rel_error, 'registers', registers, "
               "'smem_bytes', smem_bytes, 'cublas_us', cublas_us, 'run_id', run_id, "
               "'created_at', created_at)) "
-              "FROM (SELECT * FROM trial_details ORDER BY trial_id)");
+              "FROM (SELECT * FROM trial_details WHERE trial_id IN "
+              "(SELECT value FROM json_each(?1)) ORDER BY trial_id)");
+  s.bind(1, trial_ids_json(trials()));
   if (!s.step()) return "[]";
   std::string json = s.text_at(0);
   s.run();
@@ -1321,8 +1559,7 @@ std::optional<BinaryRecord> TuningDb::find_binary_for(const KernelConfig& config
   s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(variant.op_a));
   s.bind(4, to_string(variant.op_b)).bind(5, arch).bind(6, nvrtc_version);
   s.bind(7, variant.types.name());
-  if (!s.step()) return std::nullopt;
-  return binary_at(s);
+  return s.step() ? checked_binary_at(s) : std::nullopt;
 }
 
 void TuningDb::set_busy_timeout_ms(int ms) {
@@ -1578,6 +1815,8 @@ MergeCounts TuningDb::merge_from(const std::string& other_path) {
   if (mode_ != Mode::read_write)
     fail("cannot merge '{}' into tuning database '{}': it is open read-only", other_path, path_);
   TuningDb other(other_path, Mode::read_only);  // checks it; an older file: a migrated copy
+  if (const std::string problems = other.integrity_problems(); !problems.empty())
+    fail("tuning database '{}' is damaged, so it is not merged: {}", other_path, problems);
   attach_copy(db_, path_, other.db_, other.path_);
   MergeCounts counts;
   begin_transaction();
@@ -1592,12 +1831,13 @@ MergeCounts TuningDb::merge_from(const std::string& other_path) {
     for (auto [problem_id, device_id] : pairs) update_best(problem_id, device_id);
     exec(db_, path_, "finish the merge", "DROP TABLE temp.merge_map; DROP TABLE temp.merge_trials");
     commit();
-  } catch (...) {
+  } catch (const Error& e) {
     rollback();
     sqlite3_exec(db_, "DROP TABLE IF EXISTS temp.merge_map; DROP TABLE IF EXISTS temp.merge_trials",
                  nullptr, nullptr, nullptr);
     sqlite3_exec(db_, fmt::format("DETACH {}", kMergeSchema).c_str(), nullptr, nullptr, nullptr);
-    throw;
+    // A row this file's schema refuses (a CHECK, a reference) comes from the other file.
+    fail("cannot merge tuning database '{}': {}", other_path, e.what());
   }
   exec(db_, path_, "detach the merged file", fmt::format("DETACH {}", kMergeSchema).c_str());
   return counts;

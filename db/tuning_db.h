@@ -63,8 +63,11 @@ class TuningDb {
   // read_only never writes, and reads a finished file from a folder it cannot write (an
   // install), with or without the -wal/-shm a killed tuner left. Throws Error naming the
   // path for: a file that is not a SQLite database, a damaged file (PRAGMA quick_check), a
-  // schema newer than this build (PRAGMA user_version), a directory or path that cannot be
-  // written, a missing file in read_only mode. Concurrent first opens of a new file are safe.
+  // schema newer than this build (PRAGMA user_version), schema objects tgemm does not create
+  // (a trigger, a view, an unknown table: they would run SQL inside the tools), a directory, a
+  // FIFO or device, or a path that cannot be written, a missing file in read_only mode.
+  // Concurrent first opens of a new file are safe. Rows that break the schema's rules are
+  // skipped as they are read, with one warning per read.
   TuningDb(const std::string& path, Mode mode);
   // The last read_write connection to close leaves the file in rollback-journal mode, with
   // no -wal/-shm beside it, so a finished database is one file that installs read-only.
@@ -147,11 +150,20 @@ class TuningDb {
                                               const Problem& variant, const std::string& arch,
                                               const std::string& nvrtc_version);
 
+  // What a full check finds wrong (PRAGMA integrity_check: pages, indexes against their
+  // tables, NOT NULL and, on a read_write connection, CHECK constraints; then PRAGMA
+  // foreign_key_check: references that do not resolve), or "" when nothing. Slower than the
+  // quick check on open: for what the tools copy or merge before it replaces anything.
+  std::string integrity_problems();
+
   // A consistent snapshot of the whole database written to `dest_path` (SQLite's online
-  // backup), a new file: an existing one is refused, never overwritten.
+  // backup), a new file: an existing one (or a link) is refused, never overwritten. Throws
+  // when the copy fails the quick check, which on a writable file covers the CHECK
+  // constraints.
   void copy_to(const std::string& dest_path);
   // Adds everything in the tuning database at `other_path` (opened read-only, never written;
-  // an older schema is read through a migrated copy) in one transaction: devices, kernels,
+  // an older schema is read through a migrated copy; refused when integrity_problems() finds
+  // anything) in one transaction: devices, kernels,
   // binaries and problems by their natural keys, every run under a new id, every trial; a
   // (problem, kernel, device) in both keeps the faster ok trial (this file's when neither is
   // ok or they tie), cuBLAS times the latest per (problem, device), and the best of every

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "db/tuning_db.h"
+#include "src/core/error.h"
 #include "src/core/tuning_records.h"
 
 namespace tgemm {
@@ -10,8 +11,8 @@ namespace {
 
 class DbTuningRecords final : public TuningRecords {
  public:
-  explicit DbTuningRecords(const std::string& path)
-      : path_(path), db_(path, TuningDb::Mode::read_only) {}
+  DbTuningRecords(const std::string& path, CubinWriteBack write_back)
+      : path_(path), write_back_(write_back), db_(path, TuningDb::Mode::read_only) {}
 
   std::vector<BestEntry> best_entries(const std::string& device_name,
                                       const std::string& arch) override {
@@ -42,6 +43,10 @@ class DbTuningRecords final : public TuningRecords {
   // file costs the next process one compile, never this call a stall or a new file.
   void write_back(const KernelConfig& config, const std::string& template_hash,
                   const CompiledKernel& compiled) override {
+    if (write_back_ == CubinWriteBack::off)
+      fail("tuning database '{}' is only read: cubin write-back is off (TGEMM_DB_WRITE_BACK=1 "
+           "turns it on)",
+           path_);
     TuningDb writable(path_, TuningDb::Mode::read_write);
     writable.set_busy_timeout_ms(50);
     const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", compiled.arch);
@@ -52,13 +57,15 @@ class DbTuningRecords final : public TuningRecords {
 
  private:
   std::string path_;
+  CubinWriteBack write_back_;
   TuningDb db_;
 };
 
 }  // namespace
 
-std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path) {
-  return std::make_unique<DbTuningRecords>(path);
+std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path,
+                                                   CubinWriteBack write_back) {
+  return std::make_unique<DbTuningRecords>(path, write_back);
 }
 
 }  // namespace tgemm

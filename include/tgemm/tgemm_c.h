@@ -22,6 +22,15 @@
  * return; handle values are never reused. A tgemmDestroy racing calls on the same handle
  * waits for nothing: calls already running finish on it, later ones are NOT_INITIALIZED.
  * Every failure sets tgemmGetLastError; every success clears it.
+ *
+ * A tuning database is code: the library loads the GPU kernels (cubins) it holds. Trust a
+ * database file as you would a shared library you link: open only files that you, your build
+ * or a source you trust wrote, from a folder others cannot write. Every value read from it is
+ * checked (a cubin must be an ELF for the GPU's arch with the kernel's entry, and match its
+ * checksum), but a checked cubin still runs with your process's rights on the GPU. The library
+ * only reads the file: a kernel it must compile on a miss is written back into the database
+ * only when TGEMM_DB_WRITE_BACK=1 is set in the environment (and the file is writable), so the
+ * next process finds it.
  */
 #ifndef TGEMM_TGEMM_C_H_
 #define TGEMM_TGEMM_C_H_

@@ -39,6 +39,7 @@ int arch_number(const std::string& arch) {
   for (size_t i = 3; i < arch.size(); ++i) {
     if (arch[i] < '0' || arch[i] > '9') fail("bad arch '{}' (expected sm_XY)", arch);
     number = number * 10 + (arch[i] - '0');
+    if (number > 9999) fail("bad arch '{}' (expected sm_XY)", arch);
   }
   return number;
 }

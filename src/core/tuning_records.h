@@ -28,9 +28,12 @@ struct BinaryRecord {
   BinaryStatus status = BinaryStatus::ok;
   std::string reason;       // why it was pruned or failed; empty when ok
   CompiledKernel compiled;  // cubin, resources, options, cache key, arch, NVRTC version
-  // False when the stored cubin does not match its checksum (or has none): compiled.cubin
-  // is then empty, so a damaged or planted cubin is never loaded. Recompile instead.
+  // False when the stored cubin does not match its checksum (or has none), or is not a cubin
+  // for its arch that defines its entry (cubin_problem): compiled.cubin is then empty, so a
+  // damaged or planted cubin is never loaded. Recompile instead.
   bool checksum_ok = true;
+  std::string cubin_rejected;  // why checksum_ok is false
+
 };
 
 // The best trial of one problem on one device, as the dispatcher and tgemm-db need it.
@@ -80,14 +83,19 @@ class TuningRecords {
                                                   const std::string& template_hash,
                                                   const Problem& variant, const std::string& arch,
                                                   const std::string& nvrtc_version) = 0;
-  // Stores a cubin the dispatcher compiled, so the next process finds it. Best effort: a
-  // read-only file or a busy tuner throws, and the caller goes on.
+  // Stores a cubin the dispatcher compiled, so the next process finds it: only when the
+  // records were opened with write-back on (the file is otherwise never written). Best effort:
+  // write-back off, a read-only file or a busy tuner throws, and the caller goes on.
   virtual void write_back(const KernelConfig& config, const std::string& template_hash,
                           const CompiledKernel& compiled) = 0;
 };
 
+// Whether the dispatcher may write the cubins it compiles into the database file.
+enum class CubinWriteBack { off, on };
+
 // Opens `path` read-only (db/tuning_records_reader.cpp); throws Error naming the path when
-// it is missing or not a tgemm database.
-std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path);
+// it is missing or not a tgemm database. write_back() writes only with CubinWriteBack::on.
+std::unique_ptr<TuningRecords> open_tuning_records(const std::string& path,
+                                                   CubinWriteBack write_back = CubinWriteBack::off);
 
 }  // namespace tgemm

@@ -8,6 +8,7 @@
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/shared_launch_order.h"
+#include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/build_versions.h"
 #include "src/templates/kernel_build.h"
@@ -64,8 +65,11 @@ Dispatcher::Dispatcher(DispatcherOptions options)
     const char* env = std::getenv("TGEMM_DB");
     db_path_ = env && *env ? env : "tgemm.db";
   }
+  const char* write_back = std::getenv("TGEMM_DB_WRITE_BACK");
+  const bool writes_back =
+      options_.write_back_cubins || (write_back && std::string(write_back) == "1");
   try {
-    db_ = open_tuning_records(db_path_);
+    db_ = open_tuning_records(db_path_, writes_back ? CubinWriteBack::on : CubinWriteBack::off);
   } catch (const std::exception& e) {
     db_problem_ = e.what();
     spdlog::warn("tgemm: tuning database unavailable ({}); using default kernels", e.what());
@@ -187,8 +191,8 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
 }
 
 // The cubin comes from the database when it holds one for this kernel, layout, types, arch
-// and NVRTC version; otherwise NVRTC compiles it once, and it is written back when the file
-// is writable, so the next process finds it.
+// and NVRTC version; otherwise NVRTC compiles it once, and, with write-back on and a writable
+// file, it is written back so the next process finds it.
 const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice& choice,
                                           const Problem& problem) {
   const GemmTemplate& family = template_named(choice.config.template_name);
@@ -211,11 +215,15 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     }
   }
   std::vector<char> cubin;
-  // A cubin that fails its checksum (damaged or planted) is never loaded: compile instead.
-  if (stored && !stored->checksum_ok)
-    spdlog::warn("tgemm: the stored cubin of {} in {} fails its checksum; compiling it instead",
-                 choice.config.canonical_name(), db_path_);
-  if (stored && stored->checksum_ok && stored->status == BinaryStatus::ok &&
+  // A cubin that fails its checksum or is no cubin of this arch with every entry the family
+  // launches (damaged or planted) is never loaded: compile instead.
+  std::string rejected = stored ? stored->cubin_rejected : "";
+  if (stored && rejected.empty() && !stored->compiled.cubin.empty())
+    rejected = cubin_problem(stored->compiled.cubin, arch, family.entries(choice.config));
+  if (!rejected.empty())
+    spdlog::warn("tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
+                 choice.config.canonical_name(), db_path_, rejected);
+  if (stored && rejected.empty() && stored->status == BinaryStatus::ok &&
       !stored->compiled.cubin.empty()) {
     cubin = std::move(stored->compiled.cubin);
   } else {
@@ -223,7 +231,7 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     if (!compiled.ok) fail("{}", compiled.error);
     spdlog::info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
                  compiled.compile_ms);
-    // Best effort, and only into a database that opened.
+    // Best effort, and only into a database that opened with write-back on.
     if (db_) {
       try {
         db_->write_back(choice.config, family.source().hash, compiled);

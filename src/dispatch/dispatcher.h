@@ -65,6 +65,9 @@ struct DispatcherOptions {
   std::string db_path;                                 // empty: $TGEMM_DB, else "tgemm.db"
   std::optional<std::vector<DefaultKernel>> defaults;  // tests replace the shipped table
   bool cublas_fallback = true;
+  // Store the cubins NVRTC compiles on a miss in the database file (when it is writable), so
+  // the next process loads them; off unless set here or by $TGEMM_DB_WRITE_BACK=1.
+  bool write_back_cubins = false;
 };
 
 class Dispatcher {

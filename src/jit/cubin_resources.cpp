@@ -1,12 +1,11 @@
 #include "src/jit/cubin_resources.h"
 
-#include <elf.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "src/core/arch_limits.h"
+#include "src/jit/elf_view.h"
 
 namespace tgemm {
 
@@ -19,58 +18,6 @@ constexpr uint8_t kAttrFrameSize = 0x11;  // EIATTR_FRAME_SIZE: {symbol, bytes}
 constexpr uint8_t kAttrRegCount = 0x2f;   // EIATTR_REGCOUNT:   {symbol, registers}
 constexpr int kHopperReservedSmem = 1024;
 
-class ElfView {
- public:
-  explicit ElfView(const std::vector<char>& bytes) : b_(bytes) {}
-
-  bool valid() const {
-    if (b_.size() < sizeof(Elf64_Ehdr) || std::memcmp(b_.data(), ELFMAG, SELFMAG) != 0)
-      return false;
-    const auto& h = header();
-    return b_[EI_CLASS] == ELFCLASS64 && h.e_shentsize == sizeof(Elf64_Shdr) &&
-           h.e_shoff + uint64_t(h.e_shnum) * sizeof(Elf64_Shdr) <= b_.size() &&
-           h.e_shstrndx < h.e_shnum;
-  }
-  const Elf64_Ehdr& header() const { return *reinterpret_cast<const Elf64_Ehdr*>(b_.data()); }
-  int sections() const { return header().e_shnum; }
-  Elf64_Shdr section(int i) const {
-    Elf64_Shdr s;
-    std::memcpy(&s, b_.data() + header().e_shoff + size_t(i) * sizeof(Elf64_Shdr), sizeof s);
-    return s;
-  }
-  bool in_bounds(const Elf64_Shdr& s) const {
-    return s.sh_type == SHT_NOBITS || s.sh_offset + s.sh_size <= b_.size();
-  }
-  std::string section_name(const Elf64_Shdr& s) const {
-    return string_at(section(header().e_shstrndx), s.sh_name);
-  }
-  std::string string_at(const Elf64_Shdr& table, uint64_t offset) const {
-    if (!in_bounds(table) || offset >= table.sh_size) return "";
-    const char* p = b_.data() + table.sh_offset + offset;
-    return std::string(p, strnlen(p, table.sh_size - offset));
-  }
-  const char* data(const Elf64_Shdr& s) const { return b_.data() + s.sh_offset; }
-
- private:
-  const std::vector<char>& b_;
-};
-
-// Index of `function` in the symbol table, or nullopt.
-std::optional<uint32_t> symbol_index(const ElfView& elf, const std::string& function) {
-  for (int i = 0; i < elf.sections(); ++i) {
-    const Elf64_Shdr s = elf.section(i);
-    if (s.sh_type != SHT_SYMTAB || !elf.in_bounds(s) || s.sh_link >= uint32_t(elf.sections()))
-      continue;
-    const Elf64_Shdr names = elf.section(int(s.sh_link));
-    for (uint64_t k = 0; k < s.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, elf.data(s) + k * sizeof(Elf64_Sym), sizeof sym);
-      if (elf.string_at(names, sym.st_name) == function) return uint32_t(k);
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 PtxasResources read_cubin_resources(const std::vector<char>& cubin, const std::string& function,
@@ -78,7 +25,7 @@ PtxasResources read_cubin_resources(const std::vector<char>& cubin, const std::s
   PtxasResources r;
   ElfView elf(cubin);
   if (!elf.valid()) return r;
-  const auto symbol = symbol_index(elf, function);
+  const auto symbol = elf.symbol(function);
   if (!symbol) return r;
   for (int i = 0; i < elf.sections(); ++i) {
     const Elf64_Shdr s = elf.section(i);
@@ -96,7 +43,7 @@ PtxasResources read_cubin_resources(const std::vector<char>& cubin, const std::s
       if (size == 8 && (attribute == kAttrRegCount || attribute == kAttrFrameSize)) {
         uint32_t fields[2];
         std::memcpy(fields, p + at, sizeof fields);
-        if (fields[0] == *symbol) {
+        if (fields[0] == symbol->index) {
           if (attribute == kAttrRegCount) {
             r.registers = int(fields[1]);
             r.found = true;

@@ -21,10 +21,9 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// `args` is appended to the tool's path as a shell word list.
-inline CliResult run_tool(const std::string& tool, const std::string& args) {
-  const std::string command =
-      std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1 </dev/null";
+// A shell command line (sh -c), as a user would type it.
+inline CliResult run_shell(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1 </dev/null";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -35,6 +34,11 @@ inline CliResult run_tool(const std::string& tool, const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+// `args` is appended to the tool's path as a shell word list.
+inline CliResult run_tool(const std::string& tool, const std::string& args) {
+  return run_shell(std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args);
 }
 
 // tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over

@@ -15,6 +15,7 @@
 #include "db/tuning_db.h"
 #include "src/core/device_ceiling.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/result_databases.h"
 
 namespace tgemm {
 namespace {
@@ -23,6 +24,7 @@ using testing::query_int;
 using testing::read_bytes;
 using testing::run_tool;
 using testing::TempDir;
+using testing::unpack_result_database;
 
 size_t count_of(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -49,14 +51,6 @@ std::vector<std::vector<std::string>> query_rows(const std::string& path, const 
   }
   sqlite3_close(db);
   return out;
-}
-
-std::string unpack(const TempDir& dir, const std::string& gz) {
-  const std::string path = dir.file(gz.substr(0, gz.size() - 3));
-  const std::string command =
-      std::string("gzip -dc '") + TGEMM_SOURCE_DIR + "/notes/results/" + gz + "' > '" + path + "'";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return path;
 }
 
 std::string report_of(const std::string& db, const std::string& out) {
@@ -160,7 +154,7 @@ void expect_points_match_rows(const std::string& db, const std::string& html) {
 
 TEST(HtmlReportCli, session_3_database_places_every_tuned_problem) {
   TempDir dir{"report_s3"};
-  const std::string db = unpack(dir, "square_deepbench_h200_s3.db.gz");
+  const std::string db = unpack_result_database(dir, "square_deepbench_h200_s3.db.gz");
   const std::string html = report_of(db, dir.file("r.html"));
   expect_points_match_rows(db, html);
   EXPECT_NE(html.find("No measured ceilings are stored"), std::string::npos);
@@ -175,7 +169,7 @@ TEST(HtmlReportCli, session_3_database_places_every_tuned_problem) {
 
 TEST(HtmlReportCli, session_4_database_places_every_tuned_problem) {
   TempDir dir{"report_s4"};
-  const std::string db = unpack(dir, "fp32_h200_s4.db.gz");
+  const std::string db = unpack_result_database(dir, "fp32_h200_s4.db.gz");
   const std::string html = report_of(db, dir.file("r.html"));
   expect_points_match_rows(db, html);
   EXPECT_EQ(int64_t(count_of(html, "class=\"fail-row\"")),

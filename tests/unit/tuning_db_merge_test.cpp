@@ -16,6 +16,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tests/common/fake_cubin.h"
 
 namespace tgemm {
 
@@ -103,7 +104,7 @@ CompiledKernel compiled(const std::string& key) {
   c.nvrtc_version = "13.0";
   c.options = "--gpu-architecture=sm_90 " + key;
   c.cache_key = key;
-  c.cubin = {'c', 'u', 'b', char(0), key.empty() ? 'x' : key[0]};
+  c.cubin = testing::fake_cubin(c.arch, c.entry, {'c', 'u', 'b', char(0), key.empty() ? 'x' : key[0]});
   c.resources = {true, 96, 16384, 8, 4, 12};
   return c;
 }
@@ -335,8 +336,9 @@ TEST_F(MergeTest, older_schema_input_is_read_through_a_migrated_copy_and_left_al
                "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, "
                "options, cache_key, cubin, registers, smem_bytes, stack_bytes, "
                "spill_store_bytes, spill_load_bytes, resources_found, compile_ms, status, "
-               "reason, log) VALUES (1, 'sm_90', '13.0', 'N', 'N', 'e', '', 'v1-key', x'0102', "
-               "1, 1, 0, 0, 0, 1, 1, 'ok', '', '')");
+               "reason, log) VALUES (1, 'sm_90', '13.0', 'N', 'N', 'e', '', 'v1-key', " +
+               testing::sql_blob(testing::fake_cubin("sm_90", "e", {1, 2})) +
+               ", 1, 1, 0, 0, 0, 1, 1, 'ok', '', '')");
   const std::string bytes = read_bytes(old);
   TuningDb db(out, TuningDb::Mode::read_write);
   const MergeCounts c = db.merge_from(old);
@@ -345,7 +347,7 @@ TEST_F(MergeTest, older_schema_input_is_read_through_a_migrated_copy_and_left_al
   auto found = db.find_binary("v1-key");
   ASSERT_TRUE(found);
   EXPECT_TRUE(found->checksum_ok);  // the migration's checksum came along
-  EXPECT_EQ(found->compiled.cubin, (std::vector<char>{1, 2}));
+  EXPECT_EQ(found->compiled.cubin, testing::fake_cubin("sm_90", "e", {1, 2}));
 }
 
 TEST_F(MergeTest, failed_merge_leaves_the_target_as_it_was) {

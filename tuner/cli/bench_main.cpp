@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
@@ -28,6 +27,7 @@
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/interleaved_timer.h"
 #include "tuner/input/problem_set.h"
+#include "tuner/output/output_file.h"
 
 namespace tgemm {
 namespace {
@@ -83,24 +83,15 @@ class Cublas {
 class DatabaseWithout {
  public:
   DatabaseWithout(const std::string& source, const std::string& problem_key)
-      : path_((std::filesystem::temp_directory_path() /
-               fmt::format("tgemm-bench-untuned-{}.db", getpid()))
-                  .string()) {
-    remove_files();
+      : dir_(std::filesystem::temp_directory_path().string(), "the untuned copy of " + source),
+        path_(dir_.file("untuned.db")) {
     TuningDb(source, TuningDb::Mode::read_only).copy_to(path_);
     TuningDb(path_, TuningDb::Mode::read_write).forget_problem(problem_key);
   }
-  ~DatabaseWithout() { remove_files(); }
-  DatabaseWithout(const DatabaseWithout&) = delete;
-  DatabaseWithout& operator=(const DatabaseWithout&) = delete;
   const std::string& path() const { return path_; }
 
  private:
-  void remove_files() {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm"})
-      std::filesystem::remove(path_ + suffix, ignored);
-  }
+  ScratchDir dir_;
   std::string path_;
 };
 
@@ -164,13 +155,13 @@ int run_bench(const BenchOptions& opt) {
   L2Flusher flusher(info.l2_bytes);
   std::mt19937_64 rng(std::random_device{}());
 
-  std::ofstream csv;
+  std::optional<OutputFile> csv;
   if (!opt.csv_path.empty()) {
-    csv.open(opt.csv_path);
-    if (!csv) fail("cannot write {}", opt.csv_path);
-    csv << "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
+    csv.emplace(opt.csv_path, Overwrite::regular_file, "CSV file");
+    csv->append(
+        "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
            "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare,untuned_path,"
-           "untuned_us,tuned_over_untuned\n";
+        "untuned_us,tuned_over_untuned\n");
   }
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
   fmt::print(
@@ -270,11 +261,12 @@ int run_bench(const BenchOptions& opt) {
                named.name, p.types.name(), p.layout(), to_string(paths[0]), us, tflops(us),
                cublas_us, tflops(cublas_us), ratio, tail);
     if (csv)
-      csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{}\n",
+      csv->append(fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{}\n",
                          named.name, p.types.name(), p.layout(), p.m, p.n, p.k, to_string(paths[0]),
                          us, tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error,
-                         compare_csv, untuned_csv);
+                         compare_csv, untuned_csv));
   }
+  if (csv) csv->commit();
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += std::log(x);

@@ -3,18 +3,18 @@
 // What changes a database (merge, prune, vacuum) writes a new file and leaves the input as is.
 // The one exception, `profile`, stores Nsight Compute profiles of the best kernels.
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -26,6 +26,7 @@
 #include "src/core/error.h"
 #include "src/templates/build_versions.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/output/output_file.h"
 #include "tuner/profile/ncu_profiler.h"
 #include "tuner/report/explain.h"
 #include "tuner/report/html_report.h"
@@ -253,11 +254,7 @@ int run_export(tgemm::TuningDb& db, const std::string& format, const std::string
     fmt::print("{}", text);
     return 0;
   }
-  std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  if (!file) fail("cannot write export file '{}': {}", output, std::strerror(errno));
-  file << text;
-  file.close();
-  if (!file) fail("cannot write export file '{}': write failed", output);
+  tgemm::write_output_file(output, text, tgemm::Overwrite::regular_file, "export file");
   return 0;
 }
 
@@ -313,23 +310,10 @@ int run_ceilings(tgemm::TuningDb& db, const std::string& device) {
   return 0;
 }
 
-// The HTML report, written whole to a scratch name and renamed, so OUT is never half written.
+// The HTML report, written whole to a scratch file and renamed, so OUT is never half written.
 int run_report(tgemm::TuningDb& db, const std::string& out_path, int top) {
   const std::string html = tgemm::html_report(db, {top});
-  const std::string scratch = fmt::format("{}.writing-{}", out_path, ::getpid());
-  {
-    std::ofstream file(scratch, std::ios::binary | std::ios::trunc);
-    if (!file) fail("cannot write report file '{}': {}", out_path, std::strerror(errno));
-    file << html;
-    file.close();
-    if (!file) fail("cannot write report file '{}': write failed", out_path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(scratch, out_path, ec);
-  if (ec) {
-    std::filesystem::remove(scratch, ec);
-    fail("cannot write report file '{}': {}", out_path, ec.message());
-  }
+  tgemm::write_output_file(out_path, html, tgemm::Overwrite::regular_file, "report file");
   fmt::print("wrote '{}' ({} bytes)\n", out_path, html.size());
   return 0;
 }
@@ -363,41 +347,33 @@ int run_stale(tgemm::TuningDb& db) {
   return 0;
 }
 
-// Builds a new database at OUT under a scratch name beside it (`build` fills the scratch
-// file) and links it to OUT only when complete: OUT is never overwritten nor left half
-// written, and link() fails where OUT appeared meanwhile, where a rename would replace it.
-void write_new_database(const std::string& command, const std::string& out_path,
+// Builds a new database at OUT (`build` fills the scratch file) and links it to OUT only when
+// complete and intact: OUT is never overwritten, never half written, never a damaged copy.
+void write_new_database(const std::string& what, const std::string& out_path,
                         const std::function<void(const std::string& scratch)>& build) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(fs::symlink_status(out_path, ec)))
-    fail("{0}: '{1}' exists; {0} writes a new database and never overwrites one", command,
-         out_path);
-  const std::string scratch = fmt::format("{}.writing-{}", out_path, ::getpid());
-  const auto remove_scratch = [&scratch] {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      fs::remove(scratch + suffix, ignored);
-  };
+  tgemm::OutputFile out(out_path, tgemm::Overwrite::never, what);
   try {
-    build(scratch);
-  } catch (...) {
-    remove_scratch();
-    throw;
+    build(out.scratch_path());
+    const std::string problems =
+        tgemm::TuningDb(out.scratch_path(), tgemm::TuningDb::Mode::read_write).integrity_problems();
+    if (!problems.empty()) fail("it fails the integrity check (is an input damaged?): {}", problems);
+  } catch (const tgemm::Error& e) {
+    // The scratch file is the new OUT to be: named so, since the user never sees the scratch.
+    std::string why = e.what();
+    for (size_t at; (at = why.find(out.scratch_path())) != std::string::npos;)
+      why.replace(at, out.scratch_path().size(), out_path);
+    fail("{} '{}' was not written: {}", what, out_path, why);
   }
-  if (::link(scratch.c_str(), out_path.c_str()) != 0) {
-    const int err = errno;
-    remove_scratch();
-    fail("{}: cannot create '{}': {}", command, out_path, std::strerror(err));
-  }
-  remove_scratch();
+  out.commit();
 }
 
 // A new file OUT: a copy of the database, pruned (prune) or only compacted (vacuum). The input
 // is never written.
 int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
   tgemm::PruneCounts counts;
-  write_new_database(prune ? "prune" : "vacuum", out_path, [&](const std::string& scratch) {
+  write_new_database(prune ? "pruned database" : "compacted database", out_path, [&](const std::string& scratch) {
+    if (const std::string problems = db.integrity_problems(); !problems.empty())
+      fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
     db.copy_to(scratch);
     tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
     tgemm::PruneOptions options;
@@ -420,7 +396,7 @@ int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bo
 // Every IN merged into a new OUT (only read).
 int run_merge(const std::string& out_path, const std::vector<std::string>& in_paths) {
   int64_t duplicates = 0;
-  write_new_database("merge", out_path, [&](const std::string& scratch) {
+  write_new_database("merged database", out_path, [&](const std::string& scratch) {
     tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
     for (const std::string& in : in_paths) {
       const tgemm::MergeCounts c = out.merge_from(in);
@@ -501,9 +477,8 @@ int run_profile(const std::string& db_path, const ProfileArgs& args, const std::
   for (const auto& d : db.devices())
     if (d.name == device_name && d.arch == arch) device = d;
   const std::string version = tgemm::ncu_version(ncu);
-  char scratch_template[] = "/tmp/tgemm-profile-XXXXXX";
-  if (!::mkdtemp(scratch_template)) fail("cannot create a scratch folder: {}", strerror(errno));
-  const std::string scratch = scratch_template;
+  const tgemm::ScratchDir scratch(std::filesystem::temp_directory_path().string(),
+                                  "the profiles' scratch files");
   fmt::print("profiling {} problem(s) on {} ({}) with {} (ncu {})\n", chosen.size(), device_name,
              arch, ncu, version);
   for (const auto& e : chosen) {
@@ -519,7 +494,7 @@ int run_profile(const std::string& db_path, const ProfileArgs& args, const std::
                       tgemm::kTgemmContender,
                       "^" + binary->compiled.entry + "$",
                       args.warmup,
-                      scratch};
+                      scratch.path()};
     std::vector<tgemm::KernelProfile> profiles;
     profiles.push_back(tgemm::profile_with_ncu(run));
     profiles.back().config = e.config.canonical_name();
@@ -538,8 +513,6 @@ int run_profile(const std::string& db_path, const ProfileArgs& args, const std::
                first_line(profiles[1].kernel_name, 60), metric(profiles[1].duration_us, 1, 2),
                seconds);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(scratch, ec);
   return 0;
 }
 
@@ -666,6 +639,9 @@ int main(int argc, char** argv) {
   profiles->add_option("--device", profiles_device, "GPU name as stored (default: all)");
 
   if (int exit_code = tgemm::cli::parse(app, argc, argv); exit_code >= 0) return exit_code;
+  // Warnings (rows skipped as unreadable) go to stderr: stdout is the answer, a table, CSV or
+  // JSON that another program may read.
+  spdlog::set_default_logger(spdlog::stderr_color_st("tgemm-db"));
 
   try {
     // Check the arguments before touching the database, so a typo is named as such.

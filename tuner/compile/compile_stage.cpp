@@ -77,10 +77,11 @@ CompileStage::Ticket CompileStage::submit(const GemmTemplate& family,
         if (out.status == BinaryStatus::resource_exceeded) ++stats_.pruned;
         if (out.status == BinaryStatus::compile_failed) ++stats_.failed;
       } else {
-        // A cubin that fails its checksum is compiled again; storing replaces its row.
+        // A cubin that fails its checksum or is no cubin (BinaryRecord::cubin_rejected) is
+        // compiled again; storing replaces its row.
         if (cached)
-          spdlog::warn("the stored cubin of {} in '{}' fails its checksum; compiling it again",
-                       configs[i].canonical_name(), db_.path());
+          spdlog::warn("the stored cubin of {} in '{}' is not used: {}; compiling it again",
+                       configs[i].canonical_name(), db_.path(), cached->cubin_rejected);
         missing.push_back(i);
       }
     }

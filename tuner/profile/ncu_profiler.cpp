@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "src/core/error.h"
+#include "tuner/output/output_file.h"
 #include "tuner/profile/ncu_csv.h"
 
 extern char** environ;
@@ -95,12 +96,9 @@ std::string find_ncu(const std::string& explicit_path, const std::string& path_v
 }
 
 std::string ncu_version(const std::string& ncu) {
-  const std::string base = fs::temp_directory_path() / fmt::format("tgemm-ncu-{}", ::getpid());
-  const int rc = run_to_files({ncu, "--version"}, base + ".out", base + ".err");
-  const std::string out = read_text(base + ".out") + read_text(base + ".err");
-  std::error_code ec;
-  fs::remove(base + ".out", ec);
-  fs::remove(base + ".err", ec);
+  const ScratchDir scratch(fs::temp_directory_path().string(), "the output of ncu --version");
+  const int rc = run_to_files({ncu, "--version"}, scratch.file("out"), scratch.file("err"));
+  const std::string out = read_text(scratch.file("out")) + read_text(scratch.file("err"));
   if (rc != 0) fail("'{} --version' failed (exit {}): {}", ncu, rc, tail_of(out, 5));
   return ncu_version_of(out);
 }
@@ -163,12 +161,9 @@ KernelProfile profile_with_ncu(const NcuRun& run) {
 }
 
 std::pair<std::string, std::string> target_device(const std::string& target, int* exit_code) {
-  const std::string base = fs::temp_directory_path() / fmt::format("tgemm-target-{}", ::getpid());
-  *exit_code = run_to_files({target, "--print-device"}, base + ".out", base + ".err");
-  const std::string out = read_text(base + ".out"), err = read_text(base + ".err");
-  std::error_code ec;
-  fs::remove(base + ".out", ec);
-  fs::remove(base + ".err", ec);
+  const ScratchDir scratch(fs::temp_directory_path().string(), "the output of " + target);
+  *exit_code = run_to_files({target, "--print-device"}, scratch.file("out"), scratch.file("err"));
+  const std::string out = read_text(scratch.file("out")), err = read_text(scratch.file("err"));
   if (*exit_code != 0)
     fail("'{}' found no GPU to profile on (exit {}): {}", target, *exit_code, tail_of(err, 5));
   const size_t nl = out.find('\n');
