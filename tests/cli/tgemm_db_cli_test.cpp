@@ -17,6 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -48,9 +49,7 @@ struct CommandResult {
 const char* const kH200 = "NVIDIA H200";
 const char* const kT4 = "Tesla T4";
 
-KernelConfig config(int64_t bm) {
-  return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", 128}, {"BK", 8}}};
-}
+KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
 DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
   DeviceInfo d;
@@ -100,7 +99,7 @@ class TgemmDbCli : public ::testing::Test {
     const int64_t t4 = db.upsert_device(device(kT4, "sm_75", 40));
     auto kernel = [&](int64_t bm) { return db.upsert_kernel(config(bm), "abc123"); };
     auto record = [&](int64_t problem, int64_t dev, const TrialResult& t) {
-      db.record_trial(run, problem, kernel(t.config.get("BM")), dev, std::nullopt, t);
+      db.record_trial(run, problem, kernel(t.config.get("SWIZZLE")), dev, std::nullopt, t);
     };
     const int64_t big =
         db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
@@ -284,7 +283,8 @@ TEST_F(TgemmDbCli, export_csv_has_header_and_quotes_fields) {
                        ",\"sgemm_simt: error: \"\"BM\"\" too small, see log\nsecond line of the "
                        "log\","))
       << r.out;
-  EXPECT_TRUE(contains(r.out, ",\"BM=128,BN=128,BK=8\",")) << "commas inside a field are quoted";
+  EXPECT_TRUE(contains(r.out, ",\"" + config(128).params_text() + "\","))
+      << "commas inside a field are quoted";
   EXPECT_TRUE(contains(r.out, ",NVIDIA H200,sm_90,")) << r.out;
 }
 

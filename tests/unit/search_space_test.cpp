@@ -1,6 +1,6 @@
 // Search spaces: loading and its errors, C integer semantics of the expressions, rejection
 // reasons with values, and the sgemm_simt space against its template's static_asserts.
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

@@ -1,6 +1,6 @@
 // The limits every YAML input of the tuner shares (shape and space files, embedded text):
 // regular files only, a size cap, a nesting cap and an alias-expansion cap, each named.
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

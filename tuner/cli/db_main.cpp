@@ -24,6 +24,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/core/printable.h"
 #include "src/templates/build_versions.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/profile/ncu_profiler.h"
@@ -90,7 +91,14 @@ std::string on_device(const std::string& device) {
   return device.empty() ? "" : fmt::format(" on device '{}'", device);
 }
 
-std::string fixed(double value, int digits = 2) { return fmt::format("{:.{}f}", value, digits); }
+// A figure as printed; "-" for one that is not finite (a wrong result's error of infinity): a
+// table never shows nan or inf.
+std::string fixed(double value, int digits = 2) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, digits) : "-";
+}
+std::string scientific(double value, int digits) {
+  return std::isfinite(value) ? fmt::format("{:.{}e}", value, digits) : "-";
+}
 
 // cuBLAS time / tgemm time: above 1 means tgemm is faster.
 std::string vs_cublas(double cublas_us, double tgemm_us) {
@@ -199,7 +207,7 @@ int run_show(tgemm::TuningDb& db, const ShapeArgs& args) {
       table.add({std::to_string(j - i + 1), t.config.canonical_name(), tgemm::to_string(t.status),
                  ok ? fixed(t.time_median_us) : "-", ok ? fixed(t.time_min_us) : "-",
                  ok ? fixed(t.time_max_us) : "-", ok ? fixed(t.tflops) : "-",
-                 ok || t.max_rel_error > 0 ? fmt::format("{:.2e}", t.max_rel_error) : "-",
+                 ok || t.max_rel_error > 0 ? scientific(t.max_rel_error, 2) : "-",
                  first_line(t.error)});
     }
     table.print();
@@ -430,6 +438,12 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
           "trial(s) new; {} trial(s) already there ({} replaced by a faster ok one)\n",
           in, c.runs, c.devices, c.problems, c.kernels, c.binaries, c.trials, c.duplicate_trials,
           c.replaced_trials);
+      if (c.bests_not_kept > 0)
+        fmt::print(stderr,
+                   "tgemm-db: merge: {} best row(s) not kept from '{}': their trial is not an ok "
+                   "one with a positive finite time, or is another problem's or device's; the "
+                   "bests come from the trials\n",
+                   c.bests_not_kept, tgemm::printable(in));
     }
   });
   fmt::print(

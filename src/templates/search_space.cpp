@@ -1,4 +1,4 @@
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,7 +21,7 @@
 
 #include "src/core/error.h"
 #include "src/jit/kernel_source.h"
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 namespace tgemm {
 

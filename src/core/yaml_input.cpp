@@ -1,4 +1,4 @@
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 #include <fmt/ranges.h>
 #include <yaml-cpp/depthguard.h>
