@@ -62,6 +62,17 @@ ShippedRules& shipped_rules() {
   return *rules;
 }
 
+// The least value a stored `name` may take: 1 when the space lists no value below 1 (the host
+// side may divide by it; a tuner's own space may reach past the listed values, never below 1),
+// else 0.
+int64_t least_value(const SearchSpace& space, const std::string& name) {
+  for (const SpaceParameter& p : space.parameters())
+    if (p.name == name)
+      return std::all_of(p.values.begin(), p.values.end(), [](int64_t v) { return v >= 1; }) ? 1
+                                                                                              : 0;
+  return 0;
+}
+
 // Names and values alone: each parameter once, declared by the template, in range.
 std::optional<std::string> parameter_rejection(const KernelConfig& config,
                                                const FamilyRules& rules) {
@@ -71,8 +82,9 @@ std::optional<std::string> parameter_rejection(const KernelConfig& config,
     if (std::find(rules.tunables.begin(), rules.tunables.end(), name) == rules.tunables.end())
       return fmt::format("{} is not a tunable of template {} (its tunables: {})", name,
                          config.template_name, fmt::join(rules.tunables, ", "));
-    if (value < 0 || value > INT_MAX)
-      return fmt::format("{}={} is out of range (0 to {})", name, value, INT_MAX);
+    const int64_t least = least_value(rules.space, name);
+    if (value < least || value > INT_MAX)
+      return fmt::format("{}={} is out of range ({} to {})", name, value, least, INT_MAX);
   }
   return std::nullopt;
 }
@@ -96,6 +108,42 @@ std::optional<KernelConfig> in_space(const KernelConfig& config, const FamilyRul
   return full;
 }
 
+// The questions readers ask of a config, over problems of every type the family computes on
+// the arch, every layout, square, skinny and misaligned: a parameter the host side needs and
+// the config leaves out (the template's default serves the kernel, not the host side) is an
+// Error here, where the row is named, rather than in the dispatcher.
+std::optional<std::string> host_side_rejection(const GemmTemplate& family,
+                                               const KernelConfig& config,
+                                               const std::string& arch) {
+  constexpr int64_t kShapes[][3] = {{1024, 1024, 1024}, {999, 1001, 997}, {8, 4096, 4096},
+                                    {4096, 1, 4096}};
+  constexpr int kSomeSmCount = 132;  // a GPU's width, so a family's stream-tail plan runs too
+  try {
+    family.tile(config);
+    family.block_resources(config);
+    family.entries(config);
+    family.copy_bytes(config);
+    for (const char* name :
+         {"f32", "tf32", "f32x3", "f16", "bf16", "f16_out_f32", "bf16_out_f32"}) {
+      const GemmTypes types = parse_gemm_types(name);
+      if (family.types_unsupported(types, arch)) continue;
+      for (Op op_a : {Op::N, Op::T})
+        for (Op op_b : {Op::N, Op::T})
+          for (const auto& [m, n, k] : kShapes) {
+            const Problem problem = Problem::packed(types, op_a, op_b, m, n, k);
+            family.code_path(config, problem);
+            family.estimated_registers(config, problem);
+            family.serial_partial_reads(config, problem);
+            if (!family.unsupported_reason(config, problem, arch))
+              family.plan_launch(config, problem, kSomeSmCount);
+          }
+    }
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> stored_config_rejection(const KernelConfig& config,
@@ -117,16 +165,7 @@ std::optional<std::string> stored_config_rejection(const KernelConfig& config,
     return fmt::format("parameter {} is missing and template {} gives it no default", missing,
                        config.template_name);
   if (auto why = shipped.rejection(*rules, *full, limits)) return why;
-  // The questions every reader asks of a config; a parameter the host side needs and the
-  // config lacks is an Error here rather than later, where no row is named.
-  try {
-    family->tile(config);
-    family->block_resources(config);
-    family->entries(config);
-  } catch (const Error& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  return host_side_rejection(*family, config, arch);
 }
 
 }  // namespace tgemm

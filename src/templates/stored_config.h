@@ -12,9 +12,11 @@ namespace tgemm {
 
 // Why `config` is not a config its family can run on `arch` ("sm_90"), or nullopt. It must
 // name a registered family; each parameter once, a tunable the family's template declares,
-// from 0 to INT32_MAX; the family's shipped search space (embedded in the library) must hold
-// it on the arch's limits, a parameter the config leaves out taking the template's default;
-// and the host side must answer for it (tile, resources, entries). Thread-safe.
+// up to INT32_MAX and from 0 (from 1 where the space lists no value below 1); the family's
+// shipped search space (embedded in the library) must hold it on the arch's limits, a
+// parameter the config leaves out taking the template's default; and the host side must
+// answer for it (tile, resources, entries, and launches for problems of every type, layout
+// and alignment it computes). Thread-safe.
 std::optional<std::string> stored_config_rejection(const KernelConfig& config,
                                                    const std::string& arch);
 
