@@ -69,7 +69,7 @@ int64_t least_value(const SearchSpace& space, const std::string& name) {
   for (const SpaceParameter& p : space.parameters())
     if (p.name == name)
       return std::all_of(p.values.begin(), p.values.end(), [](int64_t v) { return v >= 1; }) ? 1
-                                                                                              : 0;
+                                                                                             : 0;
   return 0;
 }
 
@@ -115,8 +115,8 @@ std::optional<KernelConfig> in_space(const KernelConfig& config, const FamilyRul
 std::optional<std::string> host_side_rejection(const GemmTemplate& family,
                                                const KernelConfig& config,
                                                const std::string& arch) {
-  constexpr int64_t kShapes[][3] = {{1024, 1024, 1024}, {999, 1001, 997}, {8, 4096, 4096},
-                                    {4096, 1, 4096}};
+  constexpr int64_t kShapes[][3] = {
+      {1024, 1024, 1024}, {999, 1001, 997}, {8, 4096, 4096}, {4096, 1, 4096}};
   constexpr int kSomeSmCount = 132;  // a GPU's width, so a family's stream-tail plan runs too
   try {
     family.tile(config);

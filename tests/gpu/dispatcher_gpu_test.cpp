@@ -270,16 +270,16 @@ TEST_F(DispatcherGpu, one_handle_serves_several_gpus) {
 // dying of SIGFPE.
 TEST_F(DispatcherGpu, a_kernel_row_with_a_bad_parameter_is_skipped_not_run) {
   const std::pair<const char*, const char*> damages[] = {
-      {"VEC=4", "VEC=0"}, {"BM=64", "BM=0"},  {"TM=4", "TM=0"},
-      {"BK=16", "BK=-16"}, {",VEC=4", ""}, {"SWIZZLE=1", "SWIZZLE=1,NO_SUCH=1"}};
+      {"VEC=4", "VEC=0"},  {"BM=64", "BM=0"}, {"TM=4", "TM=0"},
+      {"BK=16", "BK=-16"}, {",VEC=4", ""},    {"SWIZZLE=1", "SWIZZLE=1,NO_SUCH=1"}};
   for (const auto& [from, to] : damages) {
     SCOPED_TRACE(std::string(from) + " -> " + to);
     const std::string path = (dir_ / "damaged.db").string();
     fs::copy_file(db_path_, path, fs::copy_options::overwrite_existing);
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const std::string sql = std::string("UPDATE kernels SET params = replace(params, '") + from +
-                            "', '" + to + "')";
+    const std::string sql =
+        std::string("UPDATE kernels SET params = replace(params, '") + from + "', '" + to + "')";
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     EXPECT_EQ(sqlite3_changes(db), 1);
     sqlite3_close(db);
@@ -294,8 +294,8 @@ TEST_F(DispatcherGpu, a_kernel_row_with_a_bad_parameter_is_skipped_not_run) {
     tgemmSelection_t selection = TGEMM_SELECTION_EXACT;
     tgemmStatus_t status = TGEMM_STATUS_SUCCESS;
     const double err = t.run([&](float* a, float* b, float* c) {
-      EXPECT_EQ(tgemmGetSelection(handle, TGEMM_OP_N, TGEMM_OP_N, 256, 256, 256, a, 256, b, 256,
-                                  c, 256, &selection),
+      EXPECT_EQ(tgemmGetSelection(handle, TGEMM_OP_N, TGEMM_OP_N, 256, 256, 256, a, 256, b, 256, c,
+                                  256, &selection),
                 TGEMM_STATUS_SUCCESS);
       status = tgemmSgemm(handle, TGEMM_OP_N, TGEMM_OP_N, 256, 256, 256, &t.alpha, a, 256, b, 256,
                           &t.beta, c, 256, nullptr);

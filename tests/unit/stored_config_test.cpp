@@ -114,8 +114,8 @@ std::vector<FamilySample> every_family(size_t configs_each) {
 std::vector<KernelConfig> bad_variants(const KernelConfig& legal) {
   std::vector<KernelConfig> out;
   for (const auto& [name, value] : legal.params) {
-    for (int64_t bad : {int64_t(0), int64_t(-1), int64_t(3), int64_t(INT_MAX) + 1,
-                        int64_t(INT_MAX)}) {
+    for (int64_t bad :
+         {int64_t(0), int64_t(-1), int64_t(3), int64_t(INT_MAX) + 1, int64_t(INT_MAX)}) {
       KernelConfig changed = legal;
       changed.set(name, bad);
       out.push_back(std::move(changed));
@@ -133,8 +133,10 @@ std::vector<KernelConfig> bad_variants(const KernelConfig& legal) {
 
 std::vector<Problem> problems_of(const GemmTypes& types) {
   std::vector<Problem> out;
-  for (const auto& [m, n, k] : {std::array<int64_t, 3>{1000, 1000, 1000}, {8, 4096, 4096},
-                                {4096, 1, 4096}, {900, 1100, 1000}})
+  for (const auto& [m, n, k] : {std::array<int64_t, 3>{1000, 1000, 1000},
+                                {8, 4096, 4096},
+                                {4096, 1, 4096},
+                                {900, 1100, 1000}})
     out.push_back(Problem::packed(types, Op::N, Op::T, m, n, k));
   return out;
 }
@@ -158,7 +160,8 @@ TEST(StoredConfig, host_side_answers_every_config_it_accepts) {
             t.estimated_registers(config, problem);
             t.serial_partial_reads(config, problem);
             can_run(config, problem, "sm_90");
-            if (!t.unsupported_reason(config, problem, "sm_90")) t.plan_launch(config, problem, 132);
+            if (!t.unsupported_reason(config, problem, "sm_90"))
+              t.plan_launch(config, problem, 132);
           }
         });
       }
