@@ -21,10 +21,8 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// `args` is appended to the tool's path as a shell word list.
-inline CliResult run_tool(const std::string& tool, const std::string& args) {
-  const std::string command =
-      std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1 </dev/null";
+// Runs a shell command line whose standard error is also its output.
+inline CliResult run_command(const std::string& command) {
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -35,6 +33,19 @@ inline CliResult run_tool(const std::string& tool, const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+// `args` is appended to the tool's path as a shell word list.
+inline CliResult run_tool(const std::string& tool, const std::string& args) {
+  return run_command(std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1 </dev/null");
+}
+
+// As run_tool, with standard output written to `stdout_path` (/dev/full: a full disk) and only
+// standard error captured.
+inline CliResult run_tool_with_stdout(const std::string& tool, const std::string& args,
+                                      const std::string& stdout_path) {
+  return run_command(std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1 >'" +
+                     stdout_path + "' </dev/null");
 }
 
 // tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over

@@ -426,6 +426,14 @@ TEST_F(TgemmDbCli, zero_or_negative_dimension_is_an_error) {
   EXPECT_TRUE(contains(r.err, "got -3")) << r.err;
 }
 
+// A number past int64's range is named as given, not clamped to 9223372036854775807.
+TEST_F(TgemmDbCli, dimension_past_int64_is_named_as_given) {
+  const CommandResult r = run_db("best --m 99999999999999999999 --n 16 --k 16");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--m must be from 1 to 2147483647")) << r.err;
+  EXPECT_TRUE(contains(r.err, "got 99999999999999999999")) << r.err;
+}
+
 TEST_F(TgemmDbCli, dimension_of_2_pow_31_is_an_error_and_2_pow_31_minus_1_is_not) {
   CommandResult r = run_db("best --m 16 --n 2147483648 --k 16");
   EXPECT_EQ(r.exit_code, 1);

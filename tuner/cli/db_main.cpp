@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "src/core/error.h"
 #include "src/core/printable.h"
 #include "src/templates/build_versions.h"
+#include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/profile/ncu_profiler.h"
 #include "tuner/report/explain.h"
@@ -43,7 +45,7 @@ constexpr int kExitNotTuned = 3;  // a valid question with no answer in the data
 
 // The shape options that `best` and `show` share.
 struct ShapeArgs {
-  int64_t m = 0, n = 0, k = 0;
+  std::string m, n, k;  // as given: a number past int64's range must not be clamped into it
   std::string dtype = "f32";
   std::string out;
   std::string layout = "NN";
@@ -77,12 +79,23 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 }
 
 Shape parse_shape(const ShapeArgs& args) {
-  for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
-    if (value < 1 || value > INT32_MAX)
-      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
-           INT32_MAX, value);
-  Shape shape{
-      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
+  int64_t sizes[3] = {};
+  const std::pair<const char*, const std::string*> given[] = {
+      {"--m", &args.m}, {"--n", &args.n}, {"--k", &args.k}};
+  for (int i = 0; i < 3; ++i) {
+    const std::string& text = *given[i].second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sizes[i]);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || sizes[i] < 1 ||
+        sizes[i] > INT32_MAX)
+      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}",
+           given[i].first, INT32_MAX, text);
+  }
+  Shape shape{tgemm::gemm_types(args.dtype, args.out),
+              tgemm::Op::N,
+              tgemm::Op::N,
+              sizes[0],
+              sizes[1],
+              sizes[2]};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }
@@ -220,6 +233,12 @@ int run_explain(tgemm::TuningDb& db, const ShapeArgs& args) {
   const Shape shape = parse_shape(args);
   const auto problem =
       tgemm::Problem::packed(shape.types, shape.op_a, shape.op_b, shape.m, shape.n, shape.k);
+  const auto devices = db.devices();
+  if (!args.device.empty() && std::none_of(devices.begin(), devices.end(),
+                                           [&](const auto& d) { return d.name == args.device; })) {
+    fmt::print(stderr, "tgemm-db: no device '{}' in '{}'\n", args.device, db.path());
+    return kExitNotTuned;
+  }
   fmt::print("{}", tgemm::explain_problem(db, problem, args.device));
   return 0;
 }
@@ -456,7 +475,7 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
 // ---- profiles ------------------------------------------------------------------------------
 
 struct ProfileArgs {
-  int64_t m = -1, n = -1, k = -1;  // -1: not given
+  std::string m, n, k;  // empty: not given
   std::string dtype = "f32", out, layout = "NN";
   bool all = false;
   std::string ncu;
@@ -471,10 +490,10 @@ std::string executable_dir() {
 
 // The shape to profile, or nullopt for --all; bad combinations are named.
 std::optional<Shape> profile_shape(const ProfileArgs& args) {
-  const bool any = args.m != -1 || args.n != -1 || args.k != -1;
+  const bool any = !args.m.empty() || !args.n.empty() || !args.k.empty();
   if (args.all && any) fail("profile takes either --all or --m --n --k, not both");
   if (args.all) return std::nullopt;
-  if (args.m == -1 || args.n == -1 || args.k == -1)
+  if (args.m.empty() || args.n.empty() || args.k.empty())
     fail("profile needs --m, --n and --k (or --all)");
   ShapeArgs shape{args.m, args.n, args.k, args.dtype, args.out, args.layout, ""};
   return parse_shape(shape);
@@ -587,7 +606,7 @@ int run_profiles(tgemm::TuningDb& db, const std::string& device) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   CLI::App app{
       "tgemm-db: query a tgemm tuning database (opened read-only, never modified, except by "
       "profile)"};
@@ -725,4 +744,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());
     return kExitError;
   }
+}
+
+int main(int argc, char** argv) {
+  return tgemm::cli::checked_exit("tgemm-db", run_main(argc, argv));
 }
