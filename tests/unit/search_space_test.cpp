@@ -738,6 +738,13 @@ TEST(SearchSpace, constant_division_by_zero_is_still_named) {
   }
 }
 
+// A tunable becomes a -D value the kernel reads as a count or size: never negative.
+TEST(SearchSpace, rejects_negative_values_naming_line_and_parameter) {
+  const std::string msg = load_error("template: t\nparameters:\n  A: [1, -4]\n");
+  EXPECT_HAS(msg, ":3:");
+  EXPECT_HAS(msg, "parameter A: -4 is negative");
+}
+
 TEST(SearchSpace, rejects_values_that_doubles_cannot_hold_exactly) {
   const std::string msg = load_error("template: t\nparameters:\n  A: [1, 9007199254740993]\n");
   EXPECT_HAS(msg, ":3:");

@@ -61,6 +61,15 @@ TEST(YamlInput, text_over_the_size_limit_is_refused) {
   EXPECT_HAS(msg, "<test>: the shape file is larger than 16 MiB");
 }
 
+// A second document ("---") would be silently dropped by a one-document load: refuse it.
+TEST(YamlInput, a_second_document_is_refused_with_its_line) {
+  EXPECT_EQ(text_error("shapes:\n  - [1, 2, 3]\n"), "");
+  EXPECT_EQ(text_error("---\nshapes:\n  - [1, 2, 3]\n"), "");
+  const std::string msg = text_error("shapes:\n  - [1, 2, 3]\n---\nshapes:\n  - [4, 5, 6]\n");
+  EXPECT_HAS(msg, "<test>:4: a second YAML document");
+  EXPECT_HAS(msg, "a shape file is one document");
+}
+
 TEST(YamlInput, malformed_text_names_origin_line_and_column) {
   const std::string msg = text_error("shapes:\n  - [1, 2\n");
   EXPECT_HAS(msg, "<test>:");
