@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tests/cli/cli_runner.h"
 #include "tests/common/temp_dir.h"
@@ -35,10 +36,10 @@ class LostOutput : public ::testing::Test {
 
 TEST_F(LostOutput, every_db_subcommand_fails_when_its_output_is_lost) {
   const std::string shape = " --m 256 --n 256 --k 256";
-  for (const std::string& args :
-       {"stale", "ceilings", "list", "profiles", "explain" + shape, "best" + shape, "show" + shape,
-        std::string("export --format csv")})
-    expect_reported("tgemm-db", "--db " + db_ + " " + args);
+  const std::vector<std::string> commands = {"stale",        "ceilings",           "list",
+                                             "profiles",     "explain" + shape,    "best" + shape,
+                                             "show" + shape, "export --format csv"};
+  for (const std::string& args : commands) expect_reported("tgemm-db", "--db " + db_ + " " + args);
 }
 
 TEST_F(LostOutput, tune_fails_when_its_output_is_lost) {
