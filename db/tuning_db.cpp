@@ -1,7 +1,6 @@
 #include "db/tuning_db.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/core/library_log.h"
 #include "src/jit/cubin_check.h"
 
 namespace tgemm {
@@ -306,7 +306,7 @@ class SkippedRows {
   SkippedRows(const std::string& path, std::string_view what) : path_(path), what_(what) {}
   ~SkippedRows() {
     if (count_ > 0)
-      spdlog::warn("tgemm: skipped {} row(s) of tuning database '{}' to {}, e.g. {}", count_,
+      library_log().warn("tgemm: skipped {} row(s) of tuning database '{}' to {}, e.g. {}", count_,
                    path_, what_, first_.substr(first_.find(": table ") + 2));
   }
   SkippedRows(const SkippedRows&) = delete;
@@ -330,6 +330,13 @@ class SkippedRows {
   int64_t count_ = 0;
   std::string first_;
 };
+
+// SQL for "a finite number" after a value: SQLite stores infinities (never a NaN).
+constexpr const char* kFiniteReal = "BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308";
+// The trials (columns unqualified) whose time is a measurement: ok, positive and finite.
+std::string measured_trials() {
+  return fmt::format("status = 'ok' AND time_median_us > 0 AND time_median_us {}", kFiniteReal);
+}
 
 // Problem columns in this order, so every query that rebuilds a Problem selects the same.
 constexpr const char* kProblemColumns =
@@ -923,9 +930,10 @@ int64_t TuningDb::upsert_device(const DeviceInfo& d) {
 std::vector<DeviceInfo> TuningDb::devices() {
   Statement s(db_, path_, "read the devices",
               "SELECT name, arch, sm_count, l2_bytes, clock_khz, memory_clock_khz, "
-              "driver_version FROM devices ORDER BY id");
+              "driver_version, id FROM devices ORDER BY id");
   std::vector<DeviceInfo> out;
   while (s.step()) {
+    if (!device_usable(s.int_at(7))) continue;
     DeviceInfo d;
     d.name = s.text_at(0);
     d.arch = s.text_at(1);
@@ -1105,18 +1113,19 @@ std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
                                               const std::string& arch) {
   Statement s(db_, path_, "read the device ceilings",
               "SELECT d.name, d.arch, c.kind, c.value, c.source, c.detail, c.measured_at, "
-              "c.rowid FROM device_ceilings c JOIN devices d ON d.id = c.device_id "
+              "d.id FROM device_ceilings c JOIN devices d ON d.id = c.device_id "
               "WHERE (?1 = '' OR d.name = ?1) AND (?2 = '' OR d.arch = ?2) "
               "ORDER BY d.name, d.arch, c.kind");
   s.bind(1, device_name).bind(2, arch);
   std::vector<DeviceCeiling> out;
-  SkippedRows skipped(path_, "read the device ceilings");
   while (s.step()) {
-    if (!skipped.keep([&] {
-          if (!(std::isfinite(s.double_at(3)) && s.double_at(3) > 0))
-            bad_row(s, "device_ceilings", s.int_at(7), "value",
-                    fmt::format("{} is not a positive number", s.double_at(3)));
-        }))
+    const double value = s.double_at(3);
+    if (!device_usable(s.int_at(7)) ||
+        !checks_.usable(
+            fmt::format("device_ceilings row '{}' of devices row {}", s.text_at(2), s.int_at(7)),
+            std::isfinite(value) && value > 0
+                ? std::nullopt
+                : std::optional(fmt::format("{} is not a positive finite rate", value))))
       continue;
     DeviceCeiling c;
     c.device_name = s.text_at(0);
@@ -1264,10 +1273,11 @@ void TuningDb::update_best(int64_t problem_id, int64_t device_id, const CurrentB
   // `current` says what is current. Replacing or deleting the row are single statements, so
   // a reader never sees a wrong best.
   Statement ranked(db_, path_, "update the best trial",
-                   "SELECT t.id, kr.template, kr.template_hash, t.nvrtc_version, "
-                   "t.driver_version FROM trials t JOIN kernels kr ON kr.id = t.kernel_id "
-                   "WHERE t.problem_id = ?1 AND t.device_id = ?2 AND t.status = 'ok' "
-                   "AND t.time_median_us > 0 ORDER BY t.time_median_us, t.time_min_us, t.id");
+                   fmt::format("SELECT t.id, kr.template, kr.template_hash, t.nvrtc_version, "
+                               "t.driver_version FROM trials t JOIN kernels kr ON kr.id = "
+                               "t.kernel_id WHERE t.problem_id = ?1 AND t.device_id = ?2 AND {} "
+                               "ORDER BY t.time_median_us, t.time_min_us, t.id",
+                               measured_trials()));
   ranked.bind(1, problem_id).bind(2, device_id);
   std::optional<int64_t> best;
   while (!best && ranked.step()) {
@@ -1416,13 +1426,54 @@ int64_t TuningDb::forget_problem(const std::string& problem_key) {
   }
 }
 
+bool TuningDb::device_usable(int64_t device_id) {
+  if (!checks_.repeated_devices) {
+    // The dispatcher and the tools know a GPU by its name and arch: a later row with both is
+    // a second copy of every best (the schema's key adds the SM count, which differs there).
+    Statement s(db_, path_, "read the devices",
+                "SELECT d.id, d.name, d.arch, f.id FROM devices d JOIN devices f ON f.name = "
+                "d.name AND f.arch = d.arch AND f.id < d.id GROUP BY d.id");
+    checks_.repeated_devices.emplace();
+    while (s.step())
+      (*checks_.repeated_devices)[s.int_at(0)] = fmt::format(
+          "device '{}' ({}) repeats devices row {}", s.text_at(1), s.text_at(2), s.int_at(3));
+  }
+  auto it = checks_.repeated_devices->find(device_id);
+  return it == checks_.repeated_devices->end() ||
+         checks_.usable(fmt::format("devices row {}", device_id), it->second);
+}
+
+bool TuningDb::trial_usable(int64_t trial_id, int64_t kernel_id, const TrialResult& trial,
+                            int64_t device_id, const std::string& arch) {
+  return device_usable(device_id) &&
+         checks_.usable(fmt::format("kernels row {} (on {})", kernel_id, arch),
+                        checks_.config_rejection(kernel_id, trial.config, arch)) &&
+         checks_.usable(fmt::format("trials row {}", trial_id), implausible_measurement(trial));
+}
+
+namespace {
+
+// A cuBLAS time, or an f32x3 problem's SGEMM error, that is no measurement.
+std::optional<std::string> implausible_cublas(const std::optional<double>& median_us,
+                                              const std::optional<double>& sgemm_rel_error) {
+  if (median_us && !(std::isfinite(*median_us) && *median_us > 0))
+    return fmt::format("a median time of {} us is not a positive finite time", *median_us);
+  if (sgemm_rel_error && !(std::isfinite(*sgemm_rel_error) && *sgemm_rel_error >= 0))
+    return fmt::format("an SGEMM error of {} is not a finite non-negative number",
+                       *sgemm_rel_error);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
                                               const std::string& device_name,
                                               const std::string& arch) {
   Statement s(db_, path_, "read the best trials",
               fmt::format("SELECT {}, {}, d.name, d.arch, kr.template_hash, c.median_us, "
                           "(SELECT count(*) FROM trials a WHERE a.problem_id = bs.problem_id "
-                          "AND a.device_id = bs.device_id), c.sgemm_rel_error "
+                          "AND a.device_id = bs.device_id), c.sgemm_rel_error, d.id, "
+                          "t.problem_id, t.device_id "
                           "FROM best bs JOIN trials t ON t.id = bs.trial_id "
                           "JOIN problems p ON p.id = bs.problem_id "
                           "JOIN devices d ON d.id = bs.device_id "
@@ -1449,9 +1500,27 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
     e.device_name = s.text_at(rest);
     e.arch = s.text_at(rest + 1);
     e.template_hash = s.text_at(rest + 2);
-    e.cublas_median_us = s.is_null(rest + 3) ? 0 : s.double_at(rest + 3);
     e.trial_count = s.int_at(rest + 4);
-    if (!s.is_null(rest + 5)) e.cublas_rel_error = s.double_at(rest + 5);
+    const int64_t problem_id = s.int_at(0), device_id = s.int_at(rest + 6);
+    const int64_t trial_id = s.int_at(kProblemColumnCount);
+    std::optional<std::string> foreign;
+    if (s.int_at(rest + 7) != problem_id || s.int_at(rest + 8) != device_id)
+      foreign = fmt::format("its trial, trials row {}, is another problem's or device's", trial_id);
+    if (!checks_.usable(
+            fmt::format("best row of problems row {} on devices row {}", problem_id, device_id),
+            foreign) ||
+        !trial_usable(trial_id, s.int_at(kProblemColumnCount + 1), e.trial, device_id, e.arch))
+      continue;
+    std::optional<double> cublas_us, sgemm_error;
+    if (!s.is_null(rest + 3)) cublas_us = s.double_at(rest + 3);
+    if (!s.is_null(rest + 5)) sgemm_error = s.double_at(rest + 5);
+    // A cuBLAS figure that is no measurement leaves the best without one.
+    if (checks_.usable(fmt::format("cublas_times row of problems row {} on devices row {}",
+                                   problem_id, device_id),
+                       implausible_cublas(cublas_us, sgemm_error))) {
+      e.cublas_median_us = cublas_us.value_or(0);
+      e.cublas_rel_error = sgemm_error;
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -1460,8 +1529,8 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
 std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
                                           const std::string& device_name) {
   Statement s(db_, path_, "read the trials",
-              fmt::format("SELECT {}, {}, t.id, d.name, d.arch, kr.template_hash, t.created_at "
-                          "FROM trials t JOIN problems p ON p.id = t.problem_id "
+              fmt::format("SELECT {}, {}, t.id, d.name, d.arch, kr.template_hash, t.created_at, "
+                          "d.id FROM trials t JOIN problems p ON p.id = t.problem_id "
                           "JOIN devices d ON d.id = t.device_id "
                           "JOIN kernels kr ON kr.id = t.kernel_id "
                           "WHERE (?1 = '' OR p.key = ?1) AND (?2 = '' OR d.name = ?2) "
@@ -1485,6 +1554,8 @@ std::vector<TrialRecord> TuningDb::trials(const std::string& problem_key,
     r.arch = s.text_at(rest + 2);
     r.template_hash = s.text_at(rest + 3);
     r.created_at = s.text_at(rest + 4);
+    if (!trial_usable(r.id, s.int_at(kProblemColumnCount + 1), r.trial, s.int_at(rest + 5), r.arch))
+      continue;
     out.push_back(std::move(r));
   }
   return out;
@@ -1522,20 +1593,26 @@ TextTable TuningDb::trial_table() {
 }
 
 std::string TuningDb::trial_table_json() {
-  // SQLite writes the JSON (escaping, numbers); the keys are the trial_details columns.
+  // SQLite writes the JSON (escaping, numbers); the keys are the trial_details columns. It
+  // writes an infinity as Inf, which is no JSON: a figure that is not finite is null.
+  const auto finite = [](const char* column) {
+    return fmt::format("CASE WHEN {0} {1} THEN {0} END", column, kFiniteReal);
+  };
   Statement s(db_, path_, "export the trials as JSON",
-              "SELECT json_group_array(json_object("
-              "'trial_id', trial_id, 'device', device, 'arch', arch, "
-              "'problem_key', problem_key, 'dtype', dtype, 'layout', layout, "
-              "'m', m, 'n', n, 'k', k, 'lda', lda, 'ldb', ldb, 'ldc', ldc, "
-              "'beta_zero', beta_zero, 'template', template, 'template_hash', template_hash, "
-              "'kernel', kernel, 'params', params, 'status', status, 'error', error, "
-              "'min_us', min_us, 'median_us', median_us, 'max_us', max_us, 'runs', runs, "
-              "'tflops', tflops, 'max_rel_error', max_rel_error, 'registers', registers, "
-              "'smem_bytes', smem_bytes, 'cublas_us', cublas_us, 'run_id', run_id, "
-              "'created_at', created_at)) "
-              "FROM (SELECT * FROM trial_details WHERE trial_id IN "
-              "(SELECT value FROM json_each(?1)) ORDER BY trial_id)");
+              fmt::format("SELECT json_group_array(json_object("
+                          "'trial_id', trial_id, 'device', device, 'arch', arch, "
+                          "'problem_key', problem_key, 'dtype', dtype, 'layout', layout, "
+                          "'m', m, 'n', n, 'k', k, 'lda', lda, 'ldb', ldb, 'ldc', ldc, "
+                          "'beta_zero', beta_zero, 'template', template, "
+                          "'template_hash', template_hash, 'kernel', kernel, 'params', params, "
+                          "'status', status, 'error', error, 'min_us', {}, 'median_us', {}, "
+                          "'max_us', {}, 'runs', runs, 'tflops', {}, 'max_rel_error', {}, "
+                          "'registers', registers, 'smem_bytes', smem_bytes, 'cublas_us', {}, "
+                          "'run_id', run_id, 'created_at', created_at)) "
+                          "FROM (SELECT * FROM trial_details WHERE trial_id IN "
+                          "(SELECT value FROM json_each(?1)) ORDER BY trial_id)",
+                          finite("min_us"), finite("median_us"), finite("max_us"), finite("tflops"),
+                          finite("max_rel_error"), finite("cublas_us")));
   s.bind(1, trial_ids_json(trials()));
   if (!s.step()) return "[]";
   std::string json = s.text_at(0);
@@ -1791,6 +1868,13 @@ void attach_copy(sqlite3* db, const std::string& path, sqlite3* source,
 }
 
 void merge_attached(sqlite3* db, const std::string& path, MergeCounts* counts) {
+  counts->bests_not_kept =
+      Statement(db, path, "merge the best trials",
+                fmt::format("SELECT count(*) FROM {0}.best b WHERE NOT EXISTS (SELECT 1 FROM "
+                            "{0}.trials t WHERE t.id = b.trial_id AND t.problem_id = "
+                            "b.problem_id AND t.device_id = b.device_id AND {1})",
+                            kMergeSchema, measured_trials()))
+          .single_int();
   exec(db, path, "prepare the merge",
        "CREATE TEMP TABLE merge_map (kind TEXT, old INTEGER, new INTEGER, "
        "PRIMARY KEY (kind, old)) WITHOUT ROWID");

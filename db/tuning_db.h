@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "db/read_checks.h"
 #include "src/core/current_build.h"
 #include "src/core/device_ceiling.h"
 #include "src/core/device_info.h"
@@ -41,6 +42,9 @@ struct MergeCounts {
   int64_t cublas_times = 0;      // (problem, device) times added or replaced by a later one
   int64_t ceilings = 0;          // (device, kind) ceilings this file lacked
   int64_t profiles = 0;          // kernel profiles of (problem, device)s this file lacked
+  // The other file's best rows not carried over: their trial is not an ok one with a positive
+  // finite time, or is another problem's or device's (the bests are recomputed from trials).
+  int64_t bests_not_kept = 0;
 };
 
 // What TuningDb::prune drops (each on by default but `stale`, which needs a build to judge by).
@@ -196,13 +200,19 @@ class TuningDb {
   void enter_wal_mode();            // on open, waiting out the others' locks like any write
   void leave_wal_mode();  // on close: back to a rollback journal when this is the last one
   std::string binary_columns() const;  // the binaries columns binary_at reads
+  // Whether a trial read from the file may be handed out: its device row is no repeat, its
+  // kernel's config holds on the device's arch, an ok trial's figures are a measurement.
+  bool trial_usable(int64_t trial_id, int64_t kernel_id, const TrialResult& trial,
+                    int64_t device_id, const std::string& arch);
+  bool device_usable(int64_t device_id);  // not a repeat of an earlier devices row
   int64_t drop_stale_trials(const std::function<CurrentBuild(const DeviceInfo&)>& current_for);
 
   std::string path_;
   Mode mode_;
   sqlite3* db_ = nullptr;
-  int busy_ms_ = 0;       // the busy timeout (set by connect), also for the journal mode switch
-  int file_version_ = 0;  // the file's schema version (a reader may open an older one)
+  int busy_ms_ = 0;           // the busy timeout (set by connect), also for the journal mode switch
+  int file_version_ = 0;      // the file's schema version (a reader may open an older one)
+  ReadChecks checks_{path_};  // what every row read must pass (after path_: it names the file)
 };
 
 }  // namespace tgemm

@@ -36,6 +36,7 @@ class Handle {
   // database still gives a working handle (defaults, then cuBLAS), logged once.
   explicit Handle(const std::string& db_path = "");
   ~Handle();
+  // A moved-from handle throws Error on every call until a live handle is assigned to it.
   Handle(Handle&&) noexcept;
   Handle& operator=(Handle&&) noexcept;
 
@@ -71,6 +72,9 @@ class Handle {
   void set_cublas_fallback(bool enabled);
 
  private:
+  // The dispatcher; throws Error naming the call on a moved-from handle, which holds none.
+  Dispatcher& live(const char* call) const;
+
   std::unique_ptr<Dispatcher> dispatcher_;
 };
 

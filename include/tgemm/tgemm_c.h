@@ -86,7 +86,8 @@ typedef struct tgemmContext* tgemmHandle_t;
 
 /* Opens the tuning database read-only: db_path, else $TGEMM_DB, else "tgemm.db". A missing
  * or unreadable database is not an error: the handle works through the defaults and says
- * so once in the log. */
+ * so once in the log. The library logs to standard error (spdlog's logger "tgemm"), never to
+ * standard output, with control characters escaped. */
 tgemmStatus_t tgemmCreate(tgemmHandle_t* handle, const char* db_path);
 tgemmStatus_t tgemmDestroy(tgemmHandle_t handle);
 

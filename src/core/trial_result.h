@@ -1,6 +1,7 @@
 // TrialResult: the outcome of evaluating one config on one problem. Failures are values.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,5 +32,10 @@ struct TrialResult {
   double tflops = 0;         // at the median time
   double max_rel_error = 0;  // ||C - Cref|| / ||Cref||
 };
+
+// Why an ok trial's figures are no measurement, or nullopt: a median time that is not a
+// positive finite number, or a min or max time, TFLOP/s, run count or error that is negative
+// or not finite (0 stands for "not recorded"). A failed trial's figures are not used: nullopt.
+std::optional<std::string> implausible_measurement(const TrialResult& trial);
 
 }  // namespace tgemm

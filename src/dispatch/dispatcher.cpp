@@ -1,10 +1,9 @@
 #include "src/dispatch/dispatcher.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 
 #include "src/core/error.h"
+#include "src/core/library_log.h"
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/shared_launch_order.h"
@@ -72,7 +71,7 @@ Dispatcher::Dispatcher(DispatcherOptions options)
     db_ = open_tuning_records(db_path_, writes_back ? CubinWriteBack::on : CubinWriteBack::off);
   } catch (const std::exception& e) {
     db_problem_ = e.what();
-    spdlog::warn("tgemm: tuning database unavailable ({}); using default kernels", e.what());
+    library_log().warn("tgemm: tuning database unavailable ({}); using default kernels", e.what());
   }
 }
 
@@ -153,7 +152,7 @@ void Dispatcher::skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tune
                             std::vector<TrialRecord>* measured) const {
   const StaleDropped dropped = drop_stale(this_build(info.driver_version), tuned, measured);
   if (dropped.entries + dropped.replaced + dropped.trials > 0)
-    spdlog::warn(
+    library_log().warn(
         "tgemm: {} tuned shape(s) and {} trial(s) in {} are stale and not served (e.g. {}); "
         "{} more shape(s) are served their fastest current trial instead of a stale best; "
         "run tgemm-tune again to re-measure them",
@@ -177,11 +176,11 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
         skip_stale(state->info, &tuned, &measured);
         ceilings = db_->ceilings(state->info.name, state->info.arch);
       } catch (const std::exception& e) {
-        spdlog::warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
+        library_log().warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }
     }
-    spdlog::debug("tgemm: {} tuned problem(s), {} trial(s) for {} ({})", tuned.size(),
-                  measured.size(), state->info.name, state->info.arch);
+    library_log().debug("tgemm: {} tuned problem(s), {} trial(s) for {} ({})", tuned.size(),
+                        measured.size(), state->info.name, state->info.arch);
     state->selector = std::make_unique<KernelSelector>(
         std::move(tuned), options_.defaults ? *options_.defaults : shipped_default_kernels(),
         state->info.arch, state->info.sm_count, measured, std::move(ceilings));
@@ -211,7 +210,7 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
       stored =
           db_->find_binary(choice.config, template_hash, variant, arch, NvrtcCompiler::version());
     } catch (const std::exception& e) {
-      spdlog::warn("tgemm: reading a cubin from {} failed: {}", db_path_, e.what());
+      library_log().warn("tgemm: reading a cubin from {} failed: {}", db_path_, e.what());
     }
   }
   std::vector<char> cubin;
@@ -221,7 +220,7 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   if (stored && rejected.empty() && !stored->compiled.cubin.empty())
     rejected = cubin_problem(stored->compiled.cubin, arch, family.entries(choice.config));
   if (!rejected.empty())
-    spdlog::warn("tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
+    library_log().warn("tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
                  choice.config.canonical_name(), db_path_, rejected);
   if (stored && rejected.empty() && stored->status == BinaryStatus::ok &&
       !stored->compiled.cubin.empty()) {
@@ -229,14 +228,14 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   } else {
     CompiledKernel compiled = build_kernel(family, choice.config, variant, arch);
     if (!compiled.ok) fail("{}", compiled.error);
-    spdlog::info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
+    library_log().info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
                  compiled.compile_ms);
     // Best effort, and only into a database that opened with write-back on.
     if (db_) {
       try {
         db_->write_back(choice.config, family.source().hash, compiled);
       } catch (const std::exception& e) {
-        spdlog::debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
+        library_log().debug("tgemm: cubin not written back to {}: {}", db_path_, e.what());
       }
     }
     cubin = std::move(compiled.cubin);
@@ -260,8 +259,8 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
                    .plan_launch(choice.config, problem, state.info.sm_count);
   } catch (const std::exception& e) {
     // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
-    spdlog::warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(), problem.key(),
-                 e.what());
+    library_log().warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(),
+                       problem.key(), e.what());
     out = Resolved{};
   }
   return out;
@@ -274,16 +273,17 @@ Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& prob
   Problem accurate;
   if (key.via_3xtf32) {
     if (auto fast = state.selector->faster_3xtf32(problem, &accurate)) {
-      spdlog::debug("tgemm: {} on device {}: 3xTF32 {} (faster than FFMA on {})", problem.key(),
-                    key.device, fast->config.canonical_name(), fast->tuned_key);
+      library_log().debug("tgemm: {} on device {}: 3xTF32 {} (faster than FFMA on {})",
+                          problem.key(), key.device, fast->config.canonical_name(),
+                          fast->tuned_key);
       Resolved out = load_choice(state, *fast, accurate);
       if (out.kernel) return out;
     }
   }
   KernelChoice choice = state.selector->choose(problem);
-  spdlog::debug("tgemm: {} on device {}: {} {}{}", problem.key(), key.device,
-                to_string(choice.path), choice.config.canonical_name(),
-                choice.tuned_key.empty() ? "" : " (tuned on " + choice.tuned_key + ")");
+  library_log().debug("tgemm: {} on device {}: {} {}{}", problem.key(), key.device,
+                      to_string(choice.path), choice.config.canonical_name(),
+                      choice.tuned_key.empty() ? "" : " (tuned on " + choice.tuned_key + ")");
   return load_choice(state, choice, problem);
 }
 
@@ -364,7 +364,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
                                         r.kernel->config().canonical_name(), r.plan.workspace_bytes,
                                         problem.key(), cudaGetErrorString(reserved));
     if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
-    spdlog::warn("tgemm: {}; this call runs cuBLAS", why);
+    library_log().warn("tgemm: {}; this call runs cuBLAS", why);
     run_cublas(state, call, stream);
     return;
   }

@@ -33,6 +33,10 @@ namespace tgemm {
 struct InvalidValueError : Error {
   using Error::Error;
 };
+// A call on a handle that holds no dispatcher (a moved-from tgemm::Handle).
+struct NotInitializedError : Error {
+  using Error::Error;
+};
 struct NoDeviceError : Error {
   using Error::Error;
 };

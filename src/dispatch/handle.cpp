@@ -47,6 +47,13 @@ Handle::~Handle() = default;
 Handle::Handle(Handle&&) noexcept = default;
 Handle& Handle::operator=(Handle&&) noexcept = default;
 
+Dispatcher& Handle::live(const char* call) const {
+  if (!dispatcher_)
+    throw NotInitializedError(std::string("tgemm::Handle::") + call +
+                              ": the handle was moved from and holds no database");
+  return *dispatcher_;
+}
+
 void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
                    const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
   gemm(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
@@ -54,13 +61,13 @@ void Handle::sgemm(char op_a, char op_b, int m, int n, int k, float alpha, const
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
                   const float* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
-  dispatcher_->gemm(
+  live("gemm").gemm(
       make_call(GemmTypes{}, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), stream);
 }
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
                   const __half* b, int ldb, float beta, __half* c, int ldc, cudaStream_t stream) {
-  dispatcher_->gemm(make_call(types_of(DType::f16, DType::f16), op_a, op_b, m, n, k, alpha, a, lda,
+  live("gemm").gemm(make_call(types_of(DType::f16, DType::f16), op_a, op_b, m, n, k, alpha, a, lda,
                               b, ldb, beta, c, ldc),
                     stream);
 }
@@ -68,14 +75,14 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
                   int lda, const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
                   cudaStream_t stream) {
-  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::bf16), op_a, op_b, m, n, k, alpha, a,
+  live("gemm").gemm(make_call(types_of(DType::bf16, DType::bf16), op_a, op_b, m, n, k, alpha, a,
                               lda, b, ldb, beta, c, ldc),
                     stream);
 }
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
                   const __half* b, int ldb, float beta, float* c, int ldc, cudaStream_t stream) {
-  dispatcher_->gemm(make_call(types_of(DType::f16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
+  live("gemm").gemm(make_call(types_of(DType::f16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
                               b, ldb, beta, c, ldc),
                     stream);
 }
@@ -83,22 +90,24 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
                   int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
                   cudaStream_t stream) {
-  dispatcher_->gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
+  live("gemm").gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
                               b, ldb, beta, c, ldc),
                     stream);
 }
 
 void Handle::set_math(Math math) {
-  dispatcher_->set_math_mode(math == Math::f32_via_3xtf32 ? MathMode::f32_via_3xtf32
-                                                          : MathMode::standard);
+  live("set_math")
+      .set_math_mode(math == Math::f32_via_3xtf32 ? MathMode::f32_via_3xtf32 : MathMode::standard);
 }
 
 Selection Handle::selection(char op_a, char op_b, int m, int n, int k, const float* a, int lda,
                             const float* b, int ldb, float* c, int ldc) {
-  return dispatcher_->selection(
-      make_call(GemmTypes{}, op_a, op_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc));
+  return live("selection")
+      .selection(make_call(GemmTypes{}, op_a, op_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc));
 }
 
-void Handle::set_cublas_fallback(bool enabled) { dispatcher_->set_cublas_fallback(enabled); }
+void Handle::set_cublas_fallback(bool enabled) {
+  live("set_cublas_fallback").set_cublas_fallback(enabled);
+}
 
 }  // namespace tgemm

@@ -8,8 +8,10 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
+#include "src/core/library_log.h"
 #include "src/core/occupancy.h"
 #include "src/model/performance_model.h"
+#include "src/templates/stored_config.h"
 #include "src/templates/template_registry.h"
 
 namespace tgemm {
@@ -128,7 +130,21 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
       arch_(std::move(arch)),
       sm_count_(sm_count),
       ceilings_(std::move(ceilings)) {
+  // Records are input: a config its family's space refuses here is never trusted.
+  std::map<std::string, bool> usable;
+  const auto refused = [&](const KernelConfig& config) {
+    auto [it, fresh] = usable.emplace(config_id(config), true);
+    if (fresh) {
+      if (auto why = stored_config_rejection(config, arch_)) {
+        library_log().warn("tgemm: skipping the tuned entries of {}: {}", config_id(config), *why);
+        it->second = false;
+      }
+    }
+    return !it->second;
+  };
+  std::erase_if(tuned_, [&](const BestEntry& e) { return refused(e.config); });
   for (const TrialRecord& r : measured) {
+    if (refused(r.trial.config)) continue;
     if (r.trial.status == TrialStatus::resource_exceeded ||
         r.trial.status == TrialStatus::compile_failed)
       failed_builds_.insert(config_id(r.trial.config) + " " + build_variant(r.problem).key());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <sstream>
 #include <string_view>
 
@@ -124,21 +125,59 @@ std::string directive_name(std::string_view line, std::string_view directive,
 
 }  // namespace
 
-std::vector<std::string> declared_macros(const std::string& source_text) {
+namespace {
+
+// `text` without a trailing // comment and the blanks around it.
+std::string_view trimmed_value(std::string_view text) {
+  text = text.substr(0, text.find("//"));
+  const size_t first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// Calls `visit(name, value)` for each macro declared with a default, in order, each once;
+// `value` is the text after the name, its continued lines ('\' at the end) joined, without
+// comments.
+template <typename Visit>
+void for_each_declared(const std::string& source_text, Visit&& visit) {
   std::vector<std::string> names;
   std::istringstream lines(source_text);
   std::string line, pending;  // pending: the name of the #ifndef on the line before
   while (std::getline(lines, line)) {
     std::string_view rest;
     const std::string defined = directive_name(line, "define", &rest);
-    const bool has_default = rest.find_first_not_of(" \t\r") != std::string_view::npos &&
-                             rest.substr(rest.find_first_not_of(" \t\r"), 2) != "//";
-    if (!pending.empty() && defined == pending && has_default &&
-        std::find(names.begin(), names.end(), defined) == names.end())
+    std::string value(trimmed_value(rest));
+    while (!value.empty() && value.back() == '\\' && std::getline(lines, line)) {
+      value.pop_back();
+      value = std::string(trimmed_value(value + " " + line));
+    }
+    if (!pending.empty() && defined == pending && !value.empty() &&
+        std::find(names.begin(), names.end(), defined) == names.end()) {
       names.push_back(defined);
+      visit(defined, std::string_view(value));
+    }
     pending = directive_name(line, "ifndef", &rest);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> declared_macros(const std::string& source_text) {
+  std::vector<std::string> names;
+  for_each_declared(source_text,
+                    [&](const std::string& name, std::string_view) { names.push_back(name); });
   return names;
+}
+
+std::optional<int64_t> declared_integer_default(const std::string& source_text,
+                                                const std::string& name) {
+  std::optional<int64_t> value;
+  for_each_declared(source_text, [&](const std::string& declared, std::string_view text) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (declared == name && ec == std::errc() && end == text.data() + text.size()) value = v;
+  });
+  return value;
 }
 
 std::vector<std::string> declared_tunables(const std::string& source_text) {

@@ -2,6 +2,8 @@
 // with the shared headers of kernel_templates/common/ that NVRTC sees as named headers.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,9 @@ std::vector<std::string> template_names();
 // Every macro a template declares with a default: an `#ifndef NAME` line followed by
 // `#define NAME <default>` (an include guard has no default), in order, each once.
 std::vector<std::string> declared_macros(const std::string& source_text);
+// The default of a declared macro when it is a decimal integer ("#define VEC 4"), else nullopt.
+std::optional<int64_t> declared_integer_default(const std::string& source_text,
+                                                const std::string& name);
 // declared_macros() without the TGEMM_ names, which the problem or the tests set: the
 // parameters a search space may tune.
 std::vector<std::string> declared_tunables(const std::string& source_text);

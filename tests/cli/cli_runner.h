@@ -21,9 +21,8 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// A shell command line (sh -c), as a user would type it.
-inline CliResult run_shell(const std::string& command_line) {
-  const std::string command = command_line + " 2>&1 </dev/null";
+// Runs a shell command line (sh -c) as given, its redirections included.
+inline CliResult run_command(const std::string& command) {
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -36,9 +35,22 @@ inline CliResult run_shell(const std::string& command_line) {
   return result;
 }
 
+// A shell command line as a user would type it, its standard error part of its output.
+inline CliResult run_shell(const std::string& command_line) {
+  return run_command(command_line + " 2>&1 </dev/null");
+}
+
 // `args` is appended to the tool's path as a shell word list.
 inline CliResult run_tool(const std::string& tool, const std::string& args) {
   return run_shell(std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args);
+}
+
+// As run_tool, with standard output written to `stdout_path` (/dev/full: a full disk) and only
+// standard error captured.
+inline CliResult run_tool_with_stdout(const std::string& tool, const std::string& args,
+                                      const std::string& stdout_path) {
+  return run_command(std::string(TGEMM_TOOLS_DIR) + "/" + tool + " " + args + " 2>&1 >'" +
+                     stdout_path + "' </dev/null");
 }
 
 // tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over

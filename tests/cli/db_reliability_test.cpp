@@ -19,6 +19,7 @@
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -40,7 +41,7 @@ void record_best(TuningDb& db, int64_t n) {
   device.name = "Test GPU";
   device.arch = "sm_90";
   device.sm_count = 132;
-  const KernelConfig config{"sgemm_simt", {{"BM", 64}, {"BN", 64}}};
+  const KernelConfig config = testing::labelled_sgemm_config(1);
   const int64_t run = db.begin_run("test", "tgemm test", "sm_90");
   const int64_t device_id = db.upsert_device(device);
   const int64_t problem = db.upsert_problem(square(n));

@@ -16,6 +16,7 @@
 #include "src/core/device_ceiling.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/common/result_databases.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -61,8 +62,7 @@ std::string report_of(const std::string& db, const std::string& out) {
 
 TrialResult trial(const std::string& name, TrialStatus status, double us, const Problem& p) {
   TrialResult t;
-  t.config = KernelConfig{"sgemm_simt", {{"BM", 64}, {"BN", 64}, {"TAG", int64_t(name.size())}}};
-  t.config.set("ID", int64_t(std::hash<std::string>{}(name) % 100000));
+  t.config = testing::labelled_sgemm_config(int64_t(std::hash<std::string>{}(name) % 100000) + 1);
   t.status = status;
   if (status != TrialStatus::ok) t.error = name + " failed: see the log";
   t.time_min_us = t.time_median_us = t.time_max_us = status == TrialStatus::ok ? us : 0;

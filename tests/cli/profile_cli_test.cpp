@@ -9,6 +9,7 @@
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -55,7 +56,7 @@ std::string fixture(const TempDir& dir, bool with_profiles) {
   const int64_t device = db.upsert_device(h200);
   const int64_t problem = db.upsert_problem(kProblem);
   TrialResult t;
-  t.config = KernelConfig{"sgemm_simt", {{"BM", 128}, {"BN", 64}}};
+  t.config = testing::labelled_sgemm_config(1);
   t.status = TrialStatus::ok;
   t.time_min_us = t.time_median_us = t.time_max_us = 1300;
   t.runs = 10;

@@ -17,6 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -48,9 +49,7 @@ struct CommandResult {
 const char* const kH200 = "NVIDIA H200";
 const char* const kT4 = "Tesla T4";
 
-KernelConfig config(int64_t bm) {
-  return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", 128}, {"BK", 8}}};
-}
+KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
 DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
   DeviceInfo d;
@@ -100,7 +99,7 @@ class TgemmDbCli : public ::testing::Test {
     const int64_t t4 = db.upsert_device(device(kT4, "sm_75", 40));
     auto kernel = [&](int64_t bm) { return db.upsert_kernel(config(bm), "abc123"); };
     auto record = [&](int64_t problem, int64_t dev, const TrialResult& t) {
-      db.record_trial(run, problem, kernel(t.config.get("BM")), dev, std::nullopt, t);
+      db.record_trial(run, problem, kernel(t.config.get("SWIZZLE")), dev, std::nullopt, t);
     };
     const int64_t big =
         db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
@@ -284,7 +283,8 @@ TEST_F(TgemmDbCli, export_csv_has_header_and_quotes_fields) {
                        ",\"sgemm_simt: error: \"\"BM\"\" too small, see log\nsecond line of the "
                        "log\","))
       << r.out;
-  EXPECT_TRUE(contains(r.out, ",\"BM=128,BN=128,BK=8\",")) << "commas inside a field are quoted";
+  EXPECT_TRUE(contains(r.out, ",\"" + config(128).params_text() + "\","))
+      << "commas inside a field are quoted";
   EXPECT_TRUE(contains(r.out, ",NVIDIA H200,sm_90,")) << r.out;
 }
 
@@ -423,6 +423,14 @@ TEST_F(TgemmDbCli, zero_or_negative_dimension_is_an_error) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "--k must be from 1 to 2147483647")) << r.err;
   EXPECT_TRUE(contains(r.err, "got -3")) << r.err;
+}
+
+// A number past int64's range is named as given, not clamped to 9223372036854775807.
+TEST_F(TgemmDbCli, dimension_past_int64_is_named_as_given) {
+  const CommandResult r = run_db("best --m 99999999999999999999 --n 16 --k 16");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--m must be from 1 to 2147483647")) << r.err;
+  EXPECT_TRUE(contains(r.err, "got 99999999999999999999")) << r.err;
 }
 
 TEST_F(TgemmDbCli, dimension_of_2_pow_31_is_an_error_and_2_pow_31_minus_1_is_not) {

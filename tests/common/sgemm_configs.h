@@ -36,6 +36,12 @@ inline KernelConfig sgemm_config(
   return c;
 }
 
+// A legal sgemm_simt config told apart by `label` (its SWIZZLE, legal at any value from 1):
+// what a database fixture stores, as readers skip a config its family's space refuses.
+inline KernelConfig labelled_sgemm_config(int64_t label) {
+  return sgemm_config({{"SWIZZLE", label}});
+}
+
 // A config's cubin for an f32 problem of this layout, as the tuner builds it.
 inline CompiledKernel compile_f32(const KernelConfig& config, Op op_a, Op op_b,
                                   const std::string& arch) {

@@ -2,6 +2,8 @@
 // with beta != 0, odd leading dimensions and a pointer one float off 16-byte alignment.
 // Skips cleanly without a GPU.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <tgemm/tgemm_c.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -260,6 +262,49 @@ TEST_F(DispatcherGpu, one_handle_serves_several_gpus) {
                    Selection::fallback_default);
   }
   TGEMM_CUDA_CHECK(cudaSetDevice(0));
+}
+
+// A database is input: the fixture's tuned kernel with a parameter the host side divides by
+// made zero (or negative, gone, or joined by one the family lacks) is skipped, and the library
+// serves 256^3 from its defaults, through the C++ dispatcher and the C API alike, instead of
+// dying of SIGFPE.
+TEST_F(DispatcherGpu, a_kernel_row_with_a_bad_parameter_is_skipped_not_run) {
+  const std::pair<const char*, const char*> damages[] = {
+      {"VEC=4", "VEC=0"},  {"BM=64", "BM=0"}, {"TM=4", "TM=0"},
+      {"BK=16", "BK=-16"}, {",VEC=4", ""},    {"SWIZZLE=1", "SWIZZLE=1,NO_SUCH=1"}};
+  for (const auto& [from, to] : damages) {
+    SCOPED_TRACE(std::string(from) + " -> " + to);
+    const std::string path = (dir_ / "damaged.db").string();
+    fs::copy_file(db_path_, path, fs::copy_options::overwrite_existing);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        std::string("UPDATE kernels SET params = replace(params, '") + from + "', '" + to + "')";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+
+    Dispatcher d({path, {}, true});
+    expect_correct(d, Case::make(Op::N, Op::N, 256, 256, 256, 0, 1, 0, 0, 50),
+                   Selection::fallback_default);
+
+    tgemmHandle_t handle = nullptr;
+    ASSERT_EQ(tgemmCreate(&handle, path.c_str()), TGEMM_STATUS_SUCCESS);
+    const Case t = Case::make(Op::N, Op::N, 256, 256, 256, 0, 1, 0, 0, 51);
+    tgemmSelection_t selection = TGEMM_SELECTION_EXACT;
+    tgemmStatus_t status = TGEMM_STATUS_SUCCESS;
+    const double err = t.run([&](float* a, float* b, float* c) {
+      EXPECT_EQ(tgemmGetSelection(handle, TGEMM_OP_N, TGEMM_OP_N, 256, 256, 256, a, 256, b, 256, c,
+                                  256, &selection),
+                TGEMM_STATUS_SUCCESS);
+      status = tgemmSgemm(handle, TGEMM_OP_N, TGEMM_OP_N, 256, 256, 256, &t.alpha, a, 256, b, 256,
+                          &t.beta, c, 256, nullptr);
+    });
+    EXPECT_EQ(status, TGEMM_STATUS_SUCCESS) << tgemmGetLastError();
+    EXPECT_EQ(selection, TGEMM_SELECTION_DEFAULT);
+    EXPECT_LT(err, 1e-5);
+    EXPECT_EQ(tgemmDestroy(handle), TGEMM_STATUS_SUCCESS);
+  }
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/evaluate/gemm_evaluator.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -16,7 +16,7 @@
 #include "tests/common/mma_configs.h"
 #include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

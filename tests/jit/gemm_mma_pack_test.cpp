@@ -13,7 +13,7 @@
 #include "src/templates/template_registry.h"
 #include "tests/common/mma_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -19,7 +19,7 @@
 #include "tests/common/template_ptx.h"
 #include "tests/common/tma_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

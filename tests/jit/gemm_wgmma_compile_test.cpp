@@ -21,7 +21,7 @@
 #include "tests/common/hopper_builds.h"
 #include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -10,7 +10,7 @@
 #include "src/templates/template_registry.h"
 #include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -51,6 +51,24 @@ TEST(KernelSelector, exact_key_wins) {
   EXPECT_EQ(c.template_hash, "abc");
 }
 
+// A database is input: a best or a trial whose parameters its family's space refuses (VEC=0,
+// which the host side divides by) is never used, and the rest of the database still is.
+TEST(KernelSelector, skips_entries_whose_config_the_space_refuses) {
+  const KernelConfig zero_vec = simt(128, 0);
+  const Problem tuned = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096);
+  const Problem other = Problem::packed(GemmTypes{}, Op::N, Op::N, 2048, 2048, 2048);
+  KernelSelector s({entry(4096, 4096, 4096, zero_vec), entry(2048, 2048, 2048, simt(64, 4))},
+                   defaults(), "sm_90", 132,
+                   {testing::ok_trial_record(tuned, zero_vec, 1.0),
+                    testing::ok_trial_record(other, simt(64, 4), 2.0)});
+  const KernelChoice c = s.choose(tuned);
+  EXPECT_NE(c.config, zero_vec);
+  EXPECT_NE(c.path, Selection::exact);
+  EXPECT_EQ(s.choose(other).config, simt(64, 4));
+  EXPECT_NE(s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4000, 4096, 4096)).config,
+            zero_vec);
+}
+
 // Seen on the H200: the defaults always tried made a 16-slice split-K kernel the fastest on
 // 128^3 (8 K tiles of 16). It was measured correct there, so it is served there, while a
 // shape nobody tuned never gets a split with empty slices. (Here: 8 K tiles of 8.)
@@ -354,8 +372,8 @@ TEST(KernelSelector, deepens_a_neighbours_split_for_a_longer_k) {
   BestEntry best = entry(64, 64, 16384, split64);
   best.trial.time_median_us = 15.0;
   // 256 slices ran elsewhere here (a config of other tiles), so the family knows the depth.
-  const KernelConfig other256 =
-      testing::sgemm_config({{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 256}});
+  const KernelConfig other256 = testing::sgemm_config(
+      {{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"VEC", 1}, {"SPLIT_K", 256}});
   std::vector<TrialRecord> trials = {testing::ok_trial_record(there, split64, 15.0),
                                      testing::ok_trial_record(there, other256, 40.0)};
   KernelSelector s({best}, {}, "sm_90", 132, trials);
@@ -394,8 +412,8 @@ TEST(KernelSelector, never_offers_a_shallower_split_for_a_longer_k) {
 TEST(KernelSelector, offers_no_split_sibling_of_a_whole_k_best) {
   const KernelConfig whole =
       testing::sgemm_config({{"BM", 32}, {"BN", 32}, {"TM", 4}, {"TN", 4}, {"MIN_BLOCKS", 2}});
-  const KernelConfig other256 =
-      testing::sgemm_config({{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"SPLIT_K", 256}});
+  const KernelConfig other256 = testing::sgemm_config(
+      {{"BM", 16}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"VEC", 1}, {"SPLIT_K", 256}});
   const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 64, 64, 16384);
   BestEntry best = entry(64, 64, 16384, whole);
   best.trial.time_median_us = 60.0;
@@ -500,7 +518,9 @@ TEST(KernelSelector, neighbours_of_another_kind_are_joined_by_the_nearest_whose_
   const KernelConfig gemv = KernelConfig::from_params_text(
       "gemv_simt",
       "SIDE=1,ROWS=8,VEC=4,WARPS=8,KB=1024,LW=2,SPLIT_MODE=0,PREFETCH=1,STAGES=0,KLANES=16");
-  const KernelConfig incidental = simt(64, 4, 16), tiled = simt(64, 4, 256);
+  const KernelConfig incidental = simt(64, 4, 16);
+  const KernelConfig tiled =
+      testing::sgemm_config({{"BM", 64}, {"BN", 64}, {"VEC", 4}, {"SPLIT_K", 256}});
   std::vector<BestEntry> tuned;
   std::vector<TrialRecord> trials;
   const int64_t gemv_shapes[][3] = {

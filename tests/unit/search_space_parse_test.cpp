@@ -6,7 +6,7 @@
 
 #include "src/core/error.h"
 #include "src/jit/kernel_source.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

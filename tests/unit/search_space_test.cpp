@@ -1,6 +1,6 @@
 // Search spaces: loading and its errors, C integer semantics of the expressions, rejection
 // reasons with values, and the sgemm_simt space against its template's static_asserts.
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -736,6 +736,13 @@ TEST(SearchSpace, constant_division_by_zero_is_still_named) {
     ASSERT_TRUE(reason.has_value());
     EXPECT_HAS(*reason, "r: division or modulo by zero in A + 1 / 0 > 0");
   }
+}
+
+// A tunable becomes a -D value the kernel reads as a count or size: never negative.
+TEST(SearchSpace, rejects_negative_values_naming_line_and_parameter) {
+  const std::string msg = load_error("template: t\nparameters:\n  A: [1, -4]\n");
+  EXPECT_HAS(msg, ":3:");
+  EXPECT_HAS(msg, "parameter A: -4 is negative");
 }
 
 TEST(SearchSpace, rejects_values_that_doubles_cannot_hold_exactly) {

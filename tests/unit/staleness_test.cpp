@@ -11,6 +11,7 @@
 #include "src/core/current_build.h"
 #include "src/templates/build_versions.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/sgemm_configs.h"
 #include "tests/common/temp_dir.h"
 
 namespace tgemm {
@@ -26,9 +27,7 @@ CurrentBuild build_now() {
   return b;
 }
 
-KernelConfig config(int64_t bm) {
-  return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", 128}, {"BK", 8}}};
-}
+KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
 TrialResult ok_trial(int64_t bm, double us) {
   TrialResult t;
@@ -165,7 +164,7 @@ TEST(DropStale, a_stale_best_takes_its_problems_fastest_current_trial) {
   EXPECT_EQ(d.trials, 0u);
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].problem.key(), kept_p.key());
-  EXPECT_EQ(entries[0].config.get("BM"), 32);  // the fastest ok one of this problem and device
+  EXPECT_EQ(entries[0].config.get("SWIZZLE"), 32);  // the fastest ok one of this problem and device
   EXPECT_EQ(entries[0].template_hash, "hash-now");
   EXPECT_EQ(entries[0].trial.time_median_us, 11.0);
   EXPECT_EQ(entries[0].cublas_median_us, 9.0);
@@ -210,9 +209,9 @@ TEST_F(StaleDb, the_best_skips_a_faster_stale_trial_when_told_the_current_build)
   record(128, "hash-now", 3, {"13.0", 13000});  // current
   const CurrentBuild now = build_now();
   db_.update_best(problem_, device_);
-  EXPECT_EQ(db_.best_entries().front().trial.config.get("BM"), 64) << "without a build: fastest";
+  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 64) << "without a build: fastest";
   db_.update_best(problem_, device_, &now);
-  EXPECT_EQ(db_.best_entries().front().trial.config.get("BM"), 128);
+  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 128);
 }
 
 TEST_F(StaleDb, a_problem_with_only_stale_trials_has_no_best_under_the_current_build) {
@@ -264,7 +263,7 @@ TEST_F(StaleDb, prune_drops_failed_trials_and_unused_cubins_and_keeps_bests) {
   EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries WHERE cache_key = 'k128'"), "0");
   EXPECT_EQ(scalar(path_, "SELECT binary_id FROM trials WHERE time_median_us = 2"), "NULL");
   ASSERT_EQ(db_.best_entries().size(), 1u);
-  EXPECT_EQ(db_.best_entries().front().trial.config.get("BM"), 64);
+  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 64);
   EXPECT_EQ(scalar(path_, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(scalar(path_, "PRAGMA foreign_key_check"), "<none>");
 }
@@ -282,7 +281,7 @@ TEST_F(StaleDb, prune_with_a_build_drops_stale_trials_and_recomputes_the_best) {
   const PruneCounts c = db_.prune(options);
   EXPECT_EQ(c.stale_trials, 1);
   ASSERT_EQ(db_.trials().size(), 1u);
-  EXPECT_EQ(db_.best_entries().front().trial.config.get("BM"), 128);
+  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 128);
 }
 
 }  // namespace

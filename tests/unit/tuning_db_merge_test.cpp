@@ -17,6 +17,7 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tests/common/fake_cubin.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 
@@ -90,9 +91,7 @@ DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
   return d;
 }
 
-KernelConfig config(int64_t bm) {
-  return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", 128}, {"BK", 8}}};
-}
+KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
 Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
 

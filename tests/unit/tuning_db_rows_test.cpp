@@ -12,6 +12,7 @@
 #include "src/core/error.h"
 #include "tests/common/log_capture.h"
 #include "tests/common/sql_edit.h"
+#include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
 namespace {
@@ -38,7 +39,7 @@ class TuningDbRows : public ::testing::Test {
     for (int64_t n : {64, 128}) {
       const int64_t problem =
           db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n));
-      const KernelConfig config{"sgemm_simt", {{"BM", n}, {"BN", 64}}};
+      const KernelConfig config = testing::labelled_sgemm_config(n);
       const int64_t kernel = db.upsert_kernel(config, "hash");
       TrialResult trial;
       trial.config = config;

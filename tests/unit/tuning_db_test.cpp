@@ -23,6 +23,7 @@
 
 #include "src/core/error.h"
 #include "tests/common/fake_cubin.h"
+#include "tests/common/sgemm_configs.h"
 #include "tests/common/temp_dir.h"
 
 namespace tgemm {
@@ -112,9 +113,7 @@ DeviceInfo t4() {
   return d;
 }
 
-KernelConfig config(int64_t bm, int64_t bn = 128) {
-  return KernelConfig{"sgemm_simt", {{"BM", bm}, {"BN", bn}, {"BK", 8}, {"TM", 8}, {"TN", 8}}};
-}
+KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
 Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
 
@@ -236,7 +235,7 @@ TEST(TuningDbOpen, reopen_keeps_ids_and_upserts_are_idempotent) {
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM kernels"), "3");
   EXPECT_EQ(raw.scalar("SELECT count(*) FROM problems"), "2");
   EXPECT_EQ(raw.scalar("SELECT params FROM kernels WHERE id = ?1", std::to_string(kernel)),
-            "BM=128,BN=128,BK=8,TM=8,TN=8");
+            config(128).params_text());
 }
 
 TEST(TuningDbOpen, device_upsert_keeps_id_and_records_new_driver) {

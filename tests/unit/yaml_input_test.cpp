@@ -1,6 +1,6 @@
 // The limits every YAML input of the tuner shares (shape and space files, embedded text):
 // regular files only, a size cap, a nesting cap and an alias-expansion cap, each named.
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -59,6 +59,15 @@ TEST(YamlInput, aliases_that_expand_beyond_the_file_are_refused) {
 TEST(YamlInput, text_over_the_size_limit_is_refused) {
   const std::string msg = text_error("# " + std::string(kMaxYamlBytes, 'x'));
   EXPECT_HAS(msg, "<test>: the shape file is larger than 16 MiB");
+}
+
+// A second document ("---") would be silently dropped by a one-document load: refuse it.
+TEST(YamlInput, a_second_document_is_refused_with_its_line) {
+  EXPECT_EQ(text_error("shapes:\n  - [1, 2, 3]\n"), "");
+  EXPECT_EQ(text_error("---\nshapes:\n  - [1, 2, 3]\n"), "");
+  const std::string msg = text_error("shapes:\n  - [1, 2, 3]\n---\nshapes:\n  - [4, 5, 6]\n");
+  EXPECT_HAS(msg, "<test>:4: a second YAML document");
+  EXPECT_HAS(msg, "a shape file is one document");
 }
 
 TEST(YamlInput, malformed_text_names_origin_line_and_column) {

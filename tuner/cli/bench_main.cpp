@@ -23,6 +23,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
+#include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/interleaved_timer.h"
@@ -290,7 +291,7 @@ int run_bench(const BenchOptions& opt) {
 }  // namespace
 }  // namespace tgemm
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   tgemm::BenchOptions opt;
   std::string log_level = "warn";
   CLI::App app{"tgemm-bench: libtgemm's dispatcher against cuBLAS per shape"};
@@ -318,4 +319,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tgemm-bench: error: %s\n", e.what());
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  return tgemm::cli::checked_exit("tgemm-bench", run_main(argc, argv));
 }

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,7 +26,9 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/core/printable.h"
 #include "src/templates/build_versions.h"
+#include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/output/output_file.h"
 #include "tuner/profile/ncu_profiler.h"
@@ -43,7 +47,7 @@ constexpr int kExitNotTuned = 3;  // a valid question with no answer in the data
 
 // The shape options that `best` and `show` share.
 struct ShapeArgs {
-  int64_t m = 0, n = 0, k = 0;
+  std::string m, n, k;  // as given: a number past int64's range must not be clamped into it
   std::string dtype = "f32";
   std::string out;
   std::string layout = "NN";
@@ -77,12 +81,23 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& args) {
 }
 
 Shape parse_shape(const ShapeArgs& args) {
-  for (auto [name, value] : {std::pair{"--m", args.m}, {"--n", args.n}, {"--k", args.k}})
-    if (value < 1 || value > INT32_MAX)
-      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}", name,
-           INT32_MAX, value);
-  Shape shape{
-      tgemm::gemm_types(args.dtype, args.out), tgemm::Op::N, tgemm::Op::N, args.m, args.n, args.k};
+  int64_t sizes[3] = {};
+  const std::pair<const char*, const std::string*> given[] = {
+      {"--m", &args.m}, {"--n", &args.n}, {"--k", &args.k}};
+  for (int i = 0; i < 3; ++i) {
+    const std::string& text = *given[i].second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sizes[i]);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || sizes[i] < 1 ||
+        sizes[i] > INT32_MAX)
+      fail("{} must be from 1 to {} (the kernels index it with a 32-bit int), got {}",
+           given[i].first, INT32_MAX, text);
+  }
+  Shape shape{tgemm::gemm_types(args.dtype, args.out),
+              tgemm::Op::N,
+              tgemm::Op::N,
+              sizes[0],
+              sizes[1],
+              sizes[2]};
   tgemm::parse_layout(args.layout, &shape.op_a, &shape.op_b);
   return shape;
 }
@@ -91,7 +106,14 @@ std::string on_device(const std::string& device) {
   return device.empty() ? "" : fmt::format(" on device '{}'", device);
 }
 
-std::string fixed(double value, int digits = 2) { return fmt::format("{:.{}f}", value, digits); }
+// A figure as printed; "-" for one that is not finite (a wrong result's error of infinity): a
+// table never shows nan or inf.
+std::string fixed(double value, int digits = 2) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, digits) : "-";
+}
+std::string scientific(double value, int digits) {
+  return std::isfinite(value) ? fmt::format("{:.{}e}", value, digits) : "-";
+}
 
 // cuBLAS time / tgemm time: above 1 means tgemm is faster.
 std::string vs_cublas(double cublas_us, double tgemm_us) {
@@ -200,7 +222,7 @@ int run_show(tgemm::TuningDb& db, const ShapeArgs& args) {
       table.add({std::to_string(j - i + 1), t.config.canonical_name(), tgemm::to_string(t.status),
                  ok ? fixed(t.time_median_us) : "-", ok ? fixed(t.time_min_us) : "-",
                  ok ? fixed(t.time_max_us) : "-", ok ? fixed(t.tflops) : "-",
-                 ok || t.max_rel_error > 0 ? fmt::format("{:.2e}", t.max_rel_error) : "-",
+                 ok || t.max_rel_error > 0 ? scientific(t.max_rel_error, 2) : "-",
                  first_line(t.error)});
     }
     table.print();
@@ -213,6 +235,12 @@ int run_explain(tgemm::TuningDb& db, const ShapeArgs& args) {
   const Shape shape = parse_shape(args);
   const auto problem =
       tgemm::Problem::packed(shape.types, shape.op_a, shape.op_b, shape.m, shape.n, shape.k);
+  const auto devices = db.devices();
+  if (!args.device.empty() && std::none_of(devices.begin(), devices.end(),
+                                           [&](const auto& d) { return d.name == args.device; })) {
+    fmt::print(stderr, "tgemm-db: no device '{}' in '{}'\n", args.device, db.path());
+    return kExitNotTuned;
+  }
   fmt::print("{}", tgemm::explain_problem(db, problem, args.device));
   return 0;
 }
@@ -406,6 +434,12 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
           "trial(s) new; {} trial(s) already there ({} replaced by a faster ok one)\n",
           in, c.runs, c.devices, c.problems, c.kernels, c.binaries, c.trials, c.duplicate_trials,
           c.replaced_trials);
+      if (c.bests_not_kept > 0)
+        fmt::print(stderr,
+                   "tgemm-db: merge: {} best row(s) not kept from '{}': their trial is not an ok "
+                   "one with a positive finite time, or is another problem's or device's; the "
+                   "bests come from the trials\n",
+                   c.bests_not_kept, tgemm::printable(in));
     }
   });
   fmt::print(
@@ -418,7 +452,7 @@ int run_merge(const std::string& out_path, const std::vector<std::string>& in_pa
 // ---- profiles ------------------------------------------------------------------------------
 
 struct ProfileArgs {
-  int64_t m = -1, n = -1, k = -1;  // -1: not given
+  std::string m, n, k;  // empty: not given
   std::string dtype = "f32", out, layout = "NN";
   bool all = false;
   std::string ncu;
@@ -433,10 +467,10 @@ std::string executable_dir() {
 
 // The shape to profile, or nullopt for --all; bad combinations are named.
 std::optional<Shape> profile_shape(const ProfileArgs& args) {
-  const bool any = args.m != -1 || args.n != -1 || args.k != -1;
+  const bool any = !args.m.empty() || !args.n.empty() || !args.k.empty();
   if (args.all && any) fail("profile takes either --all or --m --n --k, not both");
   if (args.all) return std::nullopt;
-  if (args.m == -1 || args.n == -1 || args.k == -1)
+  if (args.m.empty() || args.n.empty() || args.k.empty())
     fail("profile needs --m, --n and --k (or --all)");
   ShapeArgs shape{args.m, args.n, args.k, args.dtype, args.out, args.layout, ""};
   return parse_shape(shape);
@@ -546,7 +580,7 @@ int run_profiles(tgemm::TuningDb& db, const std::string& device) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   CLI::App app{
       "tgemm-db: query a tgemm tuning database (opened read-only, never modified, except by "
       "profile)"};
@@ -687,4 +721,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "tgemm-db: error: {}\n", e.what());
     return kExitError;
   }
+}
+
+int main(int argc, char** argv) {
+  return tgemm::cli::checked_exit("tgemm-db", run_main(argc, argv));
 }

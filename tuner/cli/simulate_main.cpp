@@ -9,6 +9,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/search/replay.h"
 
@@ -25,7 +26,7 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   std::string db_path, strategies = "model", budgets = "10%", device;
   tgemm::ReplayOptions opt;
   uint64_t seeds = 1;
@@ -100,4 +101,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return tgemm::cli::checked_exit("tgemm-simulate", run_main(argc, argv));
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/core/error.h"
+#include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/search/budget.h"
 #include "tuner/search/strategy.h"
@@ -64,7 +65,7 @@ void tune_on_devices(tgemm::TuneOptions opt, const std::string& devices) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   tgemm::TuneOptions opt;
   opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   std::string log_level = "info";
@@ -154,4 +155,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return tgemm::cli::checked_exit("tgemm-tune", run_main(argc, argv));
 }

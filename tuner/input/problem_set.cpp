@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "src/core/error.h"
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 namespace tgemm {
 

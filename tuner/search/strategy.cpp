@@ -10,7 +10,7 @@
 
 #include "src/core/error.h"
 #include "tuner/search/model_strategy.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 

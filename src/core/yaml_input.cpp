@@ -1,4 +1,4 @@
-#include "tuner/input/yaml_input.h"
+#include "src/core/yaml_input.h"
 
 #include <fmt/ranges.h>
 #include <yaml-cpp/depthguard.h>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include "src/core/error.h"
 
@@ -66,15 +67,20 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin, co
   if (text.size() > kMaxYamlBytes)
     fail("{}: the {} is larger than {} MiB; a {} is at most that", origin, what,
          kMaxYamlBytes >> 20, what);
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::DeepRecursion& e) {
     fail("{}:{}: lists and maps are nested deeper than {} levels (a {} needs a few)", origin,
          e.mark.line + 1, kMaxYamlDepth, what);
   } catch (const YAML::ParserException& e) {
     fail("{}:{}:{}: malformed YAML: {}", origin, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
+  // A one-document load would silently drop what follows a second "---".
+  if (documents.size() > 1)
+    fail("{}:{}: a second YAML document (after '---'); a {} is one document", origin,
+         line_of(documents[1]), what);
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   uint64_t nodes = 0;
   check_depth(root, 1, &nodes, 2 * text.size() + 16, origin, what);
   return root;

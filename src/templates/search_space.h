@@ -1,5 +1,6 @@
 // SearchSpace: a template's tunable parameters with their values, derived quantities and
-// named constraints (each with a readable reason), read from configs/spaces/*.yaml.
+// named constraints (each with a readable reason), read from configs/spaces/*.yaml. In the
+// library because the shipped spaces also check every config a database holds (stored_config.h).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,8 +20,8 @@
 #include <tuple>
 
 #include "src/core/error.h"
+#include "src/core/yaml_input.h"
 #include "src/jit/kernel_source.h"
-#include "tuner/input/yaml_input.h"
 
 namespace tgemm {
 
@@ -669,7 +669,12 @@ class SpaceFileReader {
       if (!item.IsScalar() || item.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end)
         fail("{}:{}: parameter {}: '{}' is not an integer", path_, line_of(item), name,
              item.IsScalar() ? text : "(a list or map)");
-      if (v >= kExactLimit || v <= -kExactLimit)
+      if (v < 0)
+        fail(
+            "{}:{}: parameter {}: {} is negative; a tunable is a count or size from 0 (the "
+            "kernel's -D value)",
+            path_, line_of(item), name, v);
+      if (v >= kExactLimit)
         fail("{}:{}: parameter {}: {} is beyond 2^53 - 1, where the expressions lose exactness",
              path_, line_of(item), name, v);
       if (std::find(values.begin(), values.end(), v) != values.end())
