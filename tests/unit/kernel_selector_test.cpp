@@ -670,10 +670,13 @@ TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_
       EXPECT_EQ(big.get("BN"), 128);  // faster than 128x256 with PACK=1 on the H200
     }
   }
-  {
-    Problem p = Problem::packed(parse_gemm_types("f16_out_f32"), Op::N, Op::N, 1023, 1023, 1023);
+  // f32 out takes the same Hopper tiles as 16-bit out (before its lines, mma.sync's).
+  for (const char* types : {"f16_out_f32", "bf16_out_f32"}) {
+    Problem p = Problem::packed(parse_gemm_types(types), Op::N, Op::N, 1023, 1023, 1023);
     p.align_a = p.align_b = 2;
-    EXPECT_EQ(s.choose(p).config.template_name, "gemm_mma");
+    const KernelConfig c = s.choose(p).config;
+    EXPECT_EQ(c.template_name, "gemm_wgmma") << types;
+    EXPECT_EQ(c.get("PACK"), 1) << types;
   }
 }
 
