@@ -107,6 +107,64 @@ TrialRecord trial(int64_t m, int64_t n, int64_t k, const KernelConfig& config, d
   return r;
 }
 
+// An exact entry is evidence for the families its problem tried. Seen on the H200 (issue 45): a
+// time budget left three problems with gemm_mma trials only, and their exact entries were
+// served at 0.26-0.49x cuBLAS where their tuned neighbours' wgmma kernels ran far faster. A
+// family the neighbours offer that the problem never tried takes it when predicted faster than
+// its measured best; one it tried, however slow or failed, leaves the exact entry served.
+KernelConfig warp_line() {
+  return KernelConfig::from_params_text(
+      "sgemm_warp",
+      "BM=128,BN=256,BK=8,WM=64,WN=64,TM=16,TN=8,STAGES=4,VEC=4,SPLIT_K=1,TAIL_SPLIT=1,"
+      "SWIZZLE=8,MIN_BLOCKS=1,PACK_B=0");
+}
+
+struct UntriedFamily {
+  std::vector<BestEntry> tuned;
+  std::vector<TrialRecord> trials;
+  Problem here = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096);
+
+  // Neighbours at 2048^3 and 8192^3 whose best is the warp family's at 45 TFLOP/s; 4096^3 tuned
+  // with sgemm_simt only, its best at `simt_tflops`.
+  explicit UntriedFamily(double simt_tflops) {
+    for (int64_t size : {2048, 8192}) {
+      tuned.push_back(entry(size, size, size, warp_line(), Op::N, Op::N, 45));
+      trials.push_back(trial(size, size, size, warp_line(), 45));
+      trials.push_back(trial(size, size, size, simt(128, 4), 20));
+    }
+    tuned.push_back(entry(4096, 4096, 4096, simt(128, 4), Op::N, Op::N, simt_tflops));
+    trials.push_back(trial(4096, 4096, 4096, simt(128, 4), simt_tflops));
+  }
+  KernelChoice choose() const {
+    return KernelSelector(tuned, {}, "sm_90", 132, trials).choose(here);
+  }
+};
+
+TEST(KernelSelector, an_untried_family_predicted_faster_than_the_exact_best_serves_it) {
+  const KernelChoice c = UntriedFamily(10).choose();
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, warp_line());
+  EXPECT_NE(c.rule.find("never tried sgemm_warp"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, an_exact_best_faster_than_an_untried_familys_prediction_is_served) {
+  const KernelChoice c = UntriedFamily(80).choose();
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, simt(128, 4));
+  EXPECT_NE(c.rule.find("faster than sgemm_warp"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, an_exact_best_whose_problem_tried_the_neighbours_family_is_served) {
+  UntriedFamily db(10);
+  TrialRecord failed = trial(4096, 4096, 4096, warp_line(), 45);
+  failed.trial.status = TrialStatus::wrong_result;
+  db.trials.push_back(failed);
+  const KernelChoice c = db.choose();
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, simt(128, 4));
+  EXPECT_NE(c.rule.find("tuned on this problem"), std::string::npos) << c.rule;
+}
+
 TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time) {
   const KernelConfig fast = simt(128, 4), slow = simt(64, 4), narrow = simt(64, 1);
   std::vector<BestEntry> tuned = {entry(2048, 2048, 2048, fast), entry(8192, 8192, 8192, fast)};

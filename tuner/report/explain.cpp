@@ -28,6 +28,11 @@ std::string describe_choice(const KernelChoice& c) {
   return "cuBLAS (no tuned or default kernel can run it)";
 }
 
+// The choice and, on a line of its own, the selector's rule that made it.
+std::string choice_lines(const std::string& lead, const KernelChoice& c) {
+  return fmt::format("  {} {}\n    by the rule: {}\n", lead, describe_choice(c), c.rule);
+}
+
 std::string fixed(double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); }
 
 // The trials table and the one-line reason the best won.
@@ -78,7 +83,7 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
     if (!device_filter.empty() && device.name != device_filter) continue;
     const DatabaseSelector source(db, device);
     out += fmt::format("{} on {} ({}, {} SMs)\n", key, device.name, device.arch, device.sm_count);
-    out += "  the dispatcher serves " + describe_choice(source.selector().choose(problem)) + "\n";
+    out += choice_lines("the dispatcher serves", source.selector().choose(problem));
     // libtgemm leaves out what this build finds stale (a family's source changed since): say
     // what it then serves, as the line above judges the database as recorded.
     const DatabaseSelector now = source.served_now();
@@ -102,8 +107,7 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
       out += "  not tuned on this device\n";
       continue;
     }
-    out +=
-        "  untuned, it would get " + describe_choice(source.selector(key).choose(problem)) + "\n";
+    out += choice_lines("untuned, it would get", source.selector(key).choose(problem));
     std::string counts = fmt::format("  trials: {} ok", ok.size());
     for (const auto& [status, n] : failed) counts += fmt::format(", {} {}", n, to_string(status));
     out += counts + "\n";
