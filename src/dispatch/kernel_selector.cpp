@@ -486,8 +486,7 @@ KernelChoice KernelSelector::choose_exact(const BestEntry& e, const Problem& pro
   const double measured_us = e.trial.time_median_us;
   const Prediction p = choose_untuned(problem);
   const auto tried = tried_families_.find(key);
-  if (!p.config ||
-      (tried != tried_families_.end() && tried->second.count(p.config->template_name)))
+  if (!p.config || (tried != tried_families_.end() && tried->second.count(p.config->template_name)))
     return {Selection::exact, e.config, e.template_hash, key,
             fmt::format("tuned on this problem ({:.1f} us), which tried every family its tuned "
                         "neighbours and the defaults offer",

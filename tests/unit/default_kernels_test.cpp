@@ -27,8 +27,7 @@ bool has_serving_line(const GemmTemplate& family, const std::string& arch, const
     if ((d.arch != arch && d.arch != "*") || d.types != types ||
         d.config.template_name != family.name())
       continue;
-    if (family.types_unsupported(types, arch) ||
-        family.types_unsupported_by(d.config, types, arch))
+    if (family.types_unsupported(types, arch) || family.types_unsupported_by(d.config, types, arch))
       continue;
     for (const EmbeddedTemplate& t : embedded_templates())
       if (t.name == family.name() &&
@@ -60,8 +59,7 @@ TEST(DefaultKernels, a_family_with_lines_for_an_arch_has_one_for_every_type_it_c
       if (!ships_lines_for(family, arch)) continue;
       for (const std::string& name : kTypeNames) {
         const GemmTypes types = parse_gemm_types(name);
-        if (space.types_unsupported(types, arch) || family.types_unsupported(types, arch))
-          continue;
+        if (space.types_unsupported(types, arch) || family.types_unsupported(types, arch)) continue;
         ++claims;
         EXPECT_TRUE(has_serving_line(family, arch, types))
             << t.name << " computes " << name << " on " << arch
