@@ -18,6 +18,7 @@
 
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/core/vendor_call.h"
 
 namespace tgemm {
 
@@ -104,6 +105,70 @@ CREATE TABLE kernel_profiles (
 );
 )sql";
 
+// 7 -> 8: the vendor library as a contender (src/core/vendor_call.h). A kernel row says which
+// library it is (ours, or a vendor call stored as a pseudo-kernel without a cubin, its "source
+// hash" the cuBLAS version), so a problem's best may be the vendor call; best_kernels says
+// which library serves it, and tgemm_best_kernels keeps our own fastest kernel per problem in
+// view beside it. A build before this one refuses the file (a newer schema) rather than taking
+// a vendor row for a kernel.
+constexpr const char* kVendorCalls = R"sql(
+ALTER TABLE kernels ADD COLUMN library TEXT NOT NULL DEFAULT 'tgemm'
+  CHECK (library IN ('tgemm', 'cublas', 'cublasLt'));
+DROP VIEW best_kernels;
+CREATE VIEW best_kernels AS
+SELECT d.name                                           AS device,
+       d.arch                                           AS arch,
+       p.dtype                                          AS dtype,
+       p.layout                                         AS layout,
+       p.m                                              AS m,
+       p.n                                              AS n,
+       p.k                                              AS k,
+       kr.canonical_name                                AS kernel,
+       round(t.time_median_us, 2)                       AS us,
+       round(t.tflops, 2)                               AS tflops,
+       round(c.median_us, 2)                            AS cublas_us,
+       round(c.median_us / t.time_median_us, 3)         AS vs_cublas,
+       kr.params                                        AS params,
+       p.key                                            AS problem_key,
+       (SELECT count(*) FROM trials a
+         WHERE a.problem_id = p.id AND a.device_id = d.id) AS trials,
+       t.id                                             AS trial_id,
+       kr.library                                       AS library
+FROM best bs
+JOIN trials t ON t.id = bs.trial_id
+JOIN problems p ON p.id = bs.problem_id
+JOIN devices d ON d.id = bs.device_id
+JOIN kernels kr ON kr.id = t.kernel_id
+LEFT JOIN cublas_times c ON c.problem_id = bs.problem_id AND c.device_id = bs.device_id;
+-- Our fastest ok kernel per (problem, device), whatever the best (stale or not: a view cannot
+-- know the build), so the gap of our kernels to the vendor stays visible.
+CREATE VIEW tgemm_best_kernels AS
+SELECT d.name                                   AS device,
+       d.arch                                   AS arch,
+       p.dtype                                  AS dtype,
+       p.layout                                 AS layout,
+       p.m                                      AS m,
+       p.n                                      AS n,
+       p.k                                      AS k,
+       kr.canonical_name                        AS kernel,
+       round(r.time_median_us, 2)               AS us,
+       round(r.tflops, 2)                       AS tflops,
+       round(c.median_us, 2)                    AS cublas_us,
+       round(c.median_us / r.time_median_us, 3) AS vs_cublas,
+       kr.params                                AS params,
+       p.key                                    AS problem_key,
+       r.id                                     AS trial_id
+FROM (SELECT t.*, row_number() OVER (PARTITION BY t.problem_id, t.device_id
+                                     ORDER BY t.time_median_us, t.time_min_us, t.id) AS rank
+      FROM trials t JOIN kernels k ON k.id = t.kernel_id
+      WHERE t.status = 'ok' AND t.time_median_us > 0 AND k.library = 'tgemm') r
+JOIN problems p ON p.id = r.problem_id
+JOIN devices d ON d.id = r.device_id
+JOIN kernels kr ON kr.id = r.kernel_id
+LEFT JOIN cublas_times c ON c.problem_id = r.problem_id AND c.device_id = r.device_id
+WHERE r.rank = 1;
+)sql";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -119,6 +184,7 @@ const MigrationStep kMigrations[] = {
     {"add the measured device ceilings", kDeviceCeilings},                  // 4 -> 5
     {"record each trial's NVRTC and driver versions", kTrialVersions},      // 5 -> 6
     {"add the Nsight Compute kernel profiles", kKernelProfiles},            // 6 -> 7
+    {"record vendor library calls as contenders", kVendorCalls},            // 7 -> 8
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -206,6 +272,11 @@ class Statement {
   void run() {
     while (step()) {
     }
+  }
+  // Ready to be bound and stepped again.
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
   // Steps to the single row a statement must produce (RETURNING id, count(*)).
   int64_t single_int() {
@@ -755,13 +826,14 @@ int64_t TuningDb::upsert_kernel(const KernelConfig& config, const std::string& t
     if (find.step()) return find.int_at(0);
   }
   Statement s(db_, path_, "record a kernel",
-              "INSERT INTO kernels (template, template_hash, canonical_name, params) "
-              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (template_hash, canonical_name) "
+              "INSERT INTO kernels (template, template_hash, canonical_name, params, library) "
+              "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (template_hash, canonical_name) "
               "DO UPDATE SET template = kernels.template RETURNING id");
   s.bind(1, config.template_name)
       .bind(2, template_hash)
       .bind(3, name)
-      .bind(4, config.params_text());
+      .bind(4, config.params_text())
+      .bind(5, library_of(config.template_name));
   return s.single_int();
 }
 
@@ -1203,13 +1275,44 @@ int64_t TuningDb::forget_problem(const std::string& problem_key) {
   }
 }
 
+int64_t TuningDb::forget_vendor_calls() {
+  begin_transaction();
+  try {
+    const char* what = "forget the vendor calls";
+    const char* vendor = "SELECT id FROM kernels WHERE library != 'tgemm'";
+    std::vector<std::pair<int64_t, int64_t>> touched;
+    Statement pairs(db_, path_, what,
+                    fmt::format("SELECT DISTINCT problem_id, device_id FROM trials "
+                                "WHERE kernel_id IN ({})",
+                                vendor));
+    while (pairs.step()) touched.emplace_back(pairs.int_at(0), pairs.int_at(1));
+    Statement count(db_, path_, what,
+                    fmt::format("SELECT count(*) FROM trials WHERE kernel_id IN ({})", vendor));
+    const int64_t trials = count.single_int();
+    Statement(db_, path_, what,
+              fmt::format("DELETE FROM best WHERE trial_id IN "
+                          "(SELECT id FROM trials WHERE kernel_id IN ({}))",
+                          vendor))
+        .run();
+    Statement(db_, path_, what, fmt::format("DELETE FROM trials WHERE kernel_id IN ({})", vendor))
+        .run();
+    for (auto [problem_id, device_id] : touched) update_best(problem_id, device_id);
+    commit();
+    return trials;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
 std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
                                               const std::string& device_name,
                                               const std::string& arch) {
   Statement s(db_, path_, "read the best trials",
               fmt::format("SELECT {}, {}, d.name, d.arch, kr.template_hash, c.median_us, "
                           "(SELECT count(*) FROM trials a WHERE a.problem_id = bs.problem_id "
-                          "AND a.device_id = bs.device_id), c.sgemm_rel_error "
+                          "AND a.device_id = bs.device_id), c.sgemm_rel_error, kr.library, "
+                          "bs.problem_id, bs.device_id "
                           "FROM best bs JOIN trials t ON t.id = bs.trial_id "
                           "JOIN problems p ON p.id = bs.problem_id "
                           "JOIN devices d ON d.id = bs.device_id "
@@ -1223,6 +1326,14 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
   s.bind(1, problem_key).bind(2, device_name).bind(3, arch);
   std::vector<BestEntry> out;
   constexpr int rest = kProblemColumnCount + kTrialColumnCount;
+  // Our own fastest kernel beside a vendor best.
+  Statement own(db_, path_, "read the fastest tgemm kernel",
+                fmt::format("SELECT {}, kr.template_hash FROM trials t "
+                            "JOIN kernels kr ON kr.id = t.kernel_id "
+                            "WHERE t.problem_id = ?1 AND t.device_id = ?2 AND t.status = 'ok' "
+                            "AND t.time_median_us > 0 AND kr.library = ?3 "
+                            "ORDER BY t.time_median_us, t.time_min_us, t.id LIMIT 1",
+                            kTrialColumns));
   while (s.step()) {
     BestEntry e;
     e.problem = problem_at(s, 0);
@@ -1235,6 +1346,14 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
     e.cublas_median_us = s.is_null(rest + 3) ? 0 : s.double_at(rest + 3);
     e.trial_count = s.int_at(rest + 4);
     if (!s.is_null(rest + 5)) e.cublas_rel_error = s.double_at(rest + 5);
+    if (s.text_at(rest + 6) != kTgemmLibrary) {
+      own.reset();
+      own.bind(1, s.int_at(rest + 7)).bind(2, s.int_at(rest + 8)).bind(3, kTgemmLibrary);
+      if (own.step()) {
+        e.tgemm_best = trial_at(own, 0);
+        e.tgemm_best_hash = own.text_at(kTrialColumnCount);
+      }
+    }
     out.push_back(std::move(e));
   }
   return out;

@@ -11,6 +11,7 @@
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
 #include "src/core/occupancy.h"
+#include "src/core/vendor_call.h"
 #include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
 
@@ -132,6 +133,9 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
       ceilings_(std::move(ceilings)) {
   for (const TrialRecord& r : measured) {
     tried_families_[r.problem.key()].insert(r.trial.config.template_name);
+    // A vendor call's time is evidence for its own problem only (choose_exact): its
+    // algorithm is the library's, and no model carries it to another shape.
+    if (is_vendor_call(r.trial.config)) continue;
     if (r.trial.status == TrialStatus::resource_exceeded ||
         r.trial.status == TrialStatus::compile_failed)
       failed_builds_.insert(config_id(r.trial.config) + " " + build_variant(r.problem).key());
@@ -144,9 +148,14 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
   std::map<std::string, const Problem*> problem_of;
   for (const BestEntry& e : tuned_) {
     auto& list = measured_[e.problem.key()];
-    if (list.empty()) list.push_back({e.config, e.template_hash, e.trial.time_median_us});
+    // A vendor best brings our own fastest kernel of its problem, the evidence others carry.
+    const bool ours = !is_vendor_call(e.config);
+    if (list.empty() && (ours || e.tgemm_best))
+      list.push_back(ours ? Measurement{e.config, e.template_hash, e.trial.time_median_us}
+                          : Measurement{e.tgemm_best->config, e.tgemm_best_hash,
+                                        e.tgemm_best->time_median_us});
     tried_families_[e.problem.key()].insert(e.config.template_name);
-    note_split_depth(e.config);
+    if (ours) note_split_depth(e.config);
     problem_of[e.problem.key()] = &e.problem;
   }
   fit_model_scale(problem_of);
@@ -484,25 +493,28 @@ KernelChoice KernelSelector::choice_of(const Prediction& p) const {
 KernelChoice KernelSelector::choose_exact(const BestEntry& e, const Problem& problem) const {
   const std::string key = problem.key();
   const double measured_us = e.trial.time_median_us;
+  // A vendor call won the race on this problem against every kernel of ours it measured.
+  const std::string tuned = is_vendor_call(e.config)
+                                ? fmt::format("{}, fastest tuned on this problem ({:.1f} us)",
+                                              describe_vendor_call(e.config), measured_us)
+                                : fmt::format("tuned on this problem ({:.1f} us)", measured_us);
   const Prediction p = choose_untuned(problem);
   const auto tried = tried_families_.find(key);
   if (!p.config || (tried != tried_families_.end() && tried->second.count(p.config->template_name)))
     return {Selection::exact, e.config, e.template_hash, key,
-            fmt::format("tuned on this problem ({:.1f} us), which tried every family its tuned "
-                        "neighbours and the defaults offer",
-                        measured_us)};
+            fmt::format("{}, which tried every family its tuned neighbours and the defaults offer",
+                        tuned)};
   const std::string& family = p.config->template_name;
   if (measured_us < p.us)
     return {Selection::exact, e.config, e.template_hash, key,
-            fmt::format("tuned on this problem ({:.1f} us), faster than {} (never tried here) is "
-                        "predicted ({:.1f} us)",
-                        measured_us, family, p.us)};
+            fmt::format("{}, faster than {} (never tried here) is predicted ({:.1f} us)", tuned,
+                        family, p.us)};
   KernelChoice c = choice_of(p);
   c.rule = fmt::format(
-      "this problem's tuned best ({:.1f} us) never tried {}, whose {} is predicted faster here "
+      "this problem's tuned best ({:.1f} us{}) never tried {}, whose {} is predicted faster here "
       "({:.1f} us{})",
-      measured_us, family, c.config.canonical_name(), p.us,
-      p.from.empty() ? "" : ", from the tuned shape " + p.from);
+      measured_us, is_vendor_call(e.config) ? ", " + describe_vendor_call(e.config) : "", family,
+      c.config.canonical_name(), p.us, p.from.empty() ? "" : ", from the tuned shape " + p.from);
   return c;
 }
 
@@ -511,7 +523,8 @@ KernelChoice KernelSelector::choose(const Problem& problem) const {
   // Only the launch rules can refuse a tuned best (can_run's "sensible" split-K check is for
   // kernels never run here).
   for (const BestEntry& e : tuned_)
-    if (e.problem.key() == key && launchable(e.config, problem, arch_))
+    if (e.problem.key() == key &&
+        (is_vendor_call(e.config) || launchable(e.config, problem, arch_)))
       return choose_exact(e, problem);
   const Prediction p = choose_untuned(problem);
   if (p.config) return choice_of(p);

@@ -9,6 +9,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/core/vendor_call.h"
 #include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/h200_model.h"
@@ -163,6 +164,76 @@ TEST(KernelSelector, an_exact_best_whose_problem_tried_the_neighbours_family_is_
   EXPECT_EQ(c.path, Selection::exact);
   EXPECT_EQ(c.config, simt(128, 4));
   EXPECT_NE(c.rule.find("tuned on this problem"), std::string::npos) << c.rule;
+}
+
+// The vendor library as a contender (src/core/vendor_call.h): where its call won the race on a
+// problem, that problem is served by it; its time is no evidence for other shapes, where our own
+// fastest kernel of that problem stands for it.
+LtAlgoConfig lt_algo() {
+  LtAlgoConfig algo;
+  algo.algo_id = 66;
+  algo.tile_id = 18;
+  algo.stages_id = 9;
+  return algo;
+}
+
+BestEntry vendor_entry(int64_t size, const KernelConfig& call, double tflops,
+                       const KernelConfig& ours, double our_tflops) {
+  BestEntry e = entry(size, size, size, call, Op::N, Op::N, tflops);
+  e.template_hash = "cuBLAS 13.0.0";
+  e.tgemm_best = e.trial;
+  e.tgemm_best->config = ours;
+  e.tgemm_best->time_median_us = e.problem.flops() / (our_tflops * 1e6);
+  e.tgemm_best_hash = "abc";
+  return e;
+}
+
+TEST(KernelSelector, a_vendor_call_that_won_its_problem_serves_it_with_its_algorithm) {
+  const KernelConfig call = cublaslt_call(lt_algo());
+  const Problem here = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096);
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(here, call, 2000),
+                                     trial(4096, 4096, 4096, simt(128, 4), 20)};
+  trials[0].template_hash = "cuBLAS 13.0.0";
+  const KernelChoice c = KernelSelector({vendor_entry(4096, call, 60, simt(128, 4), 20)},
+                                        defaults(), "sm_90", 132, trials)
+                             .choose(here);
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, call);
+  EXPECT_EQ(lt_algo_of(c.config), lt_algo());
+  EXPECT_EQ(c.template_hash, "cuBLAS 13.0.0");
+  EXPECT_NE(c.rule.find("cuBLASLt (cublasLtMatmul, algorithm 66"), std::string::npos) << c.rule;
+  EXPECT_NE(c.rule.find("fastest tuned on this problem"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, a_neighbours_vendor_best_is_never_carried_but_its_own_fastest_kernel_is) {
+  for (bool with_trials : {false, true}) {
+    std::vector<BestEntry> tuned = {
+        vendor_entry(2048, cublas_default_call(), 60, warp_line(), 45),
+        vendor_entry(8192, cublaslt_call(lt_algo()), 60, warp_line(), 45)};
+    std::vector<TrialRecord> trials;
+    if (with_trials)
+      for (const BestEntry& e : tuned) {
+        trials.push_back(testing::ok_trial_record(e.problem, e.config, e.trial.time_median_us));
+        trials.push_back(trial(e.problem.m, e.problem.n, e.problem.k, warp_line(), 45));
+      }
+    const KernelChoice c =
+        KernelSelector(tuned, {}, "sm_90", 132, trials)
+            .choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
+    EXPECT_EQ(c.path, Selection::nearest) << with_trials;
+    EXPECT_EQ(c.config, warp_line()) << with_trials;
+  }
+}
+
+TEST(KernelSelector, a_vendor_best_yields_to_an_untried_family_predicted_faster) {
+  // 4096^3 tried only cuBLAS and sgemm_simt; its neighbours' sgemm_warp is predicted far faster.
+  UntriedFamily db(10);
+  db.tuned.back() = vendor_entry(4096, cublas_default_call(), 12, simt(128, 4), 10);
+  db.trials.push_back(testing::ok_trial_record(db.here, cublas_default_call(),
+                                               db.tuned.back().trial.time_median_us));
+  const KernelChoice c = db.choose();
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, warp_line());
+  EXPECT_NE(c.rule.find("cuBLAS (cublasGemmEx"), std::string::npos) << c.rule;
 }
 
 TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time) {

@@ -16,6 +16,8 @@ namespace {
 std::string describe_choice(const KernelChoice& c) {
   switch (c.path) {
     case Selection::exact:
+      if (is_vendor_call(c.config))
+        return "its tuned best, the vendor call " + describe_vendor_call(c.config);
       return "its tuned best, " + c.config.canonical_name();
     case Selection::nearest:
       return fmt::format("{}, measured on the tuned shape {}", c.config.canonical_name(),
@@ -63,6 +65,9 @@ std::string explain_trials(TuningDb& db, const std::vector<const TrialRecord*>& 
         "{} waves over {} SMs",
         f->occupancy.blocks_per_sm, f->threads, f->occupancy.limited_by, f->registers,
         f->smem_bytes, fixed(f->waves), device.sm_count);
+  } else if (is_vendor_call(ok.front()->trial.config)) {
+    why += "the vendor call " + describe_vendor_call(ok.front()->trial.config) +
+           " beat every kernel of ours";
   } else {
     why += "no stored cubin to read its resources from";
   }

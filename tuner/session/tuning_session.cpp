@@ -20,6 +20,8 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/core/vendor_call.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/build_versions.h"
@@ -137,6 +139,7 @@ struct ProblemState {
   double best_tflops = 0;
   double cublas_us = 0;  // cuBLAS's median for the problem, once prepared
   bool cublas_timed = false;
+  bool vendor_timed = false;  // the vendor calls raced once this session (record_vendor_trials)
   bool ran_any = false;
   std::string note;                         // why it could not be tuned
   std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
@@ -614,7 +617,8 @@ class Session {
       const DatabaseSelector now = DatabaseSelector(db, *device_).served_now();
       const KernelSelector selector = now.selector(keys);
       for (const Problem& p : problems)
-        if (KernelChoice c = selector.choose(p); c.path != Selection::cublas)
+        if (KernelChoice c = selector.choose(p);
+            c.path != Selection::cublas && !is_vendor_call(c.config))
           common.served.push_back(c.config);
       for (const TrialRecord& r : now.measured())
         if (!keys.count(r.problem.key())) trials.push_back(r);
@@ -795,12 +799,13 @@ class Session {
         trial.error = *why;
       } else {
         if (!prepared) {
-          auto cublas = client_->prepare_problem(problem);
+          auto cublas = client_->prepare_problem(problem, !st->vendor_timed);
           if (!cublas.ok) {
             st->note = "cannot prepare problem: " + cublas.error;
             spdlog::error("{}: {}", st->named->name, st->note);
             return results;
           }
+          if (!st->vendor_timed) record_vendor_trials(db, cublas.vendor_trials, *st);
           db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us,
                                 cublas.sgemm_rel_error);
           st->cublas_us = cublas.median_us;
@@ -826,6 +831,17 @@ class Session {
     }
     line.finish();
     return results;
+  }
+
+  // The vendor calls raced on the problem (CublasTiming::vendor_trials) as trials of their
+  // pseudo-families, whose code is the cuBLAS version: contenders for the best like any kernel.
+  void record_vendor_trials(TuningDb& db, const std::vector<TrialResult>& trials,
+                            ProblemState& st) {
+    const std::string version = cublas_version();
+    for (const TrialResult& t : trials)
+      db.record_trial(run_id_, st.problem_id, db.upsert_kernel(t.config, version), device_id_,
+                      std::nullopt, t, {current_.nvrtc_version, current_.driver_version});
+    st.vendor_timed = true;
   }
 
   // The problem's best over every family, timed once more interleaved beside cuBLAS.
@@ -873,8 +889,8 @@ class Session {
   }
 
   void print_table(const std::vector<ShapeReport>& reports) {
-    fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7}  {}\n", "shape", "type", "lay",
-               "tgemm us", "TFLOP/s", "cuBLAS", "ratio", "best config");
+    fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7} {:>7}  {}\n", "shape", "type", "lay",
+               "best us", "TFLOP/s", "cuBLAS", "ratio", "ours", "best config");
     for (const ShapeReport& r : reports) {
       if (!r.best) {
         fmt::print("{:<22} {:<6} {:<4} {}\n", r.name, r.problem.types.name(), r.problem.layout(),
@@ -885,14 +901,19 @@ class Session {
       const double tflops = r.problem.flops() / (us * 1e6);
       const double cublas_tflops = r.cublas_us > 0 ? r.problem.flops() / (r.cublas_us * 1e6) : 0;
       const double ratio = r.cublas_us > 0 ? r.cublas_us / us : 0;
-      fmt::print("{:<22} {:<6} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x  {}\n", r.name,
-                 r.problem.types.name(), r.problem.layout(), us, tflops, cublas_tflops, ratio,
+      // Our own fastest kernel's ratio, the same as the best's unless a vendor call won.
+      const double own_us = is_vendor_call(r.best->config) ? r.best->own_best_us() : us;
+      const std::string ours =
+          own_us > 0 && r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / own_us) : "-";
+      fmt::print("{:<22} {:<6} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x {:>7}  {}\n", r.name,
+                 r.problem.types.name(), r.problem.layout(), us, tflops, cublas_tflops, ratio, ours,
                  r.best->config.canonical_name());
     }
     fmt::print(
         "(TFLOP/s at the median; cuBLAS is the matching cuBLAS call (SGEMM for f32 and f32x3) "
         "timed in the same process; ratio = "
-        "cuBLAS time / tgemm time)\n");
+        "cuBLAS time / best time; the best may be a vendor call (cublas, cublasLt with its "
+        "algorithm), and ours is our own fastest kernel's ratio)\n");
   }
 
   const TuneOptions& opt_;
