@@ -5,6 +5,7 @@
 
 #include "src/core/error.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/tensor_map.h"
 
 namespace tgemm {
 namespace {
@@ -45,11 +46,22 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
                                cudaStream_t stream) const {
   if (plan.workspace_bytes > 0 && !params.workspace) return cudaErrorInvalidValue;
   // Old cubins declare a shorter block (see gemm_params.h): the driver reads only their part.
+  // A TMA family's launches read the common block, then the maps (launches of the plan that
+  // take the common block alone read its first part).
+  TmaGemmParams with_maps;
   void* args[] = {const_cast<GemmParams*>(&params)};
+  if (plan.uses_tensor_maps()) {
+    if (const cudaError_t err = tensor_maps(plan, params, &with_maps); err != cudaSuccess)
+      return err;
+    args[0] = &with_maps;
+  }
   for (const KernelLaunch& l : plan) {
     if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;
     cudaLaunchConfig_t launch_config = {};
     launch_config.gridDim = dim3(l.grid[0], l.grid[1], l.grid[2]);
+    if (l.persistent && l.entry == 0)
+      if (const unsigned resident = resident_blocks(l); resident > 0 && resident < l.grid[0])
+        launch_config.gridDim.x = resident;
     launch_config.blockDim = dim3(l.block[0], l.block[1], l.block[2]);
     launch_config.dynamicSmemBytes = l.smem_bytes;
     launch_config.stream = stream;
@@ -64,6 +76,54 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
         &launch_config, reinterpret_cast<const void*>(entries_[size_t(l.entry)]), args);
     if (err != cudaSuccess) return err;
   }
+  return cudaSuccess;
+}
+
+unsigned GemmKernel::resident_blocks(const KernelLaunch& l) const {
+  if (const unsigned known = resident_blocks_.load(std::memory_order_relaxed)) return known;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(l.grid[0]);
+  config.blockDim = dim3(l.block[0], l.block[1], l.block[2]);
+  config.dynamicSmemBytes = l.smem_bytes;
+  cudaLaunchAttribute cluster = {};  // the kernel's own cluster shape (or clusters of one)
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = l.cluster;
+  cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(entries_.front()),
+                                     &config) != cudaSuccess ||
+      clusters <= 0) {
+    cudaGetLastError();  // the query's failure is not the caller's error
+    return 0;
+  }
+  const unsigned resident = unsigned(clusters) * l.cluster;
+  resident_blocks_.store(resident, std::memory_order_relaxed);
+  return resident;
+}
+
+cudaError_t GemmKernel::tensor_maps(const LaunchPlan& plan, const GemmParams& params,
+                                    TmaGemmParams* out) const {
+  out->gemm = params;
+  std::lock_guard<std::mutex> lock(maps_mutex_);
+  EncodedMaps& last = last_maps_;
+  if (last.a != params.a || last.b != params.b || !(last.view_a == plan.map_a) ||
+      !(last.view_b == plan.map_b)) {
+    last = EncodedMaps{};
+    if (const cudaError_t err = encode_tensor_map(plan.map_a, params.a, &last.map_a);
+        err != cudaSuccess)
+      return err;
+    if (const cudaError_t err = encode_tensor_map(plan.map_b, params.b, &last.map_b);
+        err != cudaSuccess)
+      return err;
+    last.a = params.a;
+    last.b = params.b;
+    last.view_a = plan.map_a;
+    last.view_b = plan.map_b;
+  }
+  out->a = last.map_a;
+  out->b = last.map_b;
   return cudaSuccess;
 }
 

@@ -4,9 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include "kernel_templates/common/tma_params.h"
 
 #include "src/core/kernel_config.h"
 #include "src/cuda/cuda_library.h"
@@ -29,7 +33,9 @@ class GemmKernel {
   // (cudaErrorInvalidValue for a plan that needs a workspace and got none), never throws.
   cudaError_t launch(const LaunchPlan& plan, GemmParams params, void* workspace,
                      cudaStream_t stream) const;
-  // The same with params.workspace as given (null for plans that need none).
+  // The same with params.workspace as given (null for plans that need none). A plan that
+  // uses tensor maps gets them encoded for params.a and params.b (cudaErrorInvalidValue when TMA
+  // cannot map them); the last call's maps are reused while its pointers and views repeat.
   cudaError_t launch(const LaunchPlan& plan, const GemmParams& params, cudaStream_t stream) const;
 
  private:
@@ -37,6 +43,21 @@ class GemmKernel {
   std::unique_ptr<CudaLibrary> library_;
   std::vector<cudaKernel_t> entries_;
   bool early_launch_ = false;  // KernelLaunch::early honoured on this device
+
+  // The tensor maps of the last call that used them, and what they were encoded for.
+  struct EncodedMaps {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    TensorMapView view_a, view_b;
+    TensorMap map_a{}, map_b{};
+  };
+  cudaError_t tensor_maps(const LaunchPlan& plan, const GemmParams& params, TmaGemmParams* out) const;
+  // The main entry's blocks (whole clusters) resident at once for `launch`'s block and shared
+  // memory, asked of the runtime on the first persistent launch; 0 when it cannot say.
+  unsigned resident_blocks(const KernelLaunch& launch) const;
+  mutable std::atomic<unsigned> resident_blocks_{0};
+  mutable std::mutex maps_mutex_;
+  mutable EncodedMaps last_maps_;
 };
 
 }  // namespace tgemm

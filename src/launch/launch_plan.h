@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernel_templates/common/gemm_params.h"
 #include "src/core/problem.h"
@@ -26,6 +27,24 @@ struct KernelLaunch {
   // touches what that launch writes. Never the plan's first launch: that one follows the
   // caller's work.
   bool early = false;
+  // The kernel walks its work units by gridDim.x (a persistent grid, entry 0 only): the launch
+  // cuts grid[0] to the blocks, in whole clusters, that the GPU holds at once, since a block
+  // that waits for a free SM would run its units after all the others.
+  bool persistent = false;
+  // Blocks per thread block cluster along x, as the kernel declares it (__cluster_dims__): the
+  // launch counts resident blocks in whole clusters.
+  unsigned cluster = 1;
+};
+
+// How a family reads one operand with the bulk tensor copy engine (TMA): the stored matrix as a
+// 2-D tensor (inner dimension contiguous) and the box one copy moves. The launch encodes the
+// map for the call's pointer (GemmKernel::launch); none of it depends on the pointer.
+struct TensorMapView {
+  DType dtype = DType::f32;
+  int64_t inner = 0, outer = 0;  // extents in elements; 0: the plan reads no tensor maps
+  int64_t row_bytes = 0;         // bytes between consecutive outer rows (the leading dimension)
+  int box_inner = 0, box_outer = 0;  // elements; the inner box is 128 bytes, 128-byte swizzled
+  bool operator==(const TensorMapView&) const = default;
 };
 
 // A fixed-size list, so that copying a plan (the dispatcher's cached calls) allocates nothing.
@@ -37,6 +56,10 @@ struct LaunchPlan {
   // The launches keep per-call state in the loaded module (e.g. arrival counters), so calls of
   // one loaded kernel must run one after another, as calls sharing a workspace must.
   bool module_state = false;
+  // Set for families whose kernels take TmaGemmParams (common/tma_params.h): the maps of A and
+  // B follow the common block in every launch's parameters.
+  TensorMapView map_a, map_b;
+  bool uses_tensor_maps() const { return map_a.inner > 0; }
 
   void add(const KernelLaunch& launch);  // throws Error past kMaxLaunches
   const KernelLaunch* begin() const { return launches.data(); }

@@ -44,8 +44,9 @@ inline KernelConfig mma(int64_t bm, int64_t bn, int64_t bk_bytes, int64_t wm, in
 
 // How the tensor-core tests store a problem: leading dimensions of row length + 1 (4097 and
 // 1023 in miniature, rows misaligned), or every pointer one element past a 16-byte boundary
-// (`b_pointer_bytes`: B's offset in bytes, to keep B wider than one element).
-enum class Storage { packed, ld_plus_one, pointers_off };
+// (`b_pointer_bytes`: B's offset in bytes, to keep B wider than one element), or rows padded
+// to whole 16 bytes (odd sizes with aligned rows, as a caller's padded allocation).
+enum class Storage { packed, ld_plus_one, pointers_off, ld_padded16 };
 inline Problem stored(Problem p, Storage storage, int b_pointer_bytes = 0) {
   const int element = element_bytes(p.types.a), c_element = element_bytes(p.types.c);
   if (storage == Storage::ld_plus_one) {
@@ -55,6 +56,15 @@ inline Problem stored(Problem p, Storage storage, int b_pointer_bytes = 0) {
     p.align_a = alignment_bytes(p.lda, 0, element);
     p.align_b = alignment_bytes(p.ldb, 0, element);
     p.align_c = alignment_bytes(p.ldc, 0, c_element);
+  } else if (storage == Storage::ld_padded16) {
+    const auto padded = [](int64_t cols, int bytes) {
+      const int64_t per = 16 / bytes;
+      return (cols + per - 1) / per * per;
+    };
+    p.lda = padded(p.a_cols(), element);
+    p.ldb = padded(p.b_cols(), element);
+    p.ldc = padded(p.n, c_element);
+    p.align_a = p.align_b = p.align_c = 16;
   } else if (storage == Storage::pointers_off) {
     p.align_a = element;
     p.align_b = std::max(element, b_pointer_bytes);

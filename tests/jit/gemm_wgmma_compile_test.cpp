@@ -18,6 +18,7 @@
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/hopper_builds.h"
 #include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
 #include "tuner/search/search_space.h"
@@ -52,44 +53,10 @@ bool contains(const std::string& text, const std::string& word) {
   return text.find(word) != std::string::npos;
 }
 
-struct Case {
-  KernelConfig config;
-  GemmTypes types;
-  Op a, b;
-};
+using Case = testing::HopperCase;
 
-// Builds every case on two threads; returns one message per case that failed to build clean.
 std::vector<std::string> unclean_builds(const std::vector<Case>& cases) {
-  std::vector<std::string> problems(cases.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < cases.size(); i = next++) {
-      const Case& c = cases[i];
-      const std::string what = fmt::format("{} {} {}{}", c.config.canonical_name(), c.types.name(),
-                                           to_string(c.a), to_string(c.b));
-      const CompiledKernel k =
-          build_kernel(wgmma(), c.config, Problem::packed(c.types, c.a, c.b, 1, 1, 1), "sm_90");
-      if (!k.ok)
-        problems[i] = what + ": " + k.error;
-      else if (!k.resources.found || k.resources.spill_store_bytes != 0 ||
-               k.resources.spill_load_bytes != 0)
-        problems[i] = what + " spills or has no resource report:\n" + k.log;
-      else if (auto why =
-                   resource_violation(k, wgmma().block_resources(c.config), arch_limits("sm_90")))
-        problems[i] = what + ": " + *why;
-      else if (contains(k.log, "serialized"))  // ptxas had to wait out each wgmma
-        problems[i] = what + ": wgmma serialized:\n" + k.log;
-      else if (k.arch != "sm_90" || !contains(k.options, "-arch=sm_90a"))
-        problems[i] = what + ": built for " + k.options + " as " + k.arch;
-    }
-  };
-  std::thread t1(work), t2(work);
-  t1.join();
-  t2.join();
-  std::vector<std::string> out;
-  for (const std::string& p : problems)
-    if (!p.empty()) out.push_back(p);
-  return out;
+  return testing::unclean_hopper_builds(wgmma(), cases);
 }
 
 // One build per config up to what changes no resource: SWIZZLE (the block order) and SPLIT_K

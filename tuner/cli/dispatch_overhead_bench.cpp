@@ -1,8 +1,10 @@
 // tgemm-dispatch-bench: host-side cost of one libtgemm call on a cached hit (Google
 // Benchmark). `selection` is the dispatcher's own work (validate, key, cached lookup);
 // `gemm` adds the kernel launch; `raw_launch` is cudaLaunchKernel of the same kernel alone,
-// so gemm - raw_launch is what the dispatcher adds to a launch. Also counts heap
-// allocations per cached call, which must be zero.
+// so gemm - raw_launch is what the dispatcher adds to a launch. `tensor_gemm` is a cached bf16
+// call (on Hopper a family that reads tensor maps: the maps of the last pointers reused), and
+// `tensor_gemm_new_pointers` the same with B's pointer changed every call (the maps encoded
+// again). Also counts heap allocations per cached call, which must be zero.
 //   tgemm-dispatch-bench [--db tgemm.db] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -25,28 +27,44 @@ std::string g_db_path = "tgemm.db";
 
 constexpr int kM = 64, kN = 64, kK = 64;
 
+// One problem's buffers and call, resolved once (the benchmarks see cached hits only). B has a
+// twin buffer, so a benchmark can alternate the pointer a launch reads.
 struct Fixture {
-  tgemm::DeviceBuffer a{size_t{kM} * kK * 4}, b{size_t{kK} * kN * 4}, c{size_t{kM} * kN * 4};
+  Fixture(tgemm::GemmTypes types, tgemm::Op op_b, int m, int n, int k) {
+    const size_t e = size_t(tgemm::element_bytes(types.a));
+    a = tgemm::DeviceBuffer(size_t(m) * size_t(k) * e);
+    b = tgemm::DeviceBuffer(size_t(k) * size_t(n) * e);
+    b_twin = tgemm::DeviceBuffer(size_t(k) * size_t(n) * e);
+    c = tgemm::DeviceBuffer(size_t(m) * size_t(n) * size_t(tgemm::element_bytes(types.c)));
+    call.types = types;
+    call.op_b = op_b;
+    call.m = m;
+    call.n = n;
+    call.k = k;
+    call.a = a.get();
+    call.lda = k;
+    call.b = b.get();
+    call.ldb = op_b == tgemm::Op::N ? n : k;
+    call.c = c.get();
+    call.ldc = n;
+    dispatcher.gemm(call, stream.get());
+    stream.synchronize();
+  }
+  tgemm::DeviceBuffer a, b, b_twin, c;
   tgemm::CudaStream stream;
   tgemm::Dispatcher dispatcher{{g_db_path, {}, true}};
   tgemm::GemmCall call;
-  Fixture() {
-    call.m = kM;
-    call.n = kN;
-    call.k = kK;
-    call.a = a.get();
-    call.lda = kK;
-    call.b = b.get();
-    call.ldb = kN;
-    call.c = c.get();
-    call.ldc = kN;
-    dispatcher.gemm(call, stream.get());  // resolves and caches: the benchmarks see hits only
-    stream.synchronize();
-  }
 };
 
 Fixture& fixture() {
-  static Fixture f;
+  static Fixture f(tgemm::GemmTypes{}, tgemm::Op::N, kM, kN, kK);
+  return f;
+}
+
+// A tensor-core problem (bf16 NT), served on Hopper by a family whose launches read tensor
+// maps: its cached calls reuse the maps, a call with a new B pointer encodes them again.
+Fixture& tensor_fixture() {
+  static Fixture f(tgemm::gemm_types("bf16"), tgemm::Op::T, 256, 256, 256);
   return f;
 }
 
@@ -59,9 +77,9 @@ void selection(benchmark::State& state) {
   state.SetLabel(tgemm::to_string(f.dispatcher.selection(f.call)));
 }
 
-// The launch queue is drained every 512 calls so that the host never waits on a full queue.
-void gemm(benchmark::State& state) {
-  Fixture& f = fixture();
+// Cached calls of the fixture's problem; the launch queue is drained every 512 calls so that
+// the host never waits on a full queue.
+void cached_calls(benchmark::State& state, Fixture& f) {
   const uint64_t before = g_allocations;
   int64_t n = 0;
   for (auto _ : state) {
@@ -71,6 +89,26 @@ void gemm(benchmark::State& state) {
   f.stream.synchronize();
   state.counters["allocs_per_call"] =
       double(g_allocations - before) / double(std::max<int64_t>(1, state.iterations()));
+}
+
+void gemm(benchmark::State& state) { cached_calls(state, fixture()); }
+
+void tensor_gemm(benchmark::State& state) {
+  cached_calls(state, tensor_fixture());
+  state.SetLabel(tgemm::to_string(tensor_fixture().dispatcher.selection(tensor_fixture().call)));
+}
+
+// Every call with the other B buffer: what a call costs when its operands moved.
+void tensor_gemm_new_pointers(benchmark::State& state) {
+  Fixture& f = tensor_fixture();
+  int64_t n = 0;
+  for (auto _ : state) {
+    f.call.b = n % 2 ? f.b.get() : f.b_twin.get();
+    f.dispatcher.gemm(f.call, f.stream.get());
+    if (++n % 512 == 0) f.stream.synchronize();
+  }
+  f.stream.synchronize();
+  f.call.b = f.b.get();
 }
 
 void raw_launch(benchmark::State& state) {
@@ -99,6 +137,8 @@ void raw_launch(benchmark::State& state) {
 BENCHMARK(selection);
 BENCHMARK(gemm);
 BENCHMARK(raw_launch);
+BENCHMARK(tensor_gemm);
+BENCHMARK(tensor_gemm_new_pointers);
 
 }  // namespace
 

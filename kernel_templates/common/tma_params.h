@@ -1,0 +1,29 @@
+// The parameter block of the families that read A and B with the bulk tensor copy engine
+// (TMA, sm_90): the common block, then the tensor maps the host encodes for the call's
+// pointers (src/cuda/tensor_map.h). One definition, included by the host and the device.
+// The kernel takes it as a __grid_constant__ parameter: a copy names its map by the
+// parameter's address, so the maps must stay in parameter space, unmodified.
+#pragma once
+
+// Device builds (NVRTC, nvcc) name the common headers "common/..."; the host build reaches
+// them from the repository root.
+#ifdef __CUDACC__
+#include "common/gemm_params.h"
+#else
+#include "kernel_templates/common/gemm_params.h"
+#endif
+
+namespace tgemm {
+
+// The 128 opaque bytes of a CUtensorMap, aligned as cuda.h's CUtensorMap_st (TMA needs 64).
+struct alignas(128) TensorMap {
+  unsigned long long opaque[16];
+};
+
+struct TmaGemmParams {
+  GemmParams gemm;
+  TensorMap a;  // op(A)'s stored matrix, boxes of one shared-memory slice
+  TensorMap b;
+};
+
+}  // namespace tgemm

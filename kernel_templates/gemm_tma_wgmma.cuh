@@ -1,0 +1,354 @@
+// gemm_tma_wgmma: GEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a) fed by the bulk
+// tensor copy engine (TMA), warp-specialized and persistent. f32 accumulation, row-major storage:
+//   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
+// Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major) or f32 computed
+// as tf32 (both operands K-major: A stored [m][k], B stored [n][k]).
+// A block is one producer warpgroup and CONSUMERS consumer warpgroups. One thread of the
+// producer walks the block's work and issues tensor copies of A's and B's K slices (one
+// 128-byte swizzle row deep: BK = 64 16-bit or 32 f32 elements) into a STAGES-deep ring of
+// shared tiles; each slot has a "full" barrier (the copies' bytes) and an "empty" one (the
+// consumer warps that read it). The consumers wait on full, issue wgmmas on the slot, and
+// release it once the next slice's wgmmas are issued and the slot's have retired. The grid is
+// persistent: each block takes work units blockIdx.x, + gridDim.x, ... (a unit is one output
+// tile, or one K slice range of a tile with SPLIT_K > 1), so the producer fills the ring for the
+// next unit while the consumers store the last one's tile (the epilogue overlaps the loads).
+// The consumers split the tile's BM rows (cooperative). Tiles are walked in groups of SWIZZLE
+// tile rows, so blocks running at once share B's columns in L2. With CLUSTER = 2, the two
+// blocks of a cluster take neighbouring tile rows of one tile column: each copies half of B's
+// tile into both blocks' slots (multicast), halving B's traffic from L2. Edges: the copies fill zeros
+// past the matrix, the epilogue stores only inside it: any M, N, K. The tensor maps need A and B
+// (pointers and leading dimensions) aligned to 16 bytes; the host refuses other problems.
+// SPLIT_K > 1 writes each slice range's raw f32 sums to the workspace and a second launch
+// (gemm_tma_wgmma_reduce, common/split_k.cuh) sums them in order with alpha and beta: any C type.
+// The space (configs/spaces/gemm_tma_wgmma.yaml) repeats each type-independent static_assert.
+
+#include "common/c_pair.cuh"
+#include "common/cluster.cuh"
+#include "common/elements.cuh"
+#include "common/grid_dependency.cuh"
+#include "common/mbarrier.cuh"
+#include "common/split_k.cuh"
+#include "common/tma_params.h"
+#include "common/wgmma.cuh"
+
+// ---- Tunables ---------------------------------------------------------------------
+#ifndef BM
+#define BM 128  // rows of C per tile: CONSUMERS warpgroups of BM / CONSUMERS rows (m64 multiples)
+#endif
+#ifndef BN
+#define BN 256  // columns of C per tile: the N of every wgmma (64, 128, 192 or 256)
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2  // consumer warpgroups (128 threads each) sharing one tile's rows
+#endif
+#ifndef STAGES
+#define STAGES 4  // slots of the shared ring: K slices copied ahead of the wgmmas
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 8  // tile rows walked together (L2 reuse of B's columns)
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1  // K ranges per tile, each a work unit; partial sums reduced by a second launch
+#endif
+#ifndef CLUSTER
+#define CLUSTER 1  // blocks of a cluster on neighbouring tile rows: each copies 1/CLUSTER of B for all
+#endif
+
+// ---- Derived constants --------------------------------------------------------------
+#define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
+#define ROW_BYTES 128                           // one swizzled shared row (the swizzle span)
+#define BK (ROW_BYTES / ELEM_BYTES)             // K depth of a slice: 64 16-bit, 32 tf32
+#define WK (ELEM_BYTES == 2 ? 16 : 8)           // K of one wgmma: k16, or k8 for tf32
+#define THREADS ((CONSUMERS + 1) * 128)         // the producer warpgroup, then the consumers
+#define WG_ROWS (BM / CONSUMERS)                // rows of C per consumer warpgroup
+#define MT (WG_ROWS / 64)                       // m64 wgmma tiles per consumer warpgroup
+#define K_MAJOR_A (TGEMM_OP_A == 0)             // A stored [m][k]
+#define K_MAJOR_B (TGEMM_OP_B == 1)             // B stored [n][k]
+#define A_TILE_BYTES (BM * ROW_BYTES)
+#define B_TILE_BYTES (BN * ROW_BYTES)
+#define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // what one slot's copies deliver
+// Registers per thread after the split (setmaxnreg): the producer keeps few, the consumers
+// take the rest of the SM's 64 K (their f32 accumulators); one consumer needs no split.
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS 232
+// Each consumer warp of every block of the cluster releases a slot once (a block's copies of B
+// fill the slot in all of them): the empty barrier's arrival count.
+#define CONSUMER_WARPS (CONSUMERS * 4)
+#define RELEASES (CONSUMER_WARPS * CLUSTER)
+
+static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
+static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1, "f32 inputs are computed as tf32 here");
+static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
+              "16-bit inputs accumulate in f32 (compute type f32)");
+static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
+static_assert(TGEMM_TYPE_A != 0 || (K_MAJOR_A && K_MAJOR_B),
+              "tf32 wgmma reads K-major operands only: A stored [m][k], B stored [n][k]");
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+static_assert(BM % (64 * CONSUMERS) == 0, "each consumer's rows must be whole m64 tiles");
+static_assert(BM <= 256, "a tensor copy's box is at most 256 rows");
+static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN is the wgmma N");
+static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill");
+static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
+static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
+static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
+static_assert(CONSUMERS * CONSUMER_REGS * 128 + PRODUCER_REGS * 128 <= 65536,
+              "the register split must fit the SM's 64 K registers");
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+static_assert(__CUDA_ARCH__ < 0, "gemm_tma_wgmma needs sm_90a (wgmma, setmaxnreg): Hopper only");
+#endif
+
+namespace tgemm_tma_wgmma {
+
+// The work of one unit: its output tile and its run of K slices.
+struct Unit {
+  int m0, n0;        // the tile's first row and column of C
+  int slice;         // which of the SPLIT_K ranges
+  int kt0, k_tiles;  // its first K slice and how many (at least one unless split: K = 0 reads zeros)
+};
+
+// The units a cluster walks: CLUSTER neighbouring tile rows (one per block, sharing B's tile)
+// times the tile columns times the split ranges.
+__device__ __forceinline__ int cluster_units(int grid_m, int grid_n) {
+  return (grid_m + CLUSTER - 1) / CLUSTER * grid_n * SPLIT_K;
+}
+
+// Unit u of the cluster's walk, for the block of cluster rank `rank`: slice ranges of one tile
+// are neighbours (they run at once), tile-row groups of SWIZZLE (in cluster rows), column-major
+// inside a group. A rank past the last tile row computes a tile wholly outside C (its copies
+// read zeros, its stores are skipped) so that its cluster peer still gets its share of B.
+__device__ __forceinline__ Unit unit_at(int u, unsigned rank, int grid_m, int grid_n,
+                                        int all_k_tiles) {
+  Unit w;
+  w.slice = u % SPLIT_K;
+  const int t = u / SPLIT_K;
+  const int rows = (grid_m + CLUSTER - 1) / CLUSTER;  // cluster rows of tiles
+  const int group_size = SWIZZLE * grid_n;
+  const int first_row = (t / group_size) * SWIZZLE;
+  const int rows_in_group = min(rows - first_row, SWIZZLE);
+  w.m0 = ((first_row + (t % group_size) % rows_in_group) * CLUSTER + int(rank)) * BM;
+  w.n0 = ((t % group_size) / rows_in_group) * BN;
+  const int per = (all_k_tiles + SPLIT_K - 1) / SPLIT_K;
+  w.kt0 = w.slice * per;
+  w.k_tiles = max(min(per, all_k_tiles - w.kt0), 0);
+  if (SPLIT_K == 1) w.k_tiles = max(w.k_tiles, 1);
+  return w;
+}
+
+// The copies of slice kt into the slot at `slot`: A's tile, then this block's share of B's,
+// which a cluster's blocks copy into each other's slots (every block's full barrier then counts
+// the whole tile). K-major operands are boxes of 128 bytes of K by rows (all BM of A; BN /
+// CLUSTER of B per block); MN-major ones are boxes of 64 columns by BK rows of K, one per 64
+// columns of the tile (of B, every CLUSTER-th per block), laid side by side as the descriptors'
+// leading offset expects.
+__device__ __forceinline__ void copy_slice(const tgemm::TmaGemmParams& p, const Unit& w, int kt,
+                                           unsigned rank, unsigned slot, unsigned full) {
+  const int k0 = (w.kt0 + kt) * BK;
+  if (K_MAJOR_A) {
+    tgemm::tensor_copy_2d(slot, &p.a, k0, w.m0, full);
+  } else {
+#pragma unroll
+    for (int j = 0; j < BM / 64; ++j)
+      tgemm::tensor_copy_2d(slot + j * BK * ROW_BYTES, &p.a, w.m0 + 64 * j, k0, full);
+  }
+  const unsigned b = slot + A_TILE_BYTES;
+  // The B tile's first column (the cluster shares it: rank 0's tile column).
+  const int n0 = w.n0;
+  if constexpr (CLUSTER == 1) {
+    if (K_MAJOR_B) {
+      tgemm::tensor_copy_2d(b, &p.b, k0, n0, full);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        tgemm::tensor_copy_2d(b + j * BK * ROW_BYTES, &p.b, n0 + 64 * j, k0, full);
+    }
+  } else {
+    constexpr unsigned short kAll = (1u << CLUSTER) - 1;
+    if (K_MAJOR_B) {
+      constexpr int kRows = BN / CLUSTER;
+      tgemm::tensor_copy_2d_multicast(b + rank * kRows * ROW_BYTES, &p.b, k0, n0 + rank * kRows,
+                                      full, kAll);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        if (j % CLUSTER == int(rank))
+          tgemm::tensor_copy_2d_multicast(b + j * BK * ROW_BYTES, &p.b, n0 + 64 * j, k0, full,
+                                          kAll);
+    }
+  }
+}
+
+// A's descriptor for m64 rows from `row` (a multiple of 64) and k-step s of a slot's tile.
+__device__ __forceinline__ unsigned long long a_descriptor(unsigned tile, int row, int s) {
+  return K_MAJOR_A ? tgemm::wgmma_descriptor(tile + row * ROW_BYTES + s * WK * ELEM_BYTES, 16)
+                   : tgemm::wgmma_descriptor(tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES,
+                                             BK * ROW_BYTES);
+}
+__device__ __forceinline__ unsigned long long b_descriptor(unsigned tile, int s) {
+  return K_MAJOR_B ? tgemm::wgmma_descriptor(tile + s * WK * ELEM_BYTES, 16)
+                   : tgemm::wgmma_descriptor(tile + s * WK * ROW_BYTES, BK * ROW_BYTES);
+}
+
+// The ring position both roles walk in the same order: slot index and the phase parity of
+// its current use.
+struct RingPosition {
+  int slot = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++slot == STAGES) {
+      slot = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+// The producer's loop (one thread): every unit's slices into the ring, a slot refilled once
+// its consumers (and, in a cluster, its peers' consumers) released it.
+__device__ __forceinline__ void produce(const tgemm::TmaGemmParams& p, unsigned ring,
+                                        unsigned full, unsigned empty, unsigned rank, int grid_m,
+                                        int grid_n, int all_k_tiles) {
+  RingPosition at;
+  const int units = cluster_units(grid_m, grid_n);
+  for (int u = blockIdx.x / CLUSTER; u < units; u += gridDim.x / CLUSTER) {
+    const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
+    for (int kt = 0; kt < w.k_tiles; ++kt) {
+      tgemm::mbarrier_wait(empty + 8 * at.slot, at.phase ^ 1u);
+      tgemm::mbarrier_arrive_expect_bytes(full + 8 * at.slot, STAGE_BYTES);
+      copy_slice(p, w, kt, rank, ring + at.slot * STAGE_BYTES, full + 8 * at.slot);
+      at.advance();
+    }
+  }
+}
+
+// One consumer warpgroup's rows of a unit's tile, to C (or, split, to the workspace).
+__device__ __forceinline__ void store_tile(const tgemm::TmaGemmParams& p, const Unit& w, int wg,
+                                           float (&acc)[MT][BN / 2]) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int row = w.m0 + wg * WG_ROWS + mt * 64 + warp * 16 + g;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = w.n0 + j * 8 + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows g and g + 8
+        const float v0 = acc[mt][4 * j + 2 * h], v1 = acc[mt][4 * j + 2 * h + 1];
+        const int r = row + 8 * h;
+        if (SPLIT_K == 1) {
+          store_c_pair(p.gemm, r, col, v0, v1);
+        } else if (r < p.gemm.m && col < p.gemm.n) {
+          tgemm::split_k_store_partial(p.gemm, w.slice, r, col, v0);
+          if (col + 1 < p.gemm.n) tgemm::split_k_store_partial(p.gemm, w.slice, r, col + 1, v1);
+        }
+      }
+    }
+  }
+}
+
+// A consumer warpgroup's loop: for each unit, its slices' wgmmas on the ring, then its rows
+// of the tile stored while the producer already fills the ring for the next unit.
+__device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned ring,
+                                        unsigned full, unsigned empty, unsigned rank, int grid_m,
+                                        int grid_n, int all_k_tiles) {
+  const int wg = threadIdx.x / 128 - 1;  // this thread's consumer warpgroup
+  const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp on a slot's empty barrier
+  float acc[MT][BN / 2];
+  RingPosition at;
+  // A slot is free once every block that copies into it is done with it.
+  const auto release = [&](int slot) {
+    if (!releases) return;
+    if constexpr (CLUSTER == 1) {
+      tgemm::mbarrier_arrive(empty + 8 * slot);
+    } else {
+#pragma unroll
+      for (unsigned r = 0; r < CLUSTER; ++r) tgemm::mbarrier_arrive_in(empty + 8 * slot, r);
+    }
+  };
+  const int units = cluster_units(grid_m, grid_n);
+  for (int u = blockIdx.x / CLUSTER; u < units; u += gridDim.x / CLUSTER) {
+    const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
+    int held = -1;  // the slot whose wgmmas may still run (released after the next slice's issue)
+    for (int kt = 0; kt < w.k_tiles; ++kt) {
+      tgemm::mbarrier_wait(full + 8 * at.slot, at.phase);
+      const unsigned tile = ring + at.slot * STAGE_BYTES;
+      tgemm::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < BK / WK; ++s)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          tgemm::wgmma_m64<BN, !K_MAJOR_A, !K_MAJOR_B>(
+              acc[mt], a_descriptor(tile, wg * WG_ROWS + mt * 64, s),
+              b_descriptor(tile + A_TILE_BYTES, s), kt > 0 || s > 0);
+      tgemm::wgmma_commit();
+      tgemm::wgmma_wait<1>();  // the previous slice's wgmmas have retired: its slot is free
+      if (held >= 0) release(held);
+      held = at.slot;
+      at.advance();
+    }
+    tgemm::wgmma_wait<0>();
+    if (held >= 0) release(held);
+    if (w.k_tiles == 0) {  // a split range past K's end: its partial sums are zero
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
+    }
+    store_tile(p, w, wg, acc);
+  }
+}
+
+}  // namespace tgemm_tma_wgmma
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+    gemm_tma_wgmma(const __grid_constant__ tgemm::TmaGemmParams p) {
+  using namespace tgemm_tma_wgmma;
+  extern __shared__ char smem_raw[];
+  __shared__ __align__(8) unsigned long long barriers[2 * STAGES];  // full slots, then empty
+  // Slots start on 1024-byte boundaries (the swizzle pattern's period): the host adds 1 KiB.
+  const unsigned ring = (tgemm::shared_address(smem_raw) + 1023u) & ~1023u;
+  const unsigned full = tgemm::shared_address(barriers), empty = full + 8 * STAGES;
+
+  const int grid_m = (p.gemm.m + BM - 1) / BM, grid_n = (p.gemm.n + BN - 1) / BN;
+  const int all_k_tiles = (p.gemm.k + BK - 1) / BK;
+  const unsigned rank = CLUSTER == 1 ? 0u : tgemm::cluster_rank();
+
+  if (threadIdx.x == 0) {
+    tgemm::tensor_map_prefetch(&p.a);
+    tgemm::tensor_map_prefetch(&p.b);
+    for (int s = 0; s < STAGES; ++s) {
+      tgemm::mbarrier_init(full + 8 * s, 1);
+      tgemm::mbarrier_init(empty + 8 * s, RELEASES);
+    }
+    tgemm::mbarrier_init_fence();
+  }
+  // The cluster's barriers are initialised before any block copies into or arrives on them.
+  if (CLUSTER > 1)
+    tgemm::cluster_sync();
+  else
+    __syncthreads();
+  // Launched after another grid of the plan (early), C may still be in use by it.
+  tgemm::wait_for_prior_grid();
+
+  if (threadIdx.x < 128) {
+#if CONSUMERS > 1
+    tgemm::registers_decrease<PRODUCER_REGS>();
+#endif
+    if (threadIdx.x == 0) produce(p, ring, full, empty, rank, grid_m, grid_n, all_k_tiles);
+    __syncwarp();
+  } else {
+#if CONSUMERS > 1
+    tgemm::registers_increase<CONSUMER_REGS>();
+#endif
+    consume(p, ring, full, empty, rank, grid_m, grid_n, all_k_tiles);
+  }
+  tgemm::allow_next_grid();
+  // No block leaves while a peer may still copy into its slots or arrive on its barriers.
+  if (CLUSTER > 1) tgemm::cluster_sync();
+}
+
+// C = alpha * (the SPLIT_K partial sums, in order) + beta * C, after the main launch.
+extern "C" __global__ void gemm_tma_wgmma_reduce(const tgemm::GemmParams p) {
+  tgemm::wait_for_prior_grid();
+  tgemm::split_k_reduce<tgemm::ElementC>(p, SPLIT_K);
+}

@@ -1,0 +1,143 @@
+// Host side of gemm_tma_wgmma (kernel_templates/gemm_tma_wgmma.cuh,
+// configs/spaces/gemm_tma_wgmma.yaml): Hopper's warpgroup tensor cores fed by tensor copies
+// (TMA) in a warp-specialized, persistent kernel, built for sm_90a and stored as sm_90's. f16 /
+// bf16 (C in the input type or f32) in any layout, tf32 with both operands K-major. The plan
+// launches one block per SM at most (each walks work units) and names the tensor maps of A and
+// B, which the launch encodes for the call's pointers (CLUSTER blocks, the kernel's cluster
+// shape, share B's tiles); SPLIT_K > 1 adds the reduction launch.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/core/arch_limits.h"
+#include "src/templates/gemm_template.h"
+
+namespace tgemm {
+
+namespace {
+
+constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
+constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its slots to the swizzle period
+
+class GemmTmaWgmma final : public GemmTemplate {
+ public:
+  using GemmTemplate::GemmTemplate;
+
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const override {
+    if (std::string why = types.invalid_reason(); !why.empty()) return why;
+    const bool ok = types.a == DType::f32 ? types.compute == ComputeType::tf32
+                                          : types.compute == ComputeType::f32;
+    if (!ok)
+      return fmt::format(
+          "{} computes f16 and bf16 (C in the input type or f32) and tf32 on Hopper's tensor "
+          "cores, not {}",
+          name(), types.name());
+    if (arch_number(arch) != 90)
+      return fmt::format(
+          "{} runs wgmma and setmaxnreg, which only sm_90a (Hopper, compute capability 9.0) "
+          "has; {} has none (the mma.sync family serves it)",
+          name(), arch);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
+    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+    if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
+    if (problem.m < 1 || problem.n < 1 || problem.k < 1)
+      return fmt::format("{} maps A and B as tensors: M, N and K must be at least 1 (have {}x{}x{})",
+                         name(), problem.m, problem.n, problem.k);
+    if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
+      return fmt::format(
+          "{} reads A and B with tensor copies, which need 16-byte aligned pointers and leading "
+          "dimensions (have {} and {} bytes; gemm_wgmma and gemm_mma serve the others)",
+          name(), problem.align_a, problem.align_b);
+    if (problem.types.a == DType::f32 && (problem.op_a != Op::N || problem.op_b != Op::T))
+      return fmt::format(
+          "tf32 wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout "
+          "NT); {}{} is served by gemm_wgmma, which packs them",
+          to_string(problem.op_a), to_string(problem.op_b));
+    if (split_k(config) > 1) return split_k_workspace_unsupported(problem, split_k(config));
+    return std::nullopt;
+  }
+
+  // The reduction of the split partial sums is entry 1.
+  std::vector<std::string> entries(const KernelConfig& config) const override {
+    std::vector<std::string> out = {name()};
+    if (split_k(config) > 1) out.push_back(name() + "_reduce");
+    return out;
+  }
+
+  LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
+                       int sm_count) const override {
+    LaunchPlan plan;
+    const TileShape t = tile(config);
+    const int64_t cluster = config.get_or("CLUSTER", 1);
+    // A cluster's blocks take neighbouring tile rows together: the units are cluster rows.
+    const int64_t units =
+        ceil_div(ceil_div(problem.m, t.m), cluster) * ceil_div(problem.n, t.n) * t.split_k;
+    // Persistent: one block per SM walks the units (every unit its own cluster where no GPU is
+    // known, which computes the same).
+    const int64_t clusters = sm_count > 0 ? std::min<int64_t>(units, sm_count / cluster) : units;
+    KernelLaunch main;
+    main.grid[0] = unsigned(clusters * cluster);
+    main.persistent = true;
+    main.cluster = unsigned(cluster);
+    main.block[0] = unsigned(block_resources(config).threads);
+    main.smem_bytes = block_resources(config).dynamic_smem_bytes;
+    plan.add(main);
+    plan.map_a = operand_map(problem, problem.op_a == Op::N, problem.m, problem.lda, t.m);
+    // A cluster's blocks each copy BN / CLUSTER rows of a K-major B (MN-major B: whole boxes).
+    plan.map_b = operand_map(problem, problem.op_b == Op::T, problem.n, problem.ldb, t.n / cluster);
+    if (t.split_k > 1) add_split_k_reduce(&plan, problem, t.split_k, kReduceEntry, true);
+    return plan;
+  }
+
+  BlockResources block_resources(const KernelConfig& config) const override {
+    BlockResources r;
+    r.threads = int((config.get("CONSUMERS") + 1) * 128);
+    r.dynamic_smem_bytes =
+        size_t(config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes +
+               kAlignSmem);
+    return r;
+  }
+
+  // K depth in 16-bit elements (tf32 slices are half as deep).
+  TileShape tile(const KernelConfig& config) const override {
+    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
+  }
+
+  std::string nvrtc_arch(const std::string& arch) const override {
+    return arch_number(arch) == 90 ? arch + "a" : arch;
+  }
+
+ private:
+  static constexpr int kReduceEntry = 1;
+  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  // One operand as the kernel copies it: K-major (stored [rows][k]) in boxes of one 128-byte
+  // row of K by the tile's rows; MN-major (stored [k][rows]) in boxes of 128 bytes of columns
+  // (64 16-bit ones) by one slice's K.
+  static TensorMapView operand_map(const Problem& p, bool k_major, int64_t rows, int64_t ld,
+                                   int64_t tile_rows) {
+    const int e = element_bytes(p.types.a);
+    TensorMapView v;
+    v.dtype = p.types.a;
+    v.row_bytes = ld * e;
+    v.inner = k_major ? p.k : rows;
+    v.outer = k_major ? rows : p.k;
+    v.box_inner = int(kRowBytes / e);
+    v.box_outer = int(k_major ? tile_rows : kRowBytes / e);
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GemmTemplate> make_gemm_tma_wgmma_template(KernelSource source) {
+  return std::make_unique<GemmTmaWgmma>(std::move(source));
+}
+
+}  // namespace tgemm

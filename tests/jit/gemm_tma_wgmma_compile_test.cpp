@@ -1,0 +1,216 @@
+// gemm_tma_wgmma without a GPU: its shipped defaults and a sample of its legal space compile for
+// sm_90 (as sm_90a) without spills in every type and layout it computes; the PTX holds the
+// tensor copies, the mbarrier ring, wgmma and the register split; the space and the host side
+// refuse other archs, f32x3, misaligned operands and tf32 layouts other than NT with a reason;
+// the plan is persistent (at most one block per SM), names the tensor maps the launch encodes,
+// and adds the split reduction with its workspace.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "src/core/error.h"
+#include "src/dispatch/kernel_selector.h"
+#include "src/templates/kernel_build.h"
+#include "src/templates/template_registry.h"
+#include "tests/common/hopper_builds.h"
+#include "tests/common/template_ptx.h"
+#include "tests/common/tma_configs.h"
+#include "tuner/compile/resource_check.h"
+#include "tuner/search/search_space.h"
+
+namespace tgemm {
+namespace {
+
+const char* kSpace = TGEMM_SOURCE_DIR "/configs/spaces/gemm_tma_wgmma.yaml";
+
+const GemmTemplate& family() { return template_named("gemm_tma_wgmma"); }
+
+using testing::tma_config;
+
+bool contains(const std::string& text, const std::string& word) {
+  return text.find(word) != std::string::npos;
+}
+
+using Case = testing::HopperCase;
+
+std::vector<std::string> unclean_builds(const std::vector<Case>& cases) {
+  return testing::unclean_hopper_builds(family(), cases);
+}
+
+std::string first_of(const std::vector<std::string>& v) { return v.empty() ? "" : v.front(); }
+
+TEST(GemmTmaWgmmaCompile, the_shipped_defaults_build_in_every_type_and_layout) {
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (const DefaultKernel& d : shipped_default_kernels())
+    if (d.config.template_name == "gemm_tma_wgmma" && seen.insert(d.config.canonical_name()).second)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          cases.push_back({d.config, gemm_types(a == b ? "f16" : "bf16", a == b ? "f16" : "f32"), a,
+                           b});
+  ASSERT_FALSE(seen.empty()) << "no gemm_tma_wgmma default line";
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << first_of(problems);
+}
+
+// Every 29th legal config (a spread over tiles, consumers, stages and clusters), f16 NT and bf16
+// TN, and tf32 NT on every 87th.
+TEST(GemmTmaWgmmaCompile, a_sample_of_the_legal_space_builds_without_spills) {
+  const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
+  ASSERT_GT(legal.size(), 50u);
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < legal.size(); i += 29) {
+    KernelConfig c = legal[i];
+    c.set("SWIZZLE", 1);  // changes no resource
+    if (!seen.insert(c.canonical_name()).second) continue;
+    cases.push_back({c, gemm_types("f16"), Op::N, Op::T});
+    cases.push_back({c, gemm_types("bf16", "f32"), Op::T, Op::N});
+    if (i % 87 == 0) cases.push_back({c, gemm_types("tf32"), Op::N, Op::T});
+  }
+  EXPECT_LE(cases.size(), 60u) << "the case list grew: keep the build time bounded";
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << first_of(problems);
+}
+
+std::string ptx_of(const KernelConfig& config, const GemmTypes& types, Op a, Op b) {
+  return testing::template_ptx(family(), config, Problem::packed(types, a, b, 1, 1, 1),
+                               "compute_90a");
+}
+
+TEST(GemmTmaWgmmaPtx, holds_tensor_copies_the_mbarrier_ring_wgmma_and_the_register_split) {
+  const std::string nt = ptx_of(tma_config(128, 256, 2, 4), gemm_types("bf16"), Op::N, Op::T);
+  EXPECT_TRUE(contains(nt, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx"));
+  EXPECT_TRUE(contains(nt, "mbarrier.try_wait.parity.shared::cta.b64"));
+  EXPECT_TRUE(contains(nt, "mbarrier.arrive.expect_tx.shared::cta.b64"));
+  EXPECT_TRUE(contains(nt, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+  EXPECT_TRUE(contains(nt, "p, 1, 1, 0, 0;")) << "A and B K-major";
+  EXPECT_TRUE(contains(nt, "setmaxnreg.dec.sync.aligned.u32 40"));
+  EXPECT_TRUE(contains(nt, "setmaxnreg.inc.sync.aligned.u32 232"));
+  EXPECT_FALSE(contains(nt, "cp.async.cg")) << "no thread-issued copies";
+  const std::string nn = ptx_of(tma_config(128, 128, 1, 4), gemm_types("f16"), Op::T, Op::N);
+  EXPECT_TRUE(contains(nn, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
+  EXPECT_TRUE(contains(nn, "p, 1, 1, 1, 1;")) << "A and B MN-major";
+  EXPECT_FALSE(contains(nn, "setmaxnreg")) << "one consumer keeps the launch's registers";
+  const std::string tf32 = ptx_of(tma_config(128, 192, 2, 4), gemm_types("tf32"), Op::N, Op::T);
+  EXPECT_TRUE(contains(tf32, "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32"));
+  EXPECT_FALSE(contains(tf32, "multicast"));
+  const std::string pair =
+      ptx_of(tma_config(128, 256, 2, 4, 8, 1, 2), gemm_types("f16"), Op::N, Op::T);
+  EXPECT_TRUE(contains(pair, ".multicast::cluster")) << "B shared by the cluster's blocks";
+  EXPECT_TRUE(contains(pair, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+  EXPECT_TRUE(contains(pair, "barrier.cluster.arrive"));
+  EXPECT_TRUE(contains(pair, ".explicitcluster") || contains(pair, ".reqnctapercluster 2"))
+      << "the kernel declares its cluster shape";
+}
+
+TEST(GemmTmaWgmmaSpace, refuses_sm_75_and_sm_80_and_f32x3_with_a_readable_reason) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  for (const char* arch : {"sm_75", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    for (const char* type : {"f16", "bf16", "tf32"}) {
+      const auto by_space = space.types_unsupported(parse_gemm_types(type), arch);
+      ASSERT_TRUE(by_space);
+      EXPECT_TRUE(contains(*by_space, "sm_90")) << *by_space;
+      const auto by_family = family().types_unsupported(parse_gemm_types(type), arch);
+      ASSERT_TRUE(by_family);
+      EXPECT_TRUE(contains(*by_family, "sm_90a")) << *by_family;
+    }
+    const auto why = space.rejection(tma_config(128, 256, 2, 4), arch_limits(arch));
+    ASSERT_TRUE(why);
+    EXPECT_TRUE(contains(*why, "sm_90a only")) << *why;
+  }
+  EXPECT_FALSE(space.rejection(tma_config(128, 256, 2, 4), arch_limits("sm_90")));
+  for (const char* type : {"f32x3", "f32"}) {
+    const auto why = family().types_unsupported(parse_gemm_types(type), "sm_90");
+    ASSERT_TRUE(why) << type;
+    EXPECT_TRUE(contains(*why, "not " + std::string(type))) << *why;
+  }
+  const auto acc = space.rejection(tma_config(256, 256, 2, 3), arch_limits("sm_90"));
+  ASSERT_TRUE(acc);
+  EXPECT_TRUE(contains(*acc, "accumulators")) << *acc;
+  const auto smem = space.rejection(tma_config(128, 256, 2, 5), arch_limits("sm_90"));
+  ASSERT_TRUE(smem);
+  EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
+}
+
+TEST(GemmTmaWgmmaHost, refuses_misaligned_operands_tf32_outside_nt_and_empty_sizes) {
+  const KernelConfig c = tma_config(128, 256, 2, 4);
+  Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4096, 4096, 4096);
+  EXPECT_FALSE(family().unsupported_reason(c, p, "sm_90"));
+  p.align_b = 8;
+  const auto why = family().unsupported_reason(c, p, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "16-byte")) << *why;
+  EXPECT_TRUE(contains(*why, "have 16 and 8")) << *why;
+  const Problem nt = Problem::packed(gemm_types("tf32"), Op::N, Op::T, 512, 512, 512);
+  EXPECT_FALSE(family().unsupported_reason(c, nt, "sm_90"));
+  const Problem nn = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 512, 512, 512);
+  const auto tf32 = family().unsupported_reason(c, nn, "sm_90");
+  ASSERT_TRUE(tf32);
+  EXPECT_TRUE(contains(*tf32, "K-major")) << *tf32;
+  const Problem empty = Problem::packed(gemm_types("f16"), Op::N, Op::T, 64, 64, 0);
+  const auto k0 = family().unsupported_reason(c, empty, "sm_90");
+  ASSERT_TRUE(k0);
+  EXPECT_TRUE(contains(*k0, "at least 1")) << *k0;
+}
+
+TEST(GemmTmaWgmmaHost, plans_a_persistent_grid_with_the_operands_tensor_maps) {
+  const KernelConfig c = tma_config(128, 256, 2, 4);
+  Problem p = Problem::packed(gemm_types("bf16"), Op::N, Op::N, 4096, 2048, 1000);
+  p.lda = 1008;  // padded rows
+  const LaunchPlan plan = family().plan_launch(c, p, 132);
+  ASSERT_EQ(plan.count, 1);
+  EXPECT_EQ(plan.launches[0].grid[0], 132u) << "32 x 8 tiles walked by one block per SM";
+  // Clusters of two take two tile rows per unit: 16 x 8 units, 66 clusters.
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), p, 132).launches[0].grid[0],
+            132u);
+  const Problem few = Problem::packed(gemm_types("f16"), Op::N, Op::T, 384, 512, 64);
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).launches[0].grid[0],
+            8u) << "2 cluster rows (the last half outside C) x 2 columns, two blocks each";
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).launches[0].cluster,
+            2u);
+  // Each block of a pair copies half of a K-major B's rows; MN-major boxes stay whole.
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).map_b.box_outer, 128);
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), p, 132).map_b.box_outer, 64);
+  EXPECT_EQ(plan.launches[0].block[0], 384u);
+  EXPECT_TRUE(plan.launches[0].persistent) << "the launch may cut the grid to what is resident";
+  EXPECT_EQ(plan.launches[0].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024));
+  EXPECT_EQ(plan.workspace_bytes, 0u);
+  ASSERT_TRUE(plan.uses_tensor_maps());
+  // A stored [m][k]: K inner, boxes of 64 k by 128 rows.
+  EXPECT_EQ(plan.map_a.inner, 1000);
+  EXPECT_EQ(plan.map_a.outer, 4096);
+  EXPECT_EQ(plan.map_a.row_bytes, 1008 * 2);
+  EXPECT_EQ(plan.map_a.box_inner, 64);
+  EXPECT_EQ(plan.map_a.box_outer, 128);
+  // B stored [k][n]: N inner, boxes of 64 columns by one 64-deep slice.
+  EXPECT_EQ(plan.map_b.inner, 2048);
+  EXPECT_EQ(plan.map_b.outer, 1000);
+  EXPECT_EQ(plan.map_b.box_inner, 64);
+  EXPECT_EQ(plan.map_b.box_outer, 64);
+  EXPECT_EQ(plan.map_b.dtype, DType::bf16);
+  // Fewer units than SMs: one block each; no GPU known: one block per unit.
+  const Problem small = Problem::packed(gemm_types("f16"), Op::N, Op::T, 256, 512, 64);
+  EXPECT_EQ(family().plan_launch(c, small, 132).launches[0].grid[0], 4u);
+  EXPECT_EQ(family().plan_launch(c, p, 0).launches[0].grid[0], 256u);
+}
+
+TEST(GemmTmaWgmmaHost, split_k_adds_the_reduction_and_its_workspace_for_any_c) {
+  const KernelConfig c = tma_config(128, 128, 2, 4, 1, 4);
+  const Problem p = Problem::packed(gemm_types("bf16"), Op::N, Op::T, 512, 512, 65536);
+  ASSERT_FALSE(family().unsupported_reason(c, p, "sm_90"));
+  const LaunchPlan plan = family().plan_launch(c, p, 132);
+  ASSERT_EQ(plan.count, 2);
+  EXPECT_EQ(plan.launches[0].grid[0], 64u) << "16 tiles x 4 ranges";
+  EXPECT_EQ(plan.launches[1].entry, 1);
+  EXPECT_TRUE(plan.launches[1].early);
+  EXPECT_EQ(plan.workspace_bytes, size_t(4) * 512 * 512 * 4);
+  EXPECT_EQ(family().entries(c).back(), "gemm_tma_wgmma_reduce");
+}
+
+}  // namespace
+}  // namespace tgemm
