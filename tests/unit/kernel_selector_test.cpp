@@ -812,6 +812,21 @@ TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_
 // Untuned deep K on few tiles (128x128x65536): no unsplit tf32 or f32x3 line fills the GPU,
 // so the 64-way split of 64x64 tiles serves it on sm_90 (256 blocks), and 16 ways serve a
 // problem that 16 already fills; an aligned square keeps its unsplit wgmma line.
+// Deep K with a 16-bit output (issue 45: 512x512x65536 bf16 ran 64 tiles on 132 SMs): on
+// sm_90 an untuned call takes a split-K line of gemm_tma_wgmma, whose slices reduce in an f32
+// workspace whatever C's type.
+TEST(DefaultKernels, untuned_deep_k_16_bit_output_problems_split_k_on_sm_90) {
+  KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
+  for (const char* types : {"bf16", "f16"}) {
+    SCOPED_TRACE(types);
+    const KernelChoice c =
+        hopper.choose(Problem::packed(gemm_types(types), Op::N, Op::N, 512, 512, 65536));
+    EXPECT_EQ(c.path, Selection::fallback_default);
+    EXPECT_EQ(c.config.template_name, "gemm_tma_wgmma") << c.config.canonical_name();
+    EXPECT_GT(c.config.get_or("SPLIT_K", 1), 1) << c.config.canonical_name();
+  }
+}
+
 TEST(DefaultKernels, untuned_deep_k_tf32_and_f32x3_problems_split_k) {
   KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
