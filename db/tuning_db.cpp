@@ -114,7 +114,7 @@ CREATE TABLE kernel_profiles (
 constexpr const char* kVendorCalls = R"sql(
 ALTER TABLE kernels ADD COLUMN library TEXT NOT NULL DEFAULT 'tgemm'
   CHECK (library IN ('tgemm', 'cublas', 'cublasLt'));
-DROP VIEW best_kernels;
+DROP VIEW IF EXISTS best_kernels;
 CREATE VIEW best_kernels AS
 SELECT d.name                                           AS device,
        d.arch                                           AS arch,
