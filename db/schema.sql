@@ -18,6 +18,9 @@
 --      measured with (NULL before), so a trial can be found stale after an upgrade.
 --   7: kernel_profiles, Nsight Compute metrics of the best kernel and of cuBLAS's per
 --      (problem, device) (tgemm-db profile).
+--   8: kernels.library ('tgemm', or a vendor call 'cublas' / 'cublasLt': the vendor library
+--      as a contender for the best, stored without a cubin); best_kernels gains `library`, and
+--      tgemm_best_kernels lists our own fastest kernel per (problem, device).
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

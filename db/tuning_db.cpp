@@ -23,6 +23,7 @@
 #include "src/core/hash.h"
 #include "src/core/library_log.h"
 #include "src/jit/cubin_check.h"
+#include "src/core/vendor_call.h"
 
 namespace tgemm {
 
@@ -109,6 +110,70 @@ CREATE TABLE kernel_profiles (
 );
 )sql";
 
+// 7 -> 8: the vendor library as a contender (src/core/vendor_call.h). A kernel row says which
+// library it is (ours, or a vendor call stored as a pseudo-kernel without a cubin, its "source
+// hash" the cuBLAS version), so a problem's best may be the vendor call; best_kernels says
+// which library serves it, and tgemm_best_kernels keeps our own fastest kernel per problem in
+// view beside it. A build before this one refuses the file (a newer schema) rather than taking
+// a vendor row for a kernel.
+constexpr const char* kVendorCalls = R"sql(
+ALTER TABLE kernels ADD COLUMN library TEXT NOT NULL DEFAULT 'tgemm'
+  CHECK (library IN ('tgemm', 'cublas', 'cublasLt'));
+DROP VIEW IF EXISTS best_kernels;
+CREATE VIEW best_kernels AS
+SELECT d.name                                           AS device,
+       d.arch                                           AS arch,
+       p.dtype                                          AS dtype,
+       p.layout                                         AS layout,
+       p.m                                              AS m,
+       p.n                                              AS n,
+       p.k                                              AS k,
+       kr.canonical_name                                AS kernel,
+       round(t.time_median_us, 2)                       AS us,
+       round(t.tflops, 2)                               AS tflops,
+       round(c.median_us, 2)                            AS cublas_us,
+       round(c.median_us / t.time_median_us, 3)         AS vs_cublas,
+       kr.params                                        AS params,
+       p.key                                            AS problem_key,
+       (SELECT count(*) FROM trials a
+         WHERE a.problem_id = p.id AND a.device_id = d.id) AS trials,
+       t.id                                             AS trial_id,
+       kr.library                                       AS library
+FROM best bs
+JOIN trials t ON t.id = bs.trial_id
+JOIN problems p ON p.id = bs.problem_id
+JOIN devices d ON d.id = bs.device_id
+JOIN kernels kr ON kr.id = t.kernel_id
+LEFT JOIN cublas_times c ON c.problem_id = bs.problem_id AND c.device_id = bs.device_id;
+-- Our fastest ok kernel per (problem, device), whatever the best (stale or not: a view cannot
+-- know the build), so the gap of our kernels to the vendor stays visible.
+CREATE VIEW tgemm_best_kernels AS
+SELECT d.name                                   AS device,
+       d.arch                                   AS arch,
+       p.dtype                                  AS dtype,
+       p.layout                                 AS layout,
+       p.m                                      AS m,
+       p.n                                      AS n,
+       p.k                                      AS k,
+       kr.canonical_name                        AS kernel,
+       round(r.time_median_us, 2)               AS us,
+       round(r.tflops, 2)                       AS tflops,
+       round(c.median_us, 2)                    AS cublas_us,
+       round(c.median_us / r.time_median_us, 3) AS vs_cublas,
+       kr.params                                AS params,
+       p.key                                    AS problem_key,
+       r.id                                     AS trial_id
+FROM (SELECT t.*, row_number() OVER (PARTITION BY t.problem_id, t.device_id
+                                     ORDER BY t.time_median_us, t.time_min_us, t.id) AS rank
+      FROM trials t JOIN kernels k ON k.id = t.kernel_id
+      WHERE t.status = 'ok' AND t.time_median_us > 0 AND k.library = 'tgemm') r
+JOIN problems p ON p.id = r.problem_id
+JOIN devices d ON d.id = r.device_id
+JOIN kernels kr ON kr.id = r.kernel_id
+LEFT JOIN cublas_times c ON c.problem_id = r.problem_id AND c.device_id = r.device_id
+WHERE r.rank = 1;
+)sql";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -124,6 +189,7 @@ const MigrationStep kMigrations[] = {
     {"add the measured device ceilings", kDeviceCeilings},                  // 4 -> 5
     {"record each trial's NVRTC and driver versions", kTrialVersions},      // 5 -> 6
     {"add the Nsight Compute kernel profiles", kKernelProfiles},            // 6 -> 7
+    {"record vendor library calls as contenders", kVendorCalls},            // 7 -> 8
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
@@ -211,6 +277,11 @@ class Statement {
   void run() {
     while (step()) {
     }
+  }
+  // Ready to be bound and stepped again.
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
   // Steps to the single row a statement must produce (RETURNING id, count(*)).
   int64_t single_int() {
@@ -514,11 +585,13 @@ std::string normalized_sql(std::string_view sql) {
 }
 
 struct SchemaObject {
-  std::string type;  // table, index, view
-  std::string sql;   // normalized_sql; empty for SQLite's automatic indexes
+  std::string type;           // table, index, view
+  std::set<std::string> sql;  // normalized_sql at each schema version; empty for SQLite's own
 };
 
-// Every object tgemm creates, by name: a new file of this build's schema, made in memory.
+// Every object tgemm creates, by name, with its text at every schema version (a file of an
+// older version still holds the views and indexes of its day): a new file, made in memory and
+// migrated one version at a time.
 const std::map<std::string, SchemaObject>& tgemm_schema() {
   static const std::map<std::string, SchemaObject> objects = [] {
     const std::string path = ":memory:";
@@ -528,11 +601,17 @@ const std::map<std::string, SchemaObject>& tgemm_schema() {
     std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(memory, sqlite3_close);
     if (rc != SQLITE_OK) fail_sqlite(memory, path, rc, "make this build's schema in memory");
     register_checksum_function(memory, path);
-    apply_migrations(memory, path, 0);
     std::map<std::string, SchemaObject> out;
-    Statement s(memory, path, "read this build's schema",
-                "SELECT type, name, coalesce(sql, '') FROM sqlite_schema");
-    while (s.step()) out[s.text_at(1)] = {s.text_at(0), normalized_sql(s.text_at(2))};
+    for (int v = 0; v < kSchemaVersion; ++v) {
+      exec(memory, path, fmt::format("make schema version {}", v + 1), kMigrations[v].sql);
+      Statement s(memory, path, "read this build's schema",
+                  "SELECT type, name, coalesce(sql, '') FROM sqlite_schema");
+      while (s.step()) {
+        SchemaObject& object = out[s.text_at(1)];
+        object.type = s.text_at(0);
+        object.sql.insert(normalized_sql(s.text_at(2)));
+      }
+    }
     return out;
   }();
   return objects;
@@ -552,7 +631,7 @@ void refuse_foreign_objects(sqlite3* db, const std::string& path) {
     if (type == "table" && (name == "sqlite_stat1" || name == "sqlite_stat4")) continue;
     const auto it = expected.find(name);
     const bool foreign = it == expected.end() || it->second.type != type;
-    if (foreign || (type != "table" && normalized_sql(s.text_at(2)) != it->second.sql))
+    if (foreign || (type != "table" && !it->second.sql.count(normalized_sql(s.text_at(2)))))
       fail(
           "tuning database '{}' holds {} '{}' {}; a tuning database runs no SQL of its own: "
           "remove it (sqlite3 '{}' 'DROP {} \"{}\"') or use another file",
@@ -957,13 +1036,14 @@ int64_t TuningDb::upsert_kernel(const KernelConfig& config, const std::string& t
     if (find.step()) return find.int_at(0);
   }
   Statement s(db_, path_, "record a kernel",
-              "INSERT INTO kernels (template, template_hash, canonical_name, params) "
-              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (template_hash, canonical_name) "
+              "INSERT INTO kernels (template, template_hash, canonical_name, params, library) "
+              "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (template_hash, canonical_name) "
               "DO UPDATE SET template = kernels.template RETURNING id");
   s.bind(1, config.template_name)
       .bind(2, template_hash)
       .bind(3, name)
-      .bind(4, config.params_text());
+      .bind(4, config.params_text())
+      .bind(5, library_of(config.template_name));
   return s.single_int();
 }
 
@@ -1466,6 +1546,36 @@ std::optional<std::string> implausible_cublas(const std::optional<double>& media
 
 }  // namespace
 
+int64_t TuningDb::forget_vendor_calls() {
+  begin_transaction();
+  try {
+    const char* what = "forget the vendor calls";
+    const char* vendor = "SELECT id FROM kernels WHERE library != 'tgemm'";
+    std::vector<std::pair<int64_t, int64_t>> touched;
+    Statement pairs(db_, path_, what,
+                    fmt::format("SELECT DISTINCT problem_id, device_id FROM trials "
+                                "WHERE kernel_id IN ({})",
+                                vendor));
+    while (pairs.step()) touched.emplace_back(pairs.int_at(0), pairs.int_at(1));
+    Statement count(db_, path_, what,
+                    fmt::format("SELECT count(*) FROM trials WHERE kernel_id IN ({})", vendor));
+    const int64_t trials = count.single_int();
+    Statement(db_, path_, what,
+              fmt::format("DELETE FROM best WHERE trial_id IN "
+                          "(SELECT id FROM trials WHERE kernel_id IN ({}))",
+                          vendor))
+        .run();
+    Statement(db_, path_, what, fmt::format("DELETE FROM trials WHERE kernel_id IN ({})", vendor))
+        .run();
+    for (auto [problem_id, device_id] : touched) update_best(problem_id, device_id);
+    commit();
+    return trials;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
 std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
                                               const std::string& device_name,
                                               const std::string& arch) {
@@ -1473,7 +1583,7 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
               fmt::format("SELECT {}, {}, d.name, d.arch, kr.template_hash, c.median_us, "
                           "(SELECT count(*) FROM trials a WHERE a.problem_id = bs.problem_id "
                           "AND a.device_id = bs.device_id), c.sgemm_rel_error, d.id, "
-                          "t.problem_id, t.device_id "
+                          "t.problem_id, t.device_id, kr.library "
                           "FROM best bs JOIN trials t ON t.id = bs.trial_id "
                           "JOIN problems p ON p.id = bs.problem_id "
                           "JOIN devices d ON d.id = bs.device_id "
@@ -1488,6 +1598,13 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
   std::vector<BestEntry> out;
   constexpr int rest = kProblemColumnCount + kTrialColumnCount;
   SkippedRows skipped(path_, "read the best trials");
+  // Our own fastest usable kernel beside a vendor best.
+  Statement own(db_, path_, "read the fastest tgemm kernel",
+                fmt::format("SELECT {}, kr.template_hash FROM trials t "
+                            "JOIN kernels kr ON kr.id = t.kernel_id "
+                            "WHERE t.problem_id = ?1 AND t.device_id = ?2 AND {} "
+                            "AND kr.library = ?3 ORDER BY t.time_median_us, t.time_min_us, t.id",
+                            kTrialColumns, measured_trials()));
   while (s.step()) {
     BestEntry e;
     if (!skipped.keep([&] {
@@ -1520,6 +1637,19 @@ std::vector<BestEntry> TuningDb::best_entries(const std::string& problem_key,
                        implausible_cublas(cublas_us, sgemm_error))) {
       e.cublas_median_us = cublas_us.value_or(0);
       e.cublas_rel_error = sgemm_error;
+    }
+    if (s.text_at(rest + 9) != kTgemmLibrary) {
+      own.reset();
+      own.bind(1, problem_id).bind(2, device_id).bind(3, kTgemmLibrary);
+      while (own.step()) {
+        TrialResult trial;
+        if (!skipped.keep([&] { trial = trial_at(own, 0); }) ||
+            !trial_usable(own.int_at(0), own.int_at(1), trial, device_id, e.arch))
+          continue;
+        e.tgemm_best = std::move(trial);
+        e.tgemm_best_hash = own.text_at(kTrialColumnCount);
+        break;
+      }
     }
     out.push_back(std::move(e));
   }

@@ -177,6 +177,10 @@ class TuningDb {
   // had never been tuned; kernels and binaries stay. Returns the trials removed (0 when the
   // problem is not there). For a scratch copy: tgemm-bench --untuned serves shapes from one.
   int64_t forget_problem(const std::string& problem_key);
+  // Removes every vendor call's trial (src/core/vendor_call.h) and recomputes the bests they
+  // held, so the file serves our own kernels only. Returns the trials removed. For a scratch
+  // copy: tgemm-bench times our own best beside the served one from one.
+  int64_t forget_vendor_calls();
   // Drops what `options` names, then kernels nothing refers to, and compacts the file
   // (VACUUM). Bests, problems, devices, runs and cuBLAS times stay. For a copy: tgemm-db
   // prune writes a new file.

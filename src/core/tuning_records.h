@@ -14,6 +14,7 @@
 #include "src/core/measured_with.h"
 #include "src/core/problem.h"
 #include "src/core/trial_result.h"
+#include "src/core/vendor_call.h"
 #include "src/jit/compiled_kernel.h"
 
 namespace tgemm {
@@ -50,6 +51,18 @@ struct BestEntry {
   // max_rel_error is the kernel's against the same reference); nullopt when not measured.
   std::optional<double> cublas_rel_error;
   int64_t trial_count = 0;  // every trial of this problem on this device, failures too
+  // Where the best is a vendor call (vendor_call.h): the problem's fastest ok trial of a tgemm
+  // kernel on the device, so our own kernels' gap stays in view; nullopt otherwise or when
+  // none ran.
+  std::optional<TrialResult> tgemm_best;
+  std::string tgemm_best_hash;  // its template hash
+
+  // Our own fastest kernel's median time here: the best's, or tgemm_best's where a vendor call
+  // won; 0 when no kernel of ours ran correctly.
+  double own_best_us() const {
+    if (!is_vendor_call(config)) return trial.time_median_us;
+    return tgemm_best ? tgemm_best->time_median_us : 0;
+  }
 };
 
 // One recorded trial with its problem and device spelled out (what `tgemm-db show` lists).

@@ -1,10 +1,10 @@
 #include "src/cuda/cublas_gemm.h"
 
+#include <fmt/format.h>
+
 namespace tgemm {
 
-namespace {
-
-cudaDataType_t cuda_type(DType type) {
+cudaDataType_t cuda_data_type(DType type) {
   switch (type) {
     case DType::f32:
       return CUDA_R_32F;
@@ -16,10 +16,20 @@ cudaDataType_t cuda_type(DType type) {
   return CUDA_R_32F;
 }
 
-cublasComputeType_t compute_type(ComputeType compute, CublasMath math) {
+cublasComputeType_t cublas_compute_type(const GemmTypes& types, CublasMath math) {
   if (math == CublasMath::reference) return CUBLAS_COMPUTE_32F_PEDANTIC;
-  return compute == ComputeType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return types.compute == ComputeType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  cublasGetProperty(MAJOR_VERSION, &major);
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  return fmt::format("cuBLAS {}.{}.{}", major, minor, patch);
+}
+
+namespace {
 
 cublasOperation_t cublas_op(Op op) { return op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
@@ -39,8 +49,8 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMa
                        static_cast<const float*>(x.b), x.ldb, static_cast<const float*>(x.a), x.lda,
                        &x.beta, static_cast<float*>(x.c), x.ldc);
   return cublasGemmEx(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha, x.b,
-                      cuda_type(types.b), x.ldb, x.a, cuda_type(types.a), x.lda, &x.beta, x.c,
-                      cuda_type(c_type), x.ldc, compute_type(types.compute, math),
+                      cuda_data_type(types.b), x.ldb, x.a, cuda_data_type(types.a), x.lda, &x.beta,
+                      x.c, cuda_data_type(c_type), x.ldc, cublas_compute_type(types, math),
                       CUBLAS_GEMM_DEFAULT);
 }
 

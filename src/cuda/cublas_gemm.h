@@ -4,6 +4,8 @@
 
 #include <cublas_v2.h>
 
+#include <string>
+
 #include "src/core/gemm_call.h"
 
 namespace tgemm {
@@ -19,6 +21,15 @@ enum class CublasMath { matching, reference };
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math);
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math,
                               DType c_type);
+
+// The cuBLAS names of an element type and of the compute type a call of these types uses
+// (CublasMath::matching: f32x3 as SGEMM's FP32; reference: pedantic FP32).
+cudaDataType_t cuda_data_type(DType type);
+cublasComputeType_t cublas_compute_type(const GemmTypes& types, CublasMath math);
+
+// "cuBLAS 13.0.2": the library version this process runs (no GPU needed), which a vendor call's
+// recorded time depends on (vendor_call.h).
+std::string cublas_version();
 
 // Row-major C = alpha op(A) op(B) + beta C in FP64 (cublasDgemm): call.a, call.b and call.c
 // point to doubles (call.types is ignored). The FP64 reference of f32x3 problems.

@@ -4,7 +4,9 @@
 
 #include "src/core/error.h"
 #include "src/core/library_log.h"
+#include "src/core/vendor_call.h"
 #include "src/cuda/cublas_gemm.h"
+#include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/shared_launch_order.h"
 #include "src/jit/cubin_check.h"
@@ -28,16 +30,29 @@ void check_launch(const KernelConfig& config, cudaError_t err) {
 }
 }  // namespace
 
+// A vendor best ready to call: cuBLAS (no descriptors), or cuBLASLt's stored algorithm rebuilt
+// for the problem's shape, types, layout and alignment.
+struct Dispatcher::VendorCall {
+  KernelConfig config;
+  Problem problem;             // the call it was built for (its leading dimensions)
+  std::unique_ptr<LtGemm> lt;  // null for cuBLAS
+  LtReadyAlgo algo{};
+};
+
 struct Dispatcher::DeviceState {
   DeviceInfo info;
   std::unique_ptr<KernelSelector> selector;
   std::mutex kernels_mutex;  // guards `kernels`; a first-time compile holds it
   std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by template hash, layout, params
+  std::map<std::string, std::unique_ptr<VendorCall>> vendor_calls;  // by problem and call
+  cublasLtHandle_t cublas_lt = nullptr;                             // made with the first
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
   std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
   SharedLaunchOrder shared_order;  // the calls that use the workspace or a module's counters
   ~DeviceState() {
+    vendor_calls.clear();  // their descriptors before the handle
+    if (cublas_lt) cublasLtDestroy(cublas_lt);
     if (cublas) cublasDestroy(cublas);
   }
 };
@@ -247,12 +262,49 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   return raw;
 }
 
+const Dispatcher::VendorCall* Dispatcher::load_vendor_call(DeviceState& state,
+                                                           const KernelChoice& choice,
+                                                           const Problem& problem) {
+  const std::string key = problem.key() + "|" + choice.config.canonical_name();
+  std::lock_guard lock(state.kernels_mutex);
+  if (auto it = state.vendor_calls.find(key); it != state.vendor_calls.end())
+    return it->second.get();
+  auto vendor = std::make_unique<VendorCall>();
+  vendor->config = choice.config;
+  vendor->problem = problem;
+  if (choice.config.template_name == kCublasLtCall) {
+    const std::optional<LtAlgoConfig> algo = lt_algo_of(choice.config);
+    if (!algo) fail("its parameters are not a cuBLASLt algorithm");
+    if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)
+      fail("cublasLtCreate failed");
+    vendor->lt = std::make_unique<LtGemm>(state.cublas_lt, problem);
+    std::string why;
+    std::optional<LtReadyAlgo> ready = vendor->lt->ready(*algo, &why);
+    if (!ready) fail("{}", why);
+    vendor->algo = *ready;
+  }
+  const VendorCall* raw = vendor.get();
+  state.vendor_calls.emplace(key, std::move(vendor));
+  return raw;
+}
+
 Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelChoice& choice,
                                              const Problem& problem) {
   Resolved out;
   out.path = choice.path;
   out.types = problem.types;
   if (choice.path == Selection::cublas) return out;
+  if (is_vendor_call(choice.config)) {
+    try {
+      out.vendor = load_vendor_call(state, choice, problem);
+    } catch (const std::exception& e) {
+      // The library the database named cannot take it (another cuBLASLt): its default call.
+      spdlog::warn("tgemm: {} unavailable for {}: {}; serving cuBLAS",
+                   describe_vendor_call(choice.config), problem.key(), e.what());
+      out = Resolved{};
+    }
+    return out;
+  }
   try {
     out.kernel = load_kernel(state, choice, problem);
     out.plan = template_named(choice.config.template_name)
@@ -315,6 +367,7 @@ ServedBy Dispatcher::served_by(const GemmCall& call) {
   const Resolved r = lookup(current_device(), problem);
   ServedBy out{r.path, std::nullopt, r.kernel ? r.types : call.types};
   if (r.kernel) out.kernel = r.kernel->config();
+  if (r.vendor) out.kernel = r.vendor->config;
   return out;
 }
 
@@ -331,12 +384,59 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
     throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
 }
 
+// A tuned vendor best is the database's choice, served whatever the cuBLAS fallback says.
+void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
+                                 const Problem& problem, const GemmCall& call,
+                                 cudaStream_t stream) {
+  if (!vendor.lt) {
+    run_cublas(state, call, stream);
+    return;
+  }
+  // Descriptors hold the leading dimensions: a call of the same key with others gets its own.
+  std::unique_ptr<LtGemm> other;
+  const LtGemm* lt = vendor.lt.get();
+  if (problem.lda != vendor.problem.lda || problem.ldb != vendor.problem.ldb ||
+      problem.ldc != vendor.problem.ldc) {
+    other = std::make_unique<LtGemm>(state.cublas_lt, problem);
+    lt = other.get();
+  }
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  cudaError_t reserved = cudaSuccess;
+  const auto launch = [&](void* workspace) {
+    status = lt->run(vendor.algo, call, workspace, stream);
+    return cudaSuccess;
+  };
+  if (vendor.algo.workspace_bytes == 0) {
+    launch(nullptr);
+  } else {
+    state.shared_order.run(stream, [&] {
+      void* workspace = nullptr;
+      reserved = state.workspace->reserve(vendor.algo.workspace_bytes, &workspace);
+      return reserved == cudaSuccess ? launch(workspace) : cudaSuccess;
+    });
+  }
+  if (reserved != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    spdlog::warn(
+        "tgemm: {} cannot run {} ({}); this call runs cuBLAS", describe_vendor_call(vendor.config),
+        problem.key(),
+        reserved != cudaSuccess ? cudaGetErrorString(reserved) : cublasGetStatusString(status));
+    run_cublas(state, call, stream);
+    return;
+  }
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw ExecutionError(fmt::format("cublasLtMatmul failed: {}", cublasGetStatusString(status)));
+}
+
 void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   bool empty = false;
   const Problem problem = to_problem(call, &empty);
   if (empty) return;
   const int device = current_device();
   const Resolved r = lookup(device, problem);
+  if (r.vendor) {
+    run_vendor_call(device_state(device), *r.vendor, problem, call, stream);
+    return;
+  }
   if (r.path == Selection::cublas) {
     if (!cublas_fallback_)
       throw NotSupportedError(

@@ -1,8 +1,9 @@
 // Dispatcher: libtgemm's engine. Picks the kernel for a problem (KernelSelector), gets its
 // cubin from the database (NVRTC only when the database has none), loads it once per
 // device, caches the choice per problem and launches the plan its template makes; cuBLAS is
-// the last resort. Every element and compute type goes the same way; the cached path does
-// no allocation, no SQL and no NVRTC.
+// the last resort. A problem whose tuned best is a vendor call (cuBLAS, or cuBLASLt with its
+// stored algorithm) is served by that call. Every element and compute type goes the same way;
+// the cached path does no allocation, no SQL and no NVRTC.
 #pragma once
 
 #include <cublas_v2.h>
@@ -118,11 +119,15 @@ class Dispatcher {
   struct CallKeyHash {
     size_t operator()(const CallKey& key) const;
   };
+  struct VendorCall;
   struct Resolved {
     Selection path = Selection::cublas;
     const GemmKernel* kernel = nullptr;  // owned by the DeviceState; null for cuBLAS
     LaunchPlan plan;
     GemmTypes types;  // what the kernel computes (f32x3 for an f32 call it serves)
+    // A tuned vendor best (path exact, no kernel): the library call that won the problem's
+    // race; owned by the DeviceState.
+    const VendorCall* vendor = nullptr;
   };
   struct DeviceState;
 
@@ -138,7 +143,12 @@ class Dispatcher {
                   std::vector<TrialRecord>* measured) const;
   const GemmKernel* load_kernel(DeviceState& state, const KernelChoice& choice,
                                 const Problem& problem);
+  // The vendor best of a choice, ready to call; throws Error when this cuBLASLt refuses it.
+  const VendorCall* load_vendor_call(DeviceState& state, const KernelChoice& choice,
+                                     const Problem& problem);
   void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);
+  void run_vendor_call(DeviceState& state, const VendorCall& vendor, const Problem& problem,
+                       const GemmCall& call, cudaStream_t stream);
   static int current_device();
 
   DispatcherOptions options_;

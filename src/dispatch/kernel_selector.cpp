@@ -1,5 +1,7 @@
 #include "src/dispatch/kernel_selector.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +12,7 @@
 #include "src/core/error.h"
 #include "src/core/library_log.h"
 #include "src/core/occupancy.h"
+#include "src/core/vendor_call.h"
 #include "src/model/performance_model.h"
 #include "src/templates/stored_config.h"
 #include "src/templates/template_registry.h"
@@ -145,6 +148,10 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
   std::erase_if(tuned_, [&](const BestEntry& e) { return refused(e.config); });
   for (const TrialRecord& r : measured) {
     if (refused(r.trial.config)) continue;
+    tried_families_[r.problem.key()].insert(r.trial.config.template_name);
+    // A vendor call's time is evidence for its own problem only (choose_exact): its
+    // algorithm is the library's, and no model carries it to another shape.
+    if (is_vendor_call(r.trial.config)) continue;
     if (r.trial.status == TrialStatus::resource_exceeded ||
         r.trial.status == TrialStatus::compile_failed)
       failed_builds_.insert(config_id(r.trial.config) + " " + build_variant(r.problem).key());
@@ -157,8 +164,14 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
   std::map<std::string, const Problem*> problem_of;
   for (const BestEntry& e : tuned_) {
     auto& list = measured_[e.problem.key()];
-    if (list.empty()) list.push_back({e.config, e.template_hash, e.trial.time_median_us});
-    note_split_depth(e.config);
+    // A vendor best brings our own fastest kernel of its problem, the evidence others carry.
+    const bool ours = !is_vendor_call(e.config);
+    if (list.empty() && (ours || e.tgemm_best))
+      list.push_back(ours ? Measurement{e.config, e.template_hash, e.trial.time_median_us}
+                          : Measurement{e.tgemm_best->config, e.tgemm_best_hash,
+                                        e.tgemm_best->time_median_us});
+    tried_families_[e.problem.key()].insert(e.config.template_name);
+    if (ours) note_split_depth(e.config);
     problem_of[e.problem.key()] = &e.problem;
   }
   fit_model_scale(problem_of);
@@ -380,12 +393,14 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   const auto shared = [&](const Problem& t) { return operands_alike(t.op_a, t.op_b, problem); };
   int most = 0;
   for (const BestEntry& e : tuned_)
-    if (e.problem.types == problem.types) most = std::max(most, shared(e.problem));
+    if (e.problem.types == problem.types && e.problem.key() != problem.key())
+      most = std::max(most, shared(e.problem));
   if (most == 0) return {};
   std::vector<std::pair<double, const BestEntry*>> near;
+  const std::string key = problem.key();
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
-    if (t.types != problem.types || shared(t) != most) continue;
+    if (t.types != problem.types || shared(t) != most || t.key() == key) continue;
     near.emplace_back(distance(t, problem), &e);
   }
   std::stable_sort(near.begin(), near.end(),
@@ -476,21 +491,63 @@ void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
   }
 }
 
+KernelChoice KernelSelector::choice_of(const Prediction& p) const {
+  if (p.from.empty())
+    return {Selection::fallback_default, *p.config, p.template_hash, "",
+            fmt::format("the fastest predicted here ({:.1f} us) of the defaults and of what the "
+                        "nearest tuned shapes measured",
+                        p.us)};
+  return {Selection::nearest, *p.config, p.template_hash, p.from,
+          fmt::format("the fastest predicted here ({:.1f} us) of what the nearest tuned shapes "
+                      "measured and the defaults",
+                      p.us)};
+}
+
+// The tuned best was measured correct and fastest on this very problem, among the families it
+// tried. One it never tried is only a prediction here, but the same prediction serves every
+// untuned shape: it takes the problem when predicted faster than the measured best.
+KernelChoice KernelSelector::choose_exact(const BestEntry& e, const Problem& problem) const {
+  const std::string key = problem.key();
+  const double measured_us = e.trial.time_median_us;
+  // A vendor call won the race on this problem against every kernel of ours it measured.
+  const std::string tuned = is_vendor_call(e.config)
+                                ? fmt::format("{}, fastest tuned on this problem ({:.1f} us)",
+                                              describe_vendor_call(e.config), measured_us)
+                                : fmt::format("tuned on this problem ({:.1f} us)", measured_us);
+  const Prediction p = choose_untuned(problem);
+  const auto tried = tried_families_.find(key);
+  if (!p.config || (tried != tried_families_.end() && tried->second.count(p.config->template_name)))
+    return {Selection::exact, e.config, e.template_hash, key,
+            fmt::format("{}, which tried every family its tuned neighbours and the defaults offer",
+                        tuned)};
+  const std::string& family = p.config->template_name;
+  if (measured_us < p.us)
+    return {Selection::exact, e.config, e.template_hash, key,
+            fmt::format("{}, faster than {} (never tried here) is predicted ({:.1f} us)", tuned,
+                        family, p.us)};
+  KernelChoice c = choice_of(p);
+  c.rule = fmt::format(
+      "this problem's tuned best ({:.1f} us{}) never tried {}, whose {} is predicted faster here "
+      "({:.1f} us{})",
+      measured_us, is_vendor_call(e.config) ? ", " + describe_vendor_call(e.config) : "", family,
+      c.config.canonical_name(), p.us, p.from.empty() ? "" : ", from the tuned shape " + p.from);
+  return c;
+}
+
 KernelChoice KernelSelector::choose(const Problem& problem) const {
   const std::string key = problem.key();
-  // The tuned best was measured correct and fastest on this very problem: only the launch
-  // rules can refuse it (can_run's "sensible" split-K check is for kernels never run here).
-  for (const BestEntry& e : tuned_) {
-    if (e.problem.key() == key && launchable(e.config, problem, arch_))
-      return {Selection::exact, e.config, e.template_hash, key};
-  }
+  // Only the launch rules can refuse a tuned best (can_run's "sensible" split-K check is for
+  // kernels never run here).
+  for (const BestEntry& e : tuned_)
+    if (e.problem.key() == key &&
+        (is_vendor_call(e.config) || launchable(e.config, problem, arch_)))
+      return choose_exact(e, problem);
   const Prediction p = choose_untuned(problem);
-  if (p.config)
-    return {p.from.empty() ? Selection::fallback_default : Selection::nearest, *p.config,
-            p.template_hash, p.from};
+  if (p.config) return choice_of(p);
   if (const KernelConfig* d = choose_default(problem))
-    return {Selection::fallback_default, *d, "", ""};
-  return {Selection::cublas, {}, "", ""};
+    return {Selection::fallback_default, *d, "", "",
+            "a shipped default sized for the problem (nothing measured predicts one here)"};
+  return {Selection::cublas, {}, "", "", "no tuned or default kernel can run it"};
 }
 
 std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem,
@@ -511,7 +568,9 @@ std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem
     return std::nullopt;
   if (!launchable(tensor->config, accurate, arch_)) return std::nullopt;
   if (f32x3_problem) *f32x3_problem = accurate;
-  return KernelChoice{Selection::exact, tensor->config, tensor->template_hash, f32x3_key};
+  return KernelChoice{Selection::exact, tensor->config, tensor->template_hash, f32x3_key,
+                      "the opted-in 3xTF32 math: the tuned f32x3 kernel measured faster than the "
+                      "tuned f32 one"};
 }
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block

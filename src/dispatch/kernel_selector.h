@@ -42,6 +42,7 @@ struct KernelChoice {
   KernelConfig config;        // empty for cublas
   std::string template_hash;  // of the tuned kernel; empty for defaults
   std::string tuned_key;      // the tuned problem it came from (exact / nearest)
+  std::string rule;           // which rule chose, in words (tgemm-db explain prints it)
 };
 
 class KernelSelector {
@@ -55,9 +56,11 @@ class KernelSelector {
                  std::string arch, int sm_count = 0, const std::vector<TrialRecord>& measured = {},
                  std::vector<DeviceCeiling> ceilings = {});
 
-  // Exact key -> the fastest predicted here of the configs measured on the nearest tuned
-  // shapes (log M, N, K; other alignments count as farther) and of the defaults that can
-  // run it (see choose_untuned) -> a default sized for the problem -> cublas.
+  // Exact key (unless the untuned choice below is of a family the problem never tried and is
+  // predicted faster than its measured best: choose_exact) -> the fastest predicted here of
+  // the configs measured on the nearest tuned shapes (log M, N, K; other alignments count as
+  // farther) and of the defaults that can run it (see choose_untuned) -> a default sized for
+  // the problem -> cublas.
   KernelChoice choose(const Problem& problem) const;
 
   // The opt-in FP32-accurate tensor-core path (MathMode::f32_via_3xtf32) for a plain f32
@@ -79,9 +82,13 @@ class KernelSelector {
     std::string template_hash, from;  // empty for a default never measured nearby
     double us = std::numeric_limits<double>::infinity();
   };
-  // The tuned problems of the same types and layout nearest the problem, nearest first.
+  // The tuned problems of the same types and layout nearest the problem (never the problem
+  // itself), nearest first.
   std::vector<const BestEntry*> neighbours(const Problem& problem) const;
   Prediction choose_untuned(const Problem& problem) const;
+  // The problem's exact entry `e` against its untuned prediction.
+  KernelChoice choose_exact(const BestEntry& e, const Problem& problem) const;
+  KernelChoice choice_of(const Prediction& p) const;
   const KernelConfig* choose_default(const Problem& problem) const;
   void fit_model_scale(const std::map<std::string, const Problem*>& problem_of);
   // The performance model's time for a config on a problem here (infinity: cannot run).
@@ -117,6 +124,8 @@ class KernelSelector {
   int sm_count_;
   std::vector<DeviceCeiling> ceilings_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
+  // Per problem key, the families of every trial recorded on it, failures included.
+  std::map<std::string, std::set<std::string>> tried_families_;
   // A config's measured / predicted here on one tuned problem, with that problem's layout and
   // the family's loop for it (GemmTemplate::code_path).
   struct LayoutRatio {

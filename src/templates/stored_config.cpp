@@ -12,6 +12,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
+#include "src/core/vendor_call.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
@@ -148,6 +149,7 @@ std::optional<std::string> host_side_rejection(const GemmTemplate& family,
 
 std::optional<std::string> stored_config_rejection(const KernelConfig& config,
                                                    const std::string& arch) {
+  if (is_vendor_call(config)) return vendor_call_rejection(config);
   const GemmTemplate* family = find_template(config.template_name);
   ShippedRules& shipped = shipped_rules();
   const FamilyRules* rules = shipped.find(config.template_name);

@@ -50,6 +50,9 @@ TEST_F(ExplainCli, a_tuned_shape_names_its_best_and_why_it_won) {
   ASSERT_FALSE(best.empty());
   EXPECT_NE(out.find("the dispatcher serves its tuned best, " + best), std::string::npos) << out;
   EXPECT_NE(out.find("untuned, it would get "), std::string::npos) << out;
+  // Which of the selector's rules chose (KernelSelector::choose_exact).
+  EXPECT_NE(out.find(best + "\n    by the rule: tuned on this problem ("), std::string::npos)
+      << out;
   const std::string counts =
       "trials: " + std::to_string(problem_count("t.status = 'ok'")) + " ok, " +
       std::to_string(problem_count("t.status = 'resource_exceeded'")) + " resource_exceeded";

@@ -101,10 +101,15 @@ TEST_F(TypedGemmGpu, f16_and_bf16_are_tuned_then_served_exactly_by_gemm_ex) {
                                          db);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   const auto problems = load_problem_set(shapes);
-  EXPECT_EQ(query_int(db, "select count(*) from best_kernels where kernel like 'gemm_naive%'"),
-            int64_t(problems.size()))
+  EXPECT_EQ(
+      query_int(db, "select count(*) from tgemm_best_kernels where kernel like 'gemm_naive%'"),
+      int64_t(problems.size()))
       << tune.output;
-  EXPECT_EQ(query_int(db, "select count(*) from trials where status != 'ok'"), 0) << tune.output;
+  EXPECT_EQ(query_int(db,
+                      "select count(*) from trials t join kernels k on k.id = t.kernel_id "
+                      "where t.status != 'ok' and k.library = 'tgemm'"),
+            0)
+      << tune.output;
 
   Dispatcher dispatcher({db, {}, true});
   tgemmHandle_t handle = nullptr;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "src/core/error.h"
@@ -63,13 +64,38 @@ TEST(Budget, a_time_share_weighs_the_configs_a_family_can_run) {
 }
 
 TEST(Budget, a_time_limit_stops_proposing_once_spent) {
-  Deadline deadline{std::chrono::steady_clock::now() + std::chrono::milliseconds(30)};
+  Deadline deadline;
+  deadline.at = steady_seconds() + 0.03;
   auto limited = time_limited(std::make_unique<Endless>(), &deadline);
   EXPECT_EQ(limited->propose(3).size(), 3u);
   EXPECT_FALSE(deadline.expired);
   std::this_thread::sleep_for(std::chrono::milliseconds(40));
   EXPECT_TRUE(limited->propose(3).empty());
   EXPECT_TRUE(deadline.expired);
+}
+
+// A batch measured on each problem in turn: each takes an even share of what is left, so the
+// last problem gets as much as the first, and what one leaves goes to those after it.
+TEST(Budget, a_deadline_shares_what_is_left_over_the_ways_still_to_go) {
+  double clock = 100;
+  Deadline pair;
+  pair.now = [&] { return clock; };
+  pair.at = 112;
+  Deadline first = pair.share_of_left(4);
+  EXPECT_DOUBLE_EQ(first.at, 103);
+  clock = 101;  // the first problem finished early
+  EXPECT_DOUBLE_EQ(pair.share_of_left(3).at, 101 + 11.0 / 3);
+  clock = 120;
+  EXPECT_TRUE(first.passed());
+  EXPECT_DOUBLE_EQ(pair.share_of_left(2).at, 120);          // nothing left: ends at once
+  EXPECT_TRUE(std::isinf(Deadline{}.share_of_left(3).at));  // no deadline, none for a share
+}
+
+TEST(Budget, a_weighted_share_leaves_the_rest_to_the_runs_after) {
+  EXPECT_DOUBLE_EQ(weighted_share(90, 1, 2), 30);
+  EXPECT_DOUBLE_EQ(weighted_share(90, 0, 2), 0);
+  EXPECT_DOUBLE_EQ(weighted_share(-5, 1, 0), 0);
+  EXPECT_DOUBLE_EQ(weighted_share(90, 0, 0), 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/core/vendor_call.h"
 #include "src/model/performance_model.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/h200_model.h"
@@ -123,6 +124,134 @@ TrialRecord trial(int64_t m, int64_t n, int64_t k, const KernelConfig& config, d
   TrialRecord r = testing::ok_trial_record(p, config, p.flops() / (tflops * 1e6));
   r.template_hash = "abc";
   return r;
+}
+
+// An exact entry is evidence for the families its problem tried. Seen on the H200 (issue 45): a
+// time budget left three problems with gemm_mma trials only, and their exact entries were
+// served at 0.26-0.49x cuBLAS where their tuned neighbours' wgmma kernels ran far faster. A
+// family the neighbours offer that the problem never tried takes it when predicted faster than
+// its measured best; one it tried, however slow or failed, leaves the exact entry served.
+KernelConfig warp_line() {
+  return KernelConfig::from_params_text(
+      "sgemm_warp",
+      "BM=128,BN=256,BK=8,WM=64,WN=64,TM=16,TN=8,STAGES=4,VEC=4,SPLIT_K=1,TAIL_SPLIT=1,"
+      "SWIZZLE=8,MIN_BLOCKS=1,PACK_B=0");
+}
+
+struct UntriedFamily {
+  std::vector<BestEntry> tuned;
+  std::vector<TrialRecord> trials;
+  Problem here = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096);
+
+  // Neighbours at 2048^3 and 8192^3 whose best is the warp family's at 45 TFLOP/s; 4096^3 tuned
+  // with sgemm_simt only, its best at `simt_tflops`.
+  explicit UntriedFamily(double simt_tflops) {
+    for (int64_t size : {2048, 8192}) {
+      tuned.push_back(entry(size, size, size, warp_line(), Op::N, Op::N, 45));
+      trials.push_back(trial(size, size, size, warp_line(), 45));
+      trials.push_back(trial(size, size, size, simt(128, 4), 20));
+    }
+    tuned.push_back(entry(4096, 4096, 4096, simt(128, 4), Op::N, Op::N, simt_tflops));
+    trials.push_back(trial(4096, 4096, 4096, simt(128, 4), simt_tflops));
+  }
+  KernelChoice choose() const {
+    return KernelSelector(tuned, {}, "sm_90", 132, trials).choose(here);
+  }
+};
+
+TEST(KernelSelector, an_untried_family_predicted_faster_than_the_exact_best_serves_it) {
+  const KernelChoice c = UntriedFamily(10).choose();
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, warp_line());
+  EXPECT_NE(c.rule.find("never tried sgemm_warp"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, an_exact_best_faster_than_an_untried_familys_prediction_is_served) {
+  const KernelChoice c = UntriedFamily(80).choose();
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, simt(128, 4));
+  EXPECT_NE(c.rule.find("faster than sgemm_warp"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, an_exact_best_whose_problem_tried_the_neighbours_family_is_served) {
+  UntriedFamily db(10);
+  TrialRecord failed = trial(4096, 4096, 4096, warp_line(), 45);
+  failed.trial.status = TrialStatus::wrong_result;
+  db.trials.push_back(failed);
+  const KernelChoice c = db.choose();
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, simt(128, 4));
+  EXPECT_NE(c.rule.find("tuned on this problem"), std::string::npos) << c.rule;
+}
+
+// The vendor library as a contender (src/core/vendor_call.h): where its call won the race on a
+// problem, that problem is served by it; its time is no evidence for other shapes, where our own
+// fastest kernel of that problem stands for it.
+LtAlgoConfig lt_algo() {
+  LtAlgoConfig algo;
+  algo.algo_id = 66;
+  algo.tile_id = 18;
+  algo.stages_id = 9;
+  return algo;
+}
+
+BestEntry vendor_entry(int64_t size, const KernelConfig& call, double tflops,
+                       const KernelConfig& ours, double our_tflops) {
+  BestEntry e = entry(size, size, size, call, Op::N, Op::N, tflops);
+  e.template_hash = "cuBLAS 13.0.0";
+  e.tgemm_best = e.trial;
+  e.tgemm_best->config = ours;
+  e.tgemm_best->time_median_us = e.problem.flops() / (our_tflops * 1e6);
+  e.tgemm_best_hash = "abc";
+  return e;
+}
+
+TEST(KernelSelector, a_vendor_call_that_won_its_problem_serves_it_with_its_algorithm) {
+  const KernelConfig call = cublaslt_call(lt_algo());
+  const Problem here = Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096);
+  std::vector<TrialRecord> trials = {testing::ok_trial_record(here, call, 2000),
+                                     trial(4096, 4096, 4096, simt(128, 4), 20)};
+  trials[0].template_hash = "cuBLAS 13.0.0";
+  const KernelChoice c = KernelSelector({vendor_entry(4096, call, 60, simt(128, 4), 20)},
+                                        defaults(), "sm_90", 132, trials)
+                             .choose(here);
+  EXPECT_EQ(c.path, Selection::exact);
+  EXPECT_EQ(c.config, call);
+  EXPECT_EQ(lt_algo_of(c.config), lt_algo());
+  EXPECT_EQ(c.template_hash, "cuBLAS 13.0.0");
+  EXPECT_NE(c.rule.find("cuBLASLt (cublasLtMatmul, algorithm 66"), std::string::npos) << c.rule;
+  EXPECT_NE(c.rule.find("fastest tuned on this problem"), std::string::npos) << c.rule;
+}
+
+TEST(KernelSelector, a_neighbours_vendor_best_is_never_carried_but_its_own_fastest_kernel_is) {
+  for (bool with_trials : {false, true}) {
+    std::vector<BestEntry> tuned = {
+        vendor_entry(2048, cublas_default_call(), 60, warp_line(), 45),
+        vendor_entry(8192, cublaslt_call(lt_algo()), 60, warp_line(), 45)};
+    std::vector<TrialRecord> trials;
+    if (with_trials)
+      for (const BestEntry& e : tuned) {
+        trials.push_back(testing::ok_trial_record(e.problem, e.config, e.trial.time_median_us));
+        trials.push_back(trial(e.problem.m, e.problem.n, e.problem.k, warp_line(), 45));
+      }
+    const KernelChoice c =
+        KernelSelector(tuned, {}, "sm_90", 132, trials)
+            .choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 4096, 4096, 4096));
+    EXPECT_EQ(c.path, Selection::nearest) << with_trials;
+    EXPECT_EQ(c.config, warp_line()) << with_trials;
+  }
+}
+
+TEST(KernelSelector, a_vendor_best_yields_to_an_untried_family_predicted_faster) {
+  // 4096^3 tried only cuBLAS and sgemm_simt; its neighbours' sgemm_warp is predicted far faster.
+  UntriedFamily db(10);
+  db.tuned.back() = vendor_entry(4096, cublas_default_call(), 12, simt(128, 4), 10);
+  db.trials.push_back(testing::ok_trial_record(db.here, cublas_default_call(),
+                                               db.tuned.back().trial.time_median_us));
+  const KernelChoice c = db.choose();
+  EXPECT_EQ(c.path, Selection::nearest);
+  EXPECT_EQ(c.config, warp_line());
+  EXPECT_NE(c.rule.find("cuBLAS (cublasGemmEx"), std::string::npos) << c.rule;
 }
 
 TEST(KernelSelector, transfers_the_measured_config_with_the_best_predicted_time) {
@@ -691,16 +820,34 @@ TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_
       EXPECT_EQ(big.get("BN"), 128);  // faster than 128x256 with PACK=1 on the H200
     }
   }
-  {
-    Problem p = Problem::packed(parse_gemm_types("f16_out_f32"), Op::N, Op::N, 1023, 1023, 1023);
+  // f32 out takes the same Hopper tiles as 16-bit out (before its lines, mma.sync's).
+  for (const char* types : {"f16_out_f32", "bf16_out_f32"}) {
+    Problem p = Problem::packed(parse_gemm_types(types), Op::N, Op::N, 1023, 1023, 1023);
     p.align_a = p.align_b = 2;
-    EXPECT_EQ(s.choose(p).config.template_name, "gemm_mma");
+    const KernelConfig c = s.choose(p).config;
+    EXPECT_EQ(c.template_name, "gemm_wgmma") << types;
+    EXPECT_EQ(c.get("PACK"), 1) << types;
   }
 }
 
 // Untuned deep K on few tiles (128x128x65536): no unsplit tf32 or f32x3 line fills the GPU,
 // so the 64-way split of 64x64 tiles serves it on sm_90 (256 blocks), and 16 ways serve a
 // problem that 16 already fills; an aligned square keeps its unsplit wgmma line.
+// Deep K with a 16-bit output (issue 45: 512x512x65536 bf16 ran 64 tiles on 132 SMs): on
+// sm_90 an untuned call takes a split-K line of gemm_tma_wgmma, whose slices reduce in an f32
+// workspace whatever C's type.
+TEST(DefaultKernels, untuned_deep_k_16_bit_output_problems_split_k_on_sm_90) {
+  KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
+  for (const char* types : {"bf16", "f16"}) {
+    SCOPED_TRACE(types);
+    const KernelChoice c =
+        hopper.choose(Problem::packed(gemm_types(types), Op::N, Op::N, 512, 512, 65536));
+    EXPECT_EQ(c.path, Selection::fallback_default);
+    EXPECT_EQ(c.config.template_name, "gemm_tma_wgmma") << c.config.canonical_name();
+    EXPECT_GT(c.config.get_or("SPLIT_K", 1), 1) << c.config.canonical_name();
+  }
+}
+
 TEST(DefaultKernels, untuned_deep_k_tf32_and_f32x3_problems_split_k) {
   KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);

@@ -3,6 +3,8 @@
 #include "tuner/evaluate/worker_protocol.h"
 
 #include <gtest/gtest.h>
+
+#include "src/core/vendor_call.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -187,7 +189,11 @@ TEST(WorkerProtocol, round_trips_probe_responses_with_and_without_device) {
 }
 
 TEST(WorkerProtocol, round_trips_prepare_response_with_exact_doubles) {
-  const CublasTiming t{false, kNastyText, kTenth, kTiny, kDenormal, 77, kTiny};
+  TrialResult lt;
+  lt.config = cublaslt_call({21, 18, 9, 4, 2, 1, 3, 5, 7});
+  lt.status = TrialStatus::ok;
+  lt.time_median_us = kTenth;
+  const CublasTiming t{false, kNastyText, kTenth, kTiny, kDenormal, 77, kTiny, {lt}};
   const auto out = round_trip(WorkerResponse{PrepareResponse{t}, true});
   EXPECT_TRUE(out.worker_exits);
   const auto& c = std::get<PrepareResponse>(out.body).cublas;
@@ -198,6 +204,9 @@ TEST(WorkerProtocol, round_trips_prepare_response_with_exact_doubles) {
   EXPECT_EQ(c.max_us, kDenormal);
   EXPECT_EQ(c.runs, 77);
   EXPECT_EQ(c.sgemm_rel_error, kTiny);
+  ASSERT_EQ(c.vendor_trials.size(), 1u);  // the vendor calls raced on the problem
+  EXPECT_EQ(c.vendor_trials[0].config, lt.config);
+  EXPECT_EQ(c.vendor_trials[0].time_median_us, kTenth);
 }
 
 TEST(WorkerProtocol, prepare_response_without_an_sgemm_error_carries_null) {

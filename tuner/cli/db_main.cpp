@@ -27,6 +27,7 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "src/core/printable.h"
+#include "src/core/vendor_call.h"
 #include "src/templates/build_versions.h"
 #include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
@@ -127,6 +128,11 @@ std::string first_line(const std::string& text, size_t limit = 120) {
   return line;
 }
 
+// Our own fastest kernel's vs cuBLAS beside a best that may be a vendor call.
+std::string ours_vs_cublas(const tgemm::BestEntry& e) {
+  return vs_cublas(e.cublas_median_us, e.own_best_us());
+}
+
 int run_list(tgemm::TuningDb& db) {
   const auto entries = db.best_entries();
   // Pairs whose trials all failed have no best row but are worth knowing about.
@@ -139,18 +145,18 @@ int run_list(tgemm::TuningDb& db) {
     return 0;
   }
   TextColumns table({"problem", "device", "arch", "best kernel", "median us", "TFLOP/s",
-                     "cuBLAS us", "vs cuBLAS", "trials"},
-                    {false, false, false, false, true, true, true, true, true});
+                     "cuBLAS us", "vs cuBLAS", "ours vs cuBLAS", "trials"},
+                    {false, false, false, false, true, true, true, true, true, true});
   for (const auto& e : entries) {
     table.add({e.problem.key(), e.device_name, e.arch, e.config.canonical_name(),
                fixed(e.trial.time_median_us), fixed(e.trial.tflops),
                e.cublas_median_us > 0 ? fixed(e.cublas_median_us) : "-",
-               vs_cublas(e.cublas_median_us, e.trial.time_median_us),
+               vs_cublas(e.cublas_median_us, e.trial.time_median_us), ours_vs_cublas(e),
                std::to_string(e.trial_count)});
   }
   for (const auto& [pair, count] : untuned) {
     const auto& [key, device, arch] = pair;
-    table.add({key, device, arch, "(no ok trial)", "-", "-", "-", "-", std::to_string(count)});
+    table.add({key, device, arch, "(no ok trial)", "-", "-", "-", "-", "-", std::to_string(count)});
   }
   table.print();
   return 0;
@@ -166,13 +172,17 @@ int run_best(tgemm::TuningDb& db, const ShapeArgs& args) {
     fmt::print("problem:       {}\n", e.problem.key());
     fmt::print("device:        {} ({})\n", e.device_name, e.arch);
     fmt::print("kernel:        {}\n", e.config.canonical_name());
-    fmt::print("template:      {} (source hash {})\n", e.config.template_name, e.template_hash);
+    if (tgemm::is_vendor_call(e.config))
+      fmt::print("vendor call:   {}, with {}\n", tgemm::describe_vendor_call(e.config),
+                 e.template_hash);
+    else
+      fmt::print("template:      {} (source hash {})\n", e.config.template_name, e.template_hash);
     fmt::print("parameters:    {}\n", e.config.params_text());
     fmt::print("time:          {} us median (min {}, max {}, {} runs)\n", fixed(t.time_median_us),
                fixed(t.time_min_us), fixed(t.time_max_us), t.runs);
     fmt::print("TFLOP/s:       {}\n", fixed(t.tflops));
     if (e.cublas_median_us > 0)
-      fmt::print("cuBLAS:        {} us (vs cuBLAS {}: cuBLAS time / tgemm time)\n",
+      fmt::print("cuBLAS:        {} us (vs cuBLAS {}: cuBLAS time / best time)\n",
                  fixed(e.cublas_median_us), vs_cublas(e.cublas_median_us, t.time_median_us));
     else
       fmt::print("cuBLAS:        not measured\n");
@@ -182,6 +192,14 @@ int run_best(tgemm::TuningDb& db, const ShapeArgs& args) {
     if (e.cublas_rel_error)
       fmt::print("error vs FP64: tgemm {:.3g}, cuBLAS SGEMM {:.3g}\n", t.max_rel_error,
                  *e.cublas_rel_error);
+    if (tgemm::is_vendor_call(e.config)) {
+      if (e.tgemm_best)
+        fmt::print("ours:          {}, {} us median (vs cuBLAS {})\n",
+                   e.tgemm_best->config.canonical_name(), fixed(e.tgemm_best->time_median_us),
+                   ours_vs_cublas(e));
+      else
+        fmt::print("ours:          no kernel of ours ran correctly\n");
+    }
     fmt::print("trials:        {}\n", e.trial_count);
   }
   if (shown == 0) {
@@ -500,8 +518,16 @@ int run_profile(const std::string& db_path, const ProfileArgs& args, const std::
   const auto [device_name, arch] = tgemm::target_device(target, &target_exit);
   tgemm::TuningDb db(db_path, tgemm::TuningDb::Mode::read_write);
   std::vector<tgemm::BestEntry> chosen;
-  for (auto& e : db.best_entries("", device_name, arch))
-    if (!shape || shape->matches(e.problem)) chosen.push_back(std::move(e));
+  for (auto& e : db.best_entries("", device_name, arch)) {
+    if (shape && !shape->matches(e.problem)) continue;
+    // A vendor best has no kernel of ours to profile: cuBLAS's own is profiled beside ours.
+    if (tgemm::is_vendor_call(e.config)) {
+      fmt::print("{}: its best is the vendor call {}; not profiled\n", e.problem.key(),
+                 tgemm::describe_vendor_call(e.config));
+      continue;
+    }
+    chosen.push_back(std::move(e));
+  }
   if (chosen.empty()) {
     fmt::print(stderr, "tgemm-db: nothing tuned{} on {} ({}) in '{}' to profile\n",
                shape ? " for " + shape->describe() : "", device_name, arch, db.path());

@@ -94,7 +94,8 @@ class WorkerSession {
     timing.error = ensure_evaluator();
     if (!timing.error.empty()) return timing;
     return evaluator_->prepare(request.problem, request.timing,
-                               GemmScalars{request.alpha, request.beta}, request.time_cublas);
+                               GemmScalars{request.alpha, request.beta}, request.time_cublas,
+                               request.time_vendor);
   }
 
   // The cubin file, or an error text.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/core/device_ceiling.h"
+#include "src/core/trial_result.h"
 
 namespace tgemm {
 
@@ -27,6 +28,10 @@ struct CublasTiming {
   // f32x3 problems: cuBLAS SGEMM's ||C - C64||_F / ||C64||_F against the FP64 reference on
   // the prepared inputs (what an f32x3 kernel must match); nullopt for other types.
   std::optional<double> sgemm_rel_error;
+  // When asked (PrepareRequest::time_vendor): the vendor calls as contenders for the best
+  // (src/core/vendor_call.h), each verified like a kernel and timed interleaved with the others
+  // on the same clock: the cuBLAS call above, then cuBLASLt's top heuristic algorithms.
+  std::vector<TrialResult> vendor_trials;
 };
 
 // The tuned kernel and cuBLAS timed interleaved in one loop (same clock, same inputs).

@@ -7,7 +7,9 @@
 #include <random>
 
 #include "src/core/error.h"
+#include "src/core/vendor_call.h"
 #include "src/cuda/cublas_gemm.h"
+#include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
@@ -37,6 +39,30 @@ class CublasHandle {
  private:
   cublasHandle_t handle_ = nullptr;
 };
+
+class CublasLtHandle {
+ public:
+  CublasLtHandle() {
+    const cublasStatus_t status = cublasLtCreate(&handle_);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      fail("cublasLtCreate failed: {}", cublasGetStatusString(status));
+  }
+  ~CublasLtHandle() {
+    if (handle_) cublasLtDestroy(handle_);
+  }
+  CublasLtHandle(const CublasLtHandle&) = delete;
+  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
+  cublasLtHandle_t get() const { return handle_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+};
+
+// cuBLASLt's heuristic algorithms timed per problem, its best first (PyTorch TunableOp times
+// the heuristic's list the same way), and the workspace they may use: cuBLAS's own default on
+// Hopper, which the dispatcher's shared workspace then holds.
+constexpr int kLtAlgorithms = 4;
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 
 // Elements of poison after each operand: catches reads and writes just past the end.
 constexpr int64_t kGuardElements = 64;
@@ -161,6 +187,8 @@ struct GemmEvaluator::Impl {
   DeviceInfo info;
   std::unique_ptr<CudaStream> stream;
   std::unique_ptr<CublasHandle> cublas;
+  std::unique_ptr<CublasLtHandle> cublas_lt;  // made when vendor calls are first timed
+  DeviceBuffer lt_workspace;
   std::unique_ptr<Prepared> prep;
   std::unique_ptr<L2Flusher> flusher;
   std::unique_ptr<InterleavedTimer> timer;  // resets C and flushes L2 before each run
@@ -264,15 +292,13 @@ struct GemmEvaluator::Impl {
 
   // One run on poisoned C, then every check; fills status/error/max_rel_error of `r`.
   // `launch_ms` gets the run's time (the timing loop's first estimate).
-  bool verify(const GemmKernel& kernel, const LaunchPlan& plan, TrialResult* r, double* launch_ms) {
+  bool verify(const Launcher& launch, TrialResult* r, double* launch_ms) {
     Prepared& p = *prep;
-    const GemmParams params = this->params();
     reset_c();
     event(0).record(s());
-    const cudaError_t launch = kernel.launch(plan, params, s());
-    if (launch != cudaSuccess) {
+    if (std::string error = launch(); !error.empty()) {
       r->status = classify(TrialStatus::launch_failed);
-      r->error = "launch: " + cuda_error_text(launch);
+      r->error = error;
       return false;
     }
     event(1).record(s());
@@ -441,15 +467,93 @@ struct GemmEvaluator::Impl {
         return false;
       }
     }
-    return verify(**kernel, *plan, r, launch_ms);
+    return verify(kernel_launcher(**kernel, *plan), r, launch_ms);
   }
 
   void prepare(const Problem& problem, const TimingOptions& timing, GemmScalars scalars,
-               bool time_cublas, CublasTiming* out);
+               bool time_cublas, bool time_vendor, CublasTiming* out);
+  void time_cublas_calls(bool time_vendor, CublasTiming* out);
 };
 
+// cuBLAS's call for the prepared problem, timed (the yardstick of every ratio), and with
+// time_vendor the vendor calls as contenders: that call and cuBLASLt's top heuristic algorithms,
+// each verified like a kernel, then timed interleaved in one loop.
+void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out) {
+  const Problem& q = prep->problem;
+  const GemmCall call{q.op_a,
+                      q.op_b,
+                      int(q.m),
+                      int(q.n),
+                      int(q.k),
+                      prep->scalars.alpha,
+                      prep->scalars.beta,
+                      prep->a.data(),
+                      int(prep->a.ld),
+                      prep->b.data(),
+                      int(prep->b.ld),
+                      prep->c.data(),
+                      int(prep->c.ld),
+                      q.types};
+  std::vector<Launcher> launchers = {[this] { return run_cublas(CublasMath::matching); }};
+  std::vector<TrialResult> contenders(1);
+  contenders[0].config = cublas_default_call();
+  std::unique_ptr<LtGemm> lt;
+  std::vector<LtReadyAlgo> ready;
+  ready.reserve(size_t(kLtAlgorithms));  // the launchers hold pointers into it
+  if (time_vendor) {
+    if (!cublas_lt) cublas_lt = std::make_unique<CublasLtHandle>();
+    if (lt_workspace.bytes() < kLtWorkspaceBytes) lt_workspace = DeviceBuffer(kLtWorkspaceBytes);
+    lt = std::make_unique<LtGemm>(cublas_lt->get(), q);
+    for (const LtAlgoConfig& algo : lt->heuristic(kLtAlgorithms, kLtWorkspaceBytes)) {
+      TrialResult r;
+      r.config = cublaslt_call(algo);
+      std::string why;
+      if (auto one = lt->ready(algo, &why)) {
+        ready.push_back(*one);
+      } else {
+        r.status = TrialStatus::invalid;
+        r.error = why;
+        out->vendor_trials.push_back(r);
+        continue;
+      }
+      contenders.push_back(r);
+      launchers.push_back([this, &lt, algo = &ready.back(), call]() -> std::string {
+        const cublasStatus_t status = lt->run(*algo, call, lt_workspace.get(), s());
+        if (status == CUBLAS_STATUS_SUCCESS) return {};
+        return fmt::format("cublasLtMatmul: {}", cublasGetStatusString(status));
+      });
+    }
+  }
+  // Each verified once on a poisoned C; cuBLAS's call is timed whatever its verdict.
+  double estimate_ms = 0;
+  std::vector<size_t> timed;
+  for (size_t i = 0; i < launchers.size(); ++i) {
+    double ms = 0;
+    const bool ok = verify(launchers[i], &contenders[i], &ms);
+    if (!ok && i == 0 && contenders[0].status != TrialStatus::wrong_result)
+      fail("{}", contenders[0].error);
+    if (!ok && i > 0) continue;
+    estimate_ms += ms;
+    timed.push_back(i);
+  }
+  std::vector<Launcher> timed_launchers;
+  for (size_t i : timed) timed_launchers.push_back(launchers[i]);
+  std::vector<TimingStats> stats;
+  const std::string error = time_interleaved(timed_launchers, estimate_ms, &stats);
+  if (!error.empty()) fail("timing cuBLAS: {}", error);
+  out->min_us = stats[0].min_us;
+  out->median_us = stats[0].median_us;
+  out->max_us = stats[0].max_us;
+  out->runs = stats[0].runs;
+  if (!time_vendor) return;
+  for (size_t t = 0; t < timed.size(); ++t)
+    if (contenders[timed[t]].status == TrialStatus::ok) record_ok(&contenders[timed[t]], stats[t]);
+  for (TrialResult& r : contenders) out->vendor_trials.push_back(std::move(r));
+}
+
 void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& timing,
-                                  GemmScalars scalars, bool time_cublas, CublasTiming* out) {
+                                  GemmScalars scalars, bool time_cublas, bool time_vendor,
+                                  CublasTiming* out) {
   prep.reset();
   problem.validate();
   if (problem.beta_zero && scalars.beta != 0.0f)
@@ -557,23 +661,8 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   const double working_set = q.a.matrix_bytes() + q.b.matrix_bytes() + q.c.matrix_bytes();
   q.flush_l2 = info.l2_bytes > 0 && working_set <= kFlushWhenWithinL2s * double(info.l2_bytes);
 
-  if (time_cublas) {
-    // Timed runs make the call an application would make for these types (SGEMM for f32).
-    reset_c();
-    event(0).record(s());
-    if (std::string error = run_cublas(CublasMath::matching); !error.empty()) fail("{}", error);
-    event(1).record(s());
-    TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
-    const double estimate = event(1).elapsed_ms_since(event(0));
-    std::vector<TimingStats> stats;
-    const std::string error =
-        time_interleaved({[this] { return run_cublas(CublasMath::matching); }}, estimate, &stats);
-    if (!error.empty()) fail("timing cuBLAS: {}", error);
-    out->min_us = stats[0].min_us;
-    out->median_us = stats[0].median_us;
-    out->max_us = stats[0].max_us;
-    out->runs = stats[0].runs;
-  }
+  // Timed runs make the call an application would make for these types (SGEMM for f32).
+  if (time_cublas) time_cublas_calls(time_vendor, out);
   out->ok = true;
 }
 
@@ -599,14 +688,14 @@ bool GemmEvaluator::prepared() const { return impl_->prep != nullptr; }
 bool GemmEvaluator::context_broken() const { return impl_->broken; }
 
 CublasTiming GemmEvaluator::prepare(const Problem& problem, const TimingOptions& timing,
-                                    GemmScalars scalars, bool time_cublas) {
+                                    GemmScalars scalars, bool time_cublas, bool time_vendor) {
   CublasTiming out;
   if (impl_->broken) {
     out.error = "the CUDA context was lost earlier: " + impl_->broken_reason;
     return out;
   }
   try {
-    impl_->prepare(problem, timing, scalars, time_cublas, &out);
+    impl_->prepare(problem, timing, scalars, time_cublas, time_vendor, &out);
   } catch (const Error& e) {
     impl_->prep.reset();
     out = CublasTiming{};

@@ -238,9 +238,12 @@ class GemmEvaluator {
   // f32x3, TF32 for tf32, cublasGemmEx for 16-bit types) unless !time_cublas. ok == false
   // when it cannot. f32x3 problems of every size also get an FP64 reference on the GPU
   // (cublasDgemm on the inputs widened to double) and SGEMM's error against it
-  // (CublasTiming::sgemm_rel_error), the yardstick of f32x3_error_bound.
+  // (CublasTiming::sgemm_rel_error), the yardstick of f32x3_error_bound. time_vendor (with
+  // time_cublas): the vendor calls as contenders, each verified like a kernel, and timed
+  // interleaved with cuBLAS (CublasTiming::vendor_trials).
   CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
-                       GemmScalars scalars = {}, bool time_cublas = true);
+                       GemmScalars scalars = {}, bool time_cublas = true,
+                       bool time_vendor = false);
   bool prepared() const;
 
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify

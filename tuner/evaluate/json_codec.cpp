@@ -211,6 +211,7 @@ void describe(auto& io, Is<CublasTiming> auto& t) {
   io("max_us", t.max_us);
   io("runs", t.runs);
   io("sgemm_rel_error", t.sgemm_rel_error);
+  io("vendor_trials", t.vendor_trials);
 }
 
 void describe(auto& io, Is<Comparison> auto& c) {

@@ -70,13 +70,15 @@ int remaining_ms(Clock::time_point deadline) {
 }
 
 // The problem's scalars: beta == 0 unless the problem says otherwise.
-PrepareRequest make_prepare(const Problem& problem, const TimingOptions& timing, bool time_cublas) {
+PrepareRequest make_prepare(const Problem& problem, const TimingOptions& timing, bool time_cublas,
+                            bool time_vendor = false) {
   PrepareRequest r;
   r.problem = problem;
   r.timing = timing;
   r.alpha = 1.0f;
   r.beta = problem.beta_zero ? 0.0f : 1.0f;
   r.time_cublas = time_cublas;
+  r.time_vendor = time_vendor;
   return r;
 }
 
@@ -362,11 +364,11 @@ std::optional<DeviceInfo> WorkerClient::probe_device(std::string* why) {
   return device;
 }
 
-CublasTiming WorkerClient::prepare_problem(const Problem& problem) {
+CublasTiming WorkerClient::prepare_problem(const Problem& problem, bool time_vendor) {
   problem.validate();
   problem_ = problem;
   const auto outcome =
-      request("prepare", encode_request(make_prepare(problem, timing_, /*time_cublas=*/true)),
+      request("prepare", encode_request(make_prepare(problem, timing_, /*time_cublas=*/true, time_vendor)),
               std::max(timeout_, kSlowRequestTimeout));
   CublasTiming timing;
   if (!outcome.response) {

@@ -39,7 +39,8 @@ class WorkerClient {
 
   // Allocates fresh random inputs for the problem, computes the reference and times cuBLAS.
   // Later evaluate/compare calls use this problem (re-prepared after a worker restart).
-  CublasTiming prepare_problem(const Problem& problem);
+  // time_vendor: the vendor calls as contenders too (CublasTiming::vendor_trials).
+  CublasTiming prepare_problem(const Problem& problem, bool time_vendor = false);
 
   // Loads the cubin, verifies against the reference (poisoned C, NaN check, error bound)
   // and, when correct, times it. Never throws for a bad kernel: the status says what happened.

@@ -24,6 +24,7 @@ void describe(auto& io, Is<PrepareRequest> auto& r) {
   io("alpha", r.alpha);
   io("beta", r.beta);
   io("time_cublas", r.time_cublas);
+  io("time_vendor", r.time_vendor);
 }
 
 void describe(auto& io, Is<EvaluateRequest> auto& r) {

@@ -18,12 +18,16 @@ DatabaseSelector DatabaseSelector::served_now() const {
 }
 
 KernelSelector DatabaseSelector::selector(const std::string& left_out) const {
+  return selector(left_out.empty() ? std::set<std::string>{} : std::set<std::string>{left_out});
+}
+
+KernelSelector DatabaseSelector::selector(const std::set<std::string>& left_out) const {
   std::vector<BestEntry> kept_tuned;
   std::vector<TrialRecord> kept_trials;
   for (const BestEntry& e : tuned_)
-    if (e.problem.key() != left_out) kept_tuned.push_back(e);
+    if (!left_out.count(e.problem.key())) kept_tuned.push_back(e);
   for (const TrialRecord& r : measured_)
-    if (r.problem.key() != left_out) kept_trials.push_back(r);
+    if (!left_out.count(r.problem.key())) kept_trials.push_back(r);
   return KernelSelector(std::move(kept_tuned), shipped_default_kernels(), device_.arch,
                         device_.sm_count, kept_trials, ceilings_);
 }

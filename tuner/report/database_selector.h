@@ -4,6 +4,7 @@
 // the HTML report and explain.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ class DatabaseSelector {
 
   // The selector without `left_out` (a problem key; empty: nothing left out).
   KernelSelector selector(const std::string& left_out = "") const;
+  // The selector without any of these problems (keys): how a group would be served untuned.
+  KernelSelector selector(const std::set<std::string>& left_out) const;
   const std::vector<BestEntry>& tuned() const { return tuned_; }
   const std::vector<TrialRecord>& measured() const { return measured_; }
   // What served_now() left out (nothing for the database as recorded).

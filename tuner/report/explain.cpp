@@ -16,6 +16,8 @@ namespace {
 std::string describe_choice(const KernelChoice& c) {
   switch (c.path) {
     case Selection::exact:
+      if (is_vendor_call(c.config))
+        return "its tuned best, the vendor call " + describe_vendor_call(c.config);
       return "its tuned best, " + c.config.canonical_name();
     case Selection::nearest:
       return fmt::format("{}, measured on the tuned shape {}", c.config.canonical_name(),
@@ -26,6 +28,11 @@ std::string describe_choice(const KernelChoice& c) {
       break;
   }
   return "cuBLAS (no tuned or default kernel can run it)";
+}
+
+// The choice and, on a line of its own, the selector's rule that made it.
+std::string choice_lines(const std::string& lead, const KernelChoice& c) {
+  return fmt::format("  {} {}\n    by the rule: {}\n", lead, describe_choice(c), c.rule);
 }
 
 std::string fixed(double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); }
@@ -58,6 +65,9 @@ std::string explain_trials(TuningDb& db, const std::vector<const TrialRecord*>& 
         "{} waves over {} SMs",
         f->occupancy.blocks_per_sm, f->threads, f->occupancy.limited_by, f->registers,
         f->smem_bytes, fixed(f->waves), device.sm_count);
+  } else if (is_vendor_call(ok.front()->trial.config)) {
+    why += "the vendor call " + describe_vendor_call(ok.front()->trial.config) +
+           " beat every kernel of ours";
   } else {
     why += "no stored cubin to read its resources from";
   }
@@ -78,7 +88,7 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
     if (!device_filter.empty() && device.name != device_filter) continue;
     const DatabaseSelector source(db, device);
     out += fmt::format("{} on {} ({}, {} SMs)\n", key, device.name, device.arch, device.sm_count);
-    out += "  the dispatcher serves " + describe_choice(source.selector().choose(problem)) + "\n";
+    out += choice_lines("the dispatcher serves", source.selector().choose(problem));
     // libtgemm leaves out what this build finds stale (a family's source changed since): say
     // what it then serves, as the line above judges the database as recorded.
     const DatabaseSelector now = source.served_now();
@@ -102,8 +112,7 @@ std::string explain_problem(TuningDb& db, const Problem& problem, const std::str
       out += "  not tuned on this device\n";
       continue;
     }
-    out +=
-        "  untuned, it would get " + describe_choice(source.selector(key).choose(problem)) + "\n";
+    out += choice_lines("untuned, it would get", source.selector(key).choose(problem));
     std::string counts = fmt::format("  trials: {} ok", ok.size());
     for (const auto& [status, n] : failed) counts += fmt::format(", {} {}", n, to_string(status));
     out += counts + "\n";

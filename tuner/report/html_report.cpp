@@ -287,13 +287,21 @@ std::string ratio_section(const std::vector<ProblemRows>& rows) {
   for (const ProblemRows& r : rows) {
     if (!r.best || r.best->cublas_median_us <= 0) continue;
     const double ratio = r.best->cublas_median_us / r.best->trial.time_median_us;
+    // Where a vendor call is the best, our own fastest kernel's ratio beside it.
+    const double own_us = r.best->own_best_us();
+    const std::string value =
+        !is_vendor_call(r.best->config)
+            ? fixed(ratio, 3)
+            : fmt::format("{} (served by {}; ours {})", fixed(ratio, 3),
+                          r.best->config.template_name,
+                          own_us > 0 ? fixed(r.best->cublas_median_us / own_us, 3) : "-");
     out += fmt::format(
         "<div class=\"bar-row\"><span class=\"bar-label\" title=\"{}\">{}</span><span "
         "class=\"bar-track\"><span class=\"bar ratio-bar\" data-key=\"{}\" style=\"width:{:.1f}%;"
         "background:{}\"></span><span class=\"one\" style=\"left:{:.1f}%\"></span></span>"
         "<span class=\"bar-value\">{}</span></div>\n",
         escaped(r.problem.key()), escaped(short_label(r.problem)), escaped(r.problem.key()),
-        100 * ratio / top, type_colour(r.problem.types.name()), 100 / top, fixed(ratio, 3));
+        100 * ratio / top, type_colour(r.problem.types.name()), 100 / top, escaped(value));
     ++shown;
   }
   if (!shown) out += "<p class=\"note\">No problem has a cuBLAS time.</p>\n";

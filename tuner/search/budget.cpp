@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "src/core/error.h"
@@ -90,6 +91,24 @@ class TimeLimited final : public Strategy {
 
 std::unique_ptr<Strategy> time_limited(std::unique_ptr<Strategy> inner, Deadline* deadline) {
   return std::make_unique<TimeLimited>(std::move(inner), deadline);
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Deadline Deadline::share_of_left(size_t ways) const {
+  Deadline share = *this;
+  share.expired = false;
+  const double start = now();
+  if (std::isfinite(at))
+    share.at = start + std::max(0.0, at - start) / double(std::max<size_t>(1, ways));
+  return share;
+}
+
+double weighted_share(double left, double weight, double weights_after) {
+  const double all = weight + weights_after;
+  return all > 0 ? std::max(0.0, left) * weight / all : 0.0;
 }
 
 double time_share_weight(size_t runnable_configs) {

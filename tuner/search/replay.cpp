@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "src/dispatch/kernel_selector.h"
 #include "src/templates/template_registry.h"
 #include "tuner/search/ask_tell.h"
+#include "tuner/search/candidates.h"
 #include "tuner/search/model_strategy.h"
 
 namespace tgemm {
@@ -74,21 +79,28 @@ std::vector<ReplayGroup> one_per_problem(std::vector<ReplayGroup> groups) {
   return out;
 }
 
+// The performance model of a replayed family for its group's problems on the device.
+ModelContext model_context(const ReplayGroup& g, const DeviceInfo& device,
+                           const ReplayInput& input) {
+  ModelContext model;
+  model.family = &template_named(g.family);
+  model.problems = g.problems;
+  model.limits = device.limits.smem_per_block_optin > 0 ? device.limits : arch_limits(device.arch);
+  model.limits.arch = device.arch;
+  model.sm_count = device.sm_count > 0 ? device.sm_count : default_sm_count(device.arch);
+  std::vector<DeviceCeiling> mine;
+  for (const DeviceCeiling& c : input.ceilings)
+    if (c.device_name == device.name && c.arch == device.arch) mine.push_back(c);
+  model.roofs = roofs_from(mine, device.arch, g.problems.front().types);
+  return model;
+}
+
 StrategyContext replay_context(const ReplayGroup& g, const DeviceInfo& device,
                                const ReplayInput& input, const ReplayOptions& options) {
   StrategyContext ctx;
   ctx.exploration = options.exploration;
   if (options.strategy != "model" && options.strategy != "nearest") return ctx;
-  ctx.model.family = &template_named(g.family);
-  ctx.model.problems = g.problems;
-  ctx.model.limits =
-      device.limits.smem_per_block_optin > 0 ? device.limits : arch_limits(device.arch);
-  ctx.model.limits.arch = device.arch;
-  ctx.model.sm_count = device.sm_count > 0 ? device.sm_count : default_sm_count(device.arch);
-  std::vector<DeviceCeiling> mine;
-  for (const DeviceCeiling& c : input.ceilings)
-    if (c.device_name == device.name && c.arch == device.arch) mine.push_back(c);
-  ctx.model.roofs = roofs_from(mine, device.arch, g.problems.front().types);
+  ctx.model = model_context(g, device, input);
   if (options.strategy == "nearest")
     ctx.nearest = nearest_tuned_configs(g.problems, input.trials, g.family);
   // What the database knows of other shapes, as the tuner would find it there.
@@ -124,12 +136,87 @@ bool faster(const TrialResult& t, double best_us) {
 
 }  // namespace
 
+namespace {
+
+// The database's fastest ok trial of each problem on the device, as the dispatcher reads bests.
+std::vector<BestEntry> recorded_bests(const std::vector<TrialRecord>& trials,
+                                      const std::string& device) {
+  std::map<std::string, BestEntry> bests;
+  for (const TrialRecord& r : trials) {
+    if (r.device_name != device || !faster(r.trial, 0)) continue;
+    auto [it, fresh] = bests.try_emplace(r.problem.key());
+    if (!fresh && r.trial.time_median_us >= it->second.trial.time_median_us) continue;
+    BestEntry& e = it->second;
+    e.problem = r.problem;
+    e.device_name = r.device_name;
+    e.arch = r.arch;
+    e.config = r.trial.config;
+    e.template_hash = r.template_hash;
+    e.trial = r.trial;
+    e.measured_with = r.measured_with;
+  }
+  std::vector<BestEntry> out;
+  for (auto& [key, e] : bests) out.push_back(std::move(e));
+  return out;
+}
+
+// A replayed family's candidates, as the tuner finds them for its group: what the database
+// without the group's problems serves them, the shipped defaults of the device's arch and the
+// group's types, and the nearest other shapes' fastest, each as the recorded space spells it.
+CandidateStrategy replay_candidates(const ReplayGroup& g, const DeviceInfo& device,
+                                    const ReplayInput& input, const ModelContext& model) {
+  std::vector<BestEntry> bests;
+  std::vector<TrialRecord> others;
+  const auto in_group = [&](const Problem& p) {
+    return std::find(g.keys.begin(), g.keys.end(), p.key()) != g.keys.end();
+  };
+  for (BestEntry& e : recorded_bests(input.trials, device.name))
+    if (!in_group(e.problem)) bests.push_back(std::move(e));
+  for (const TrialRecord& r : input.trials)
+    if (r.device_name == device.name && !in_group(r.problem)) others.push_back(r);
+  std::vector<DeviceCeiling> ceilings;
+  for (const DeviceCeiling& c : input.ceilings)
+    if (c.device_name == device.name && c.arch == device.arch) ceilings.push_back(c);
+  const KernelSelector selector(std::move(bests), shipped_default_kernels(), device.arch,
+                                device.sm_count, others, ceilings);
+  CandidateSources sources;
+  for (const Problem& p : g.problems)
+    if (KernelChoice c = selector.choose(p); c.path != Selection::cublas)
+      sources.served.push_back(c.config);
+  for (const DefaultKernel& d : shipped_default_kernels())
+    if ((d.arch == "*" || d.arch == device.arch) && d.types == g.problems.front().types)
+      sources.defaults.push_back(d.config);
+  sources.nearest = nearest_tuned_configs(g.problems, others, g.family, 2, kNearestPerShape);
+  // The recorded space by parameter values, whatever their order in the source.
+  const auto values_key = [](const KernelConfig& c) {
+    auto params = c.params;
+    std::sort(params.begin(), params.end());
+    return KernelConfig{c.template_name, params}.params_text();
+  };
+  std::map<std::string, const KernelConfig*> recorded;
+  for (const KernelConfig& c : g.space) recorded.emplace(values_key(c), &c);
+  const AdmitConfig admit = [&](const KernelConfig& c) {
+    auto it = recorded.find(values_key(c));
+    return it == recorded.end() ? std::nullopt : std::optional<KernelConfig>(*it->second);
+  };
+  return CandidateStrategy(proven_candidates(sources, admit, g.space, model), g.problems.size());
+}
+
+// The groups in the tuner's order: by variant (with per_problem, by problem), then family.
+std::vector<std::vector<const ReplayGroup*>> by_variant(const std::vector<ReplayGroup>& groups,
+                                                        bool per_problem) {
+  std::map<std::string, std::vector<const ReplayGroup*>> variants;
+  for (const ReplayGroup& g : groups)
+    variants[per_problem ? g.keys.front() : build_variant(g.problems.front()).functional_key()]
+        .push_back(&g);
+  std::vector<std::vector<const ReplayGroup*>> out;
+  for (auto& [key, list] : variants) out.push_back(std::move(list));
+  return out;
+}
+
+}  // namespace
+
 ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
-  if (options.budget.seconds > 0)
-    fail(
-        "--budget {}: a replay spends a count or a share of the space; the database holds no "
-        "compile times to spend a time on",
-        options.budget.describe());
   ReplayResult result;
   result.device = replayed_device(input, options.device);
   const DeviceInfo& dev = device_named(input, result.device);
@@ -137,7 +224,7 @@ ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
   std::vector<std::string> order;
   std::vector<ReplayGroup> groups = group_trials(input.trials, result.device);
   if (options.per_problem) groups = one_per_problem(std::move(groups));
-  for (const ReplayGroup& g : groups) {
+  for (const ReplayGroup& g : groups)
     for (size_t p = 0; p < g.keys.size(); ++p) {
       if (!rows.count(g.keys[p])) order.push_back(g.keys[p]);
       ReplayProblem& row = rows[g.keys[p]];
@@ -148,31 +235,77 @@ ReplayResult replay(const ReplayInput& input, const ReplayOptions& options) {
           row.family = g.family;
         }
     }
-    auto strategy =
-        make_strategy(options.strategy, g.space, options.budget.configs_for(g.space.size()),
-                      options.seed, replay_context(g, dev, input, options));
-    result.space += g.space.size();
-    result.asked += run_ask_tell_by_problem(
-        *strategy, options.batch, [&](const std::vector<KernelConfig>& batch) {
-          std::vector<std::vector<TrialResult>> out(g.problems.size());
-          for (size_t p = 0; p < g.problems.size(); ++p) {
-            ReplayProblem& row = rows[g.keys[p]];
-            for (const KernelConfig& c : batch) {
-              ++row.asked;
-              auto it = g.trial[p].find(c.params_text());
-              if (it == g.trial[p].end()) {
-                ++row.unmeasured;
-                continue;
-              }
-              ++row.measured;
-              out[p].push_back(it->second->trial);
-              if (faster(it->second->trial, row.best_found_us))
-                row.best_found_us = it->second->trial.time_median_us;
-            }
+  // A time budget runs on a simulated clock: each trial costs what measuring it would.
+  double clock = 0;
+  const RunClock now = [&clock] { return clock; };
+  std::deque<double> weights;  // of the exploring runs not yet started (time_share_weight)
+  for (const ReplayGroup& g : groups)
+    weights.push_back(time_share_weight(std::min(g.space.size(), kConfigsForAFullShare)));
+  // Each batch on each problem in turn, within its share of the deadline (as the tuner).
+  const auto measuring = [&](const ReplayGroup& g, bool candidate, Deadline& deadline) {
+    return [&, candidate](const std::vector<KernelConfig>& batch) {
+      std::vector<std::vector<TrialResult>> out(g.problems.size());
+      for (size_t p = 0; p < g.problems.size(); ++p) {
+        Deadline share = deadline.share_of_left(g.problems.size() - p);
+        ReplayProblem& row = rows[g.keys[p]];
+        for (const KernelConfig& c : batch) {
+          if (share.passed() && row.best_found_us > 0) break;
+          auto it = g.trial[p].find(c.params_text());
+          const bool recorded = it != g.trial[p].end();
+          ++row.asked;
+          row.candidates += candidate;
+          row.trace.push_back({c, candidate, recorded});
+          clock += options.trial_overhead_s;
+          if (!recorded) {
+            ++row.unmeasured;
+            continue;
           }
-          return out;
-        });
+          const TrialResult& t = it->second->trial;
+          clock += double(std::max(t.runs, 1)) * std::max(t.time_median_us, 0.0) * 1e-6;
+          ++row.measured;
+          out[p].push_back(t);
+          if (faster(t, row.best_found_us)) row.best_found_us = t.time_median_us;
+        }
+      }
+      deadline.passed();
+      return out;
+    };
+  };
+  double candidate_seconds = 0;  // not counted against a time budget (exploring_seconds)
+  for (const auto& variant : by_variant(groups, options.per_problem)) {
+    const double candidates_started = clock;
+    std::vector<CandidateStrategy> candidates;
+    for (const ReplayGroup* g : variant)
+      candidates.push_back(replay_candidates(*g, dev, input, model_context(*g, dev, input)));
+    for (size_t f = 0; f < variant.size(); ++f) {
+      Deadline none;
+      none.now = now;
+      result.asked +=
+          run_ask_tell_by_problem(candidates[f], options.batch, measuring(*variant[f], true, none));
+    }
+    candidate_seconds += clock - candidates_started;
+    for (size_t f = 0; f < variant.size(); ++f) {
+      const ReplayGroup& g = *variant[f];
+      std::unique_ptr<Strategy> strategy = exploring_strategy(
+          options.strategy, g.space, candidates[f], options.budget.configs_for(g.space.size()),
+          options.seed, replay_context(g, dev, input, options));
+      Deadline deadline;
+      deadline.now = now;
+      const double weight = weights.front();
+      weights.pop_front();
+      if (options.budget.seconds > 0) {
+        const double after = std::accumulate(weights.begin(), weights.end(), 0.0);
+        const double left = options.budget.seconds - (clock - candidate_seconds);
+        deadline.at = clock + weighted_share(left, weight, after);
+        strategy = time_limited(std::move(strategy), &deadline);
+      }
+      result.space += g.space.size();
+      result.asked +=
+          run_ask_tell_by_problem(*strategy, options.batch, measuring(g, false, deadline));
+    }
   }
+  result.seconds = clock;
+  result.candidate_seconds = candidate_seconds;
   double log_sum = 0;
   for (const std::string& key : order) {
     const ReplayProblem& row = rows[key];
@@ -222,6 +355,11 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& options) {
       "config-problem pair(s) unmeasured in the database (not counted as found)\n",
       options.strategy, options.seed, options.budget.describe(), r.asked, r.space, r.device,
       r.geomean_ratio, r.within(0.03), r.problems.size(), r.within(0.10), r.unmeasured);
+  if (options.budget.seconds > 0)
+    out += fmt::format(
+        "simulated time {:.1f} s: {:.1f} s on the candidates, then the budget of {:g} s "
+        "exploring\n",
+        r.seconds, r.candidate_seconds, options.budget.seconds);
   return out;
 }
 

@@ -20,6 +20,8 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/core/vendor_call.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/build_versions.h"
@@ -28,11 +30,13 @@
 #include "tuner/evaluate/worker_client.h"
 #include "tuner/input/problem_set.h"
 #include "src/core/yaml_input.h"
+#include "tuner/report/database_selector.h"
 #include "tuner/report/explain.h"
 #include "tuner/report/progress_line.h"
 #include "tuner/report/text_columns.h"
 #include "tuner/search/ask_tell.h"
 #include "tuner/search/budget.h"
+#include "tuner/search/candidates.h"
 #include "tuner/search/model_strategy.h"
 #include "src/templates/search_space.h"
 #include "tuner/search/strategy.h"
@@ -135,9 +139,33 @@ struct ProblemState {
   double best_tflops = 0;
   double cublas_us = 0;  // cuBLAS's median for the problem, once prepared
   bool cublas_timed = false;
+  bool vendor_timed = false;  // the vendor calls raced once this session (record_vendor_trials)
   bool ran_any = false;
   std::string note;                         // why it could not be tuned
   std::vector<CompileOutcome> ok_outcomes;  // compiled kernels, for the final comparison
+};
+
+// A strategy owned elsewhere, for the pipeline that takes ownership of the one it runs.
+class Forwarding final : public Strategy {
+ public:
+  explicit Forwarding(std::shared_ptr<Strategy> inner) : inner_(std::move(inner)) {}
+  std::vector<KernelConfig> propose(size_t max_count) override {
+    return inner_->propose(max_count);
+  }
+  void report(const std::vector<TrialResult>& results) override { inner_->report(results); }
+  void report_problem(size_t problem, const std::vector<TrialResult>& results) override {
+    inner_->report_problem(problem, results);
+  }
+
+ private:
+  std::shared_ptr<Strategy> inner_;
+};
+
+// A variant group while it is tuned: its problems, and per family (the group's order) the
+// proven candidates and what each problem measured of them.
+struct GroupState {
+  std::vector<ProblemState> problems;
+  std::vector<std::shared_ptr<CandidateStrategy>> candidates;
 };
 
 class Session {
@@ -164,7 +192,7 @@ class Session {
     }
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
-    std::vector<std::vector<ProblemState>> states(groups.size());  // each filled as it starts
+    std::vector<GroupState> states(groups.size());  // each filled as it starts
     time_started_ = Clock::now();
     if (opt_.time_budget_s > 0) weigh_pairs(groups);  // its enumerations count against it
     // Batches of a few compiles per job: the model strategy learns between them. Under a time
@@ -201,9 +229,10 @@ class Session {
     }
     if (opt_.time_budget_s > 0)
       summary += fmt::format(
-          "; time budget {:g} s: {:.1f} s spent asking, {} of {} family run(s) "
-          "stopped by it",
-          opt_.time_budget_s, seconds_since(time_started_), pairs_stopped_, pairs_total_);
+          "; time budget {:g} s: {:.1f} s spent exploring past the candidates ({:.1f} s on "
+          "those), {} of {} family run(s) stopped by it",
+          opt_.time_budget_s, exploring_seconds(), candidate_seconds_, pairs_stopped_,
+          pairs_total_);
     summary += fmt::format("; total {}", format_duration(seconds_since(started)));
     db.finish_run(run_id_, summary);
     if (device_) print_table(reports);
@@ -360,42 +389,50 @@ class Session {
     return *kept;
   }
 
-  // The next (variant, family) pair's run for run_pipelined, nullopt after the last. A
-  // group's problem states are read when its first pair starts; its last pair finishes them.
+  // The next pair's run for run_pipelined, nullopt after the last. Each group runs two pairs
+  // per family: first every family's proven candidates (read, with the group's problem states,
+  // when its first pair starts), measured on every problem whatever the budget; then every
+  // family's exploration under the budget. Its last pair finishes its problems.
   std::optional<PairRun> next_pair(TuningDb& db, CompileStage& compile,
                                    const std::vector<VariantGroup>& groups,
-                                   std::vector<std::vector<ProblemState>>* states,
+                                   std::vector<GroupState>* states,
                                    std::vector<ShapeReport>* reports) {
     if (next_group_ == groups.size()) return std::nullopt;
     const VariantGroup& group = groups[next_group_];
-    std::vector<ProblemState>& group_states = (*states)[next_group_];
-    if (next_family_ == 0) group_states = problem_states(db, group);
-    FamilySpace& fs = *group.families[next_family_];
-    const bool last_of_group = ++next_family_ == group.families.size();
+    GroupState& state = (*states)[next_group_];
+    const size_t families = group.families.size();
+    const size_t step = next_family_;
+    if (step == 0) {
+      candidates_started_ = Clock::now();
+      state.problems = problem_states(db, group);
+      state.candidates = group_candidates(db, group, state.problems);
+    }
+    const bool last_of_group = ++next_family_ == 2 * families;
     if (last_of_group) {
       next_family_ = 0;
       ++next_group_;
     }
-    return start_pair(db, compile, group, fs, &group_states, last_of_group ? reports : nullptr);
+    FamilySpace& fs = *group.families[step % families];
+    if (step == families) candidate_seconds_ += seconds_since(candidates_started_);
+    if (step < families)
+      return start_candidates(db, compile, group, fs, state.candidates[step], &state.problems);
+    return start_pair(db, compile, group, fs, *state.candidates[step - families], &state.problems,
+                      last_of_group ? reports : nullptr);
   }
 
   // Whether the next pair may start while batches of earlier pairs are still to be measured.
-  // Its strategy is built from what the session knows when it starts, and those batches can
-  // change that only through the database's trials: its group's problems are read when the
-  // group starts and no earlier group measures them (a problem belongs to one group), the
-  // ceilings are stored before the first pair. But model and nearest with a GPU read the
-  // trials of the pair's family on other shapes, which an unfinished pair of that family (the
-  // previous group's) may still add to: such a pair waits for them, so it asks for the same
-  // configs as without the overlap. Random and exhaustive, and compile-only runs, never wait.
+  // Its strategy is built from what the session knows when it starts, which those batches
+  // change through the database's trials and the problem states. A group's first pair reads
+  // every family's trials (what the dispatcher serves its problems untuned, the nearest tuned
+  // shapes) and its first exploring pair needs every candidate measured (their results teach
+  // it, and its share of a time budget is of what they left): both wait for everything before
+  // them, so a run asks for the same configs as without the overlap. Otherwise model and
+  // nearest with a GPU read the trials of the pair's family on other shapes, which only pairs
+  // of earlier groups add to, all measured by then; the rest never wait.
   bool next_pair_may_start_early(const std::vector<VariantGroup>& groups) const {
-    if (!context_reads_trials() || next_group_ == groups.size()) return true;
-    const FamilySpace& fs = *groups[next_group_].families[next_family_];
-    return !unfinished_families_.contains(fs.space.template_name());
-  }
-
-  // Whether strategy_context reads the database's trials.
-  bool context_reads_trials() const {
-    return device_ && (opt_.strategy == "model" || opt_.strategy == "nearest");
+    if (next_group_ == groups.size()) return true;
+    const bool waits = next_family_ == 0 || next_family_ == groups[next_group_].families.size();
+    return !waits || unfinished_pairs_ == 0;
   }
 
   // What the session knows of a group's problems before its first pair.
@@ -415,16 +452,57 @@ class Session {
     return states;
   }
 
-  // Ask/tell over one family's space for one variant: each batch compiled, then measured on
-  // every problem of the variant. With `reports` (the group's last family), the group's
-  // problems are finished into it once the pair has finished.
+  // A family's proven candidates for one variant, measured on every problem: no budget stops
+  // them (no deadline), so every problem has them before anything is explored.
+  PairRun start_candidates(TuningDb& db, CompileStage& compile, const VariantGroup& group,
+                           FamilySpace& fs, std::shared_ptr<CandidateStrategy> candidates,
+                           std::vector<ProblemState>* states) {
+    PairRun run = pair_run(db, compile, group, fs, states, std::make_shared<Deadline>());
+    spdlog::info("{} {} for {}: {} proven candidate(s) first", fs.family->name(),
+                 group.variant.types.name(), group.variant.layout(),
+                 candidates->candidates().size());
+    run.strategy = shared_out(filtered(std::make_unique<Forwarding>(std::move(candidates)),
+                                       [this, &fs, &group](const KernelConfig& c) {
+                                         return some_problem_runs(fs, group, c);
+                                       }),
+                              opt_.config_share.index, opt_.config_share.count);
+    run.finished = [this](uint64_t) { --unfinished_pairs_; };
+    return run;
+  }
+
+  // Ask/tell over one family's space for one variant past its candidates, under the budget:
+  // each batch compiled, then measured on every problem of the variant. With `reports` (the
+  // group's last pair), the group's problems are finished into it once the pair has finished.
   PairRun start_pair(TuningDb& db, CompileStage& compile, const VariantGroup& group,
-                     FamilySpace& fs, std::vector<ProblemState>* states,
-                     std::vector<ShapeReport>* reports) {
+                     FamilySpace& fs, const CandidateStrategy& candidates,
+                     std::vector<ProblemState>* states, std::vector<ShapeReport>* reports) {
     auto deadline = std::make_shared<Deadline>();  // no deadline without a time budget
+    PairRun run = pair_run(db, compile, group, fs, states, deadline);
+    run.strategy = pair_strategy(db, group, fs, candidates, *states, deadline.get());
+    run.finished = [this, &db, &group, &fs, states, reports, deadline](uint64_t asked) {
+      --unfinished_pairs_;
+      ++pairs_total_;
+      if (deadline->expired) {
+        ++pairs_stopped_;
+        spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
+                     fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
+      }
+      if (!reports) return;
+      if (device_)
+        for (ProblemState& st : *states) reports->push_back(finish_problem(db, st));
+      *states = {};  // the group is done: let its kept cubins go
+    };
+    return run;
+  }
+
+  // A pair's compiling and measuring (its strategy and end are the caller's). Each batch is
+  // measured on the problems in turn, each within an even share of what the deadline leaves
+  // (Deadline::share_of_left), so a time budget is shared over the problems of the variant
+  // instead of being spent on the first ones.
+  PairRun pair_run(TuningDb& db, CompileStage& compile, const VariantGroup& group, FamilySpace& fs,
+                   std::vector<ProblemState>* states, std::shared_ptr<Deadline> deadline) {
+    ++unfinished_pairs_;
     PairRun run;
-    run.strategy = pair_strategy(db, group, fs, *states, deadline.get());
-    unfinished_families_.insert(fs.space.template_name());
     const std::string what =
         fmt::format("compile {} {} {} for {}", fs.family->name(), group.variant.types.name(),
                     group.variant.layout(), limits_.arch);
@@ -440,22 +518,12 @@ class Session {
       line.finish();
       std::vector<std::vector<TrialResult>> results(states->size());
       if (!device_) return results;
-      for (size_t p = 0; p < states->size(); ++p)
-        results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p], deadline.get());
-      return results;
-    };
-    run.finished = [this, &db, &group, &fs, states, reports, deadline](uint64_t asked) {
-      unfinished_families_.erase(unfinished_families_.find(fs.space.template_name()));
-      ++pairs_total_;
-      if (deadline->expired) {
-        ++pairs_stopped_;
-        spdlog::info("{} {} for {}: the time budget's share ran out after {} config(s)",
-                     fs.family->name(), group.variant.types.name(), group.variant.layout(), asked);
+      for (size_t p = 0; p < states->size(); ++p) {
+        Deadline share = deadline->share_of_left(states->size() - p);
+        results[p] = measure_batch(db, *fs.family, outcomes, &(*states)[p], &share);
       }
-      if (!reports) return;
-      if (device_)
-        for (ProblemState& st : *states) reports->push_back(finish_problem(db, st));
-      *states = {};  // the group is done: let its kept cubins go
+      deadline->passed();  // the pair's share is gone once the last problem's is
+      return results;
     };
     return run;
   }
@@ -492,24 +560,20 @@ class Session {
       }
   }
 
-  // The pair's strategy: the shipped defaults, then the configured strategy over the legal
-  // configs, this session's share of them and, with a time budget, this pair's share of it.
+  // The pair's strategy: the configured strategy over the legal configs past the family's
+  // candidates, this session's share of them and, with a time budget, this pair's share of it.
   std::unique_ptr<Strategy> pair_strategy(TuningDb& db, const VariantGroup& group, FamilySpace& fs,
+                                          const CandidateStrategy& candidates,
                                           const std::vector<ProblemState>& states,
                                           Deadline* deadline) {
-    enumerate_once(fs);
-    // The strategy's configs, preceded by the shipped defaults: every tuned shape then
-    // measures the kernel an untuned call would get, and a small budget always holds a
-    // known-good start (Kernel Tuner's x0).
     std::vector<KernelConfig> kept;
     const std::vector<KernelConfig>& legal = legal_for_types(fs, group.variant.types, &kept);
     const uint64_t budget = opt_.budget_fraction > 0
                                 ? Budget{0, opt_.budget_fraction, 0}.configs_for(legal.size())
                                 : opt_.budget;
     std::unique_ptr<Strategy> strategy =
-        seeded_strategy(default_configs(fs, group.variant.types),
-                        make_strategy(opt_.strategy, legal, budget, opt_.seed,
-                                      strategy_context(db, group, fs, states)));
+        exploring_strategy(opt_.strategy, legal, candidates, budget, opt_.seed,
+                           strategy_context(db, group, fs, states));
     // A config that no problem of the group can run (a small side wider than a GEMV's ROWS, a
     // parameter this layout's loop ignores) would be compiled only to be refused. It is left
     // out after the strategy asks, not before, so what the strategy asks (its random sample,
@@ -520,21 +584,81 @@ class Session {
     // Identical GPUs share the configs out (--devices): this session measures its share.
     strategy = shared_out(std::move(strategy), opt_.config_share.index, opt_.config_share.count);
     if (opt_.time_budget_s > 0) {
-      // This pair's weighted share of what is left for it and those after it: one that
-      // finishes early leaves its time to the others. The pairs before have asked for all
+      // This pair's weighted share of what is left for it and those after it (the
+      // candidates measured so far have spent theirs); the pairs before have asked for all
       // they will.
-      const double left = opt_.time_budget_s - seconds_since(time_started_);
       const double weight = pair_weights_.front();
       pair_weights_.pop_front();
-      const double all = std::accumulate(pair_weights_.begin(), pair_weights_.end(), weight);
-      const double share = all > 0 ? std::max(0.0, left) * weight / all : 0.0;
-      deadline->at = Clock::now() + std::chrono::microseconds(int64_t(share * 1e6));
+      const double after = std::accumulate(pair_weights_.begin(), pair_weights_.end(), 0.0);
+      const double left = opt_.time_budget_s - exploring_seconds();
+      deadline->at = steady_seconds() + weighted_share(left, weight, after);
       strategy = time_limited(std::move(strategy), deadline);
     }
-    spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' plus the shipped defaults",
+    spdlog::info("{} {} for {}: {} legal config(s), strategy '{}' past the candidates",
                  fs.family->name(), group.variant.types.name(), group.variant.layout(),
                  legal.size(), opt_.strategy);
     return strategy;
+  }
+
+  // Every family's proven candidates for the group (its order), as the group starts: what the
+  // dispatcher serves its problems untuned with this build (the database without them), the
+  // shipped defaults, and the two nearest tuned shapes' fastest of each family.
+  std::vector<std::shared_ptr<CandidateStrategy>> group_candidates(
+      TuningDb& db, const VariantGroup& group, const std::vector<ProblemState>& states) {
+    std::vector<Problem> problems;
+    std::set<std::string> keys;
+    for (const ProblemState& st : states) {
+      problems.push_back(st.named->problem);
+      keys.insert(st.named->problem.key());
+    }
+    CandidateSources common;
+    std::vector<TrialRecord> trials;
+    if (device_) {
+      const DatabaseSelector now = DatabaseSelector(db, *device_).served_now();
+      const KernelSelector selector = now.selector(keys);
+      for (const Problem& p : problems)
+        if (KernelChoice c = selector.choose(p);
+            c.path != Selection::cublas && !is_vendor_call(c.config))
+          common.served.push_back(c.config);
+      for (const TrialRecord& r : now.measured())
+        if (!keys.count(r.problem.key())) trials.push_back(r);
+    }
+    std::vector<std::shared_ptr<CandidateStrategy>> out;
+    for (FamilySpace* fs : group.families) {
+      enumerate_once(*fs);
+      CandidateSources sources = common;
+      sources.defaults = default_configs(*fs, group.variant.types);
+      sources.nearest =
+          nearest_tuned_configs(problems, trials, fs->space.template_name(), 2, kNearestPerShape);
+      const AdmitConfig admit = [this, fs, &group](const KernelConfig& c) {
+        KernelConfig ordered = in_space_order(fs->space, c);
+        if (ordered.params.empty() || fs->space.rejection(ordered, limits_) ||
+            fs->family->types_unsupported_by(ordered, group.variant.types, limits_.arch))
+          return std::optional<KernelConfig>();
+        return std::optional<KernelConfig>(std::move(ordered));
+      };
+      std::vector<KernelConfig> kept;
+      ModelContext model = model_context(db, group, *fs, problems);
+      out.push_back(std::make_shared<CandidateStrategy>(
+          proven_candidates(sources, admit, legal_for_types(*fs, group.variant.types, &kept),
+                            model),
+          problems.size()));
+    }
+    return out;
+  }
+
+  // The performance model of a family for the group's problems on the target.
+  ModelContext model_context(TuningDb& db, const VariantGroup& group, const FamilySpace& fs,
+                             std::vector<Problem> problems) {
+    ModelContext model;
+    model.family = fs.family;
+    model.problems = std::move(problems);
+    model.limits = limits_;
+    model.sm_count = device_ ? device_->sm_count : default_sm_count(limits_.arch);
+    const std::vector<DeviceCeiling> ceilings =
+        device_ ? db.ceilings(device_->name, device_->arch) : std::vector<DeviceCeiling>{};
+    model.roofs = roofs_from(ceilings, limits_.arch, group.variant.types);
+    return model;
   }
 
   // What the model strategies need besides the configs: the problems, the family, the
@@ -544,13 +668,9 @@ class Session {
     StrategyContext ctx;
     ctx.exploration = opt_.exploration;
     if (opt_.strategy != "model" && opt_.strategy != "nearest") return ctx;
-    ctx.model.family = fs.family;
-    for (const ProblemState& st : states) ctx.model.problems.push_back(st.named->problem);
-    ctx.model.limits = limits_;
-    ctx.model.sm_count = device_ ? device_->sm_count : default_sm_count(limits_.arch);
-    const std::vector<DeviceCeiling> ceilings =
-        device_ ? db.ceilings(device_->name, device_->arch) : std::vector<DeviceCeiling>{};
-    ctx.model.roofs = roofs_from(ceilings, limits_.arch, group.variant.types);
+    std::vector<Problem> problems;
+    for (const ProblemState& st : states) problems.push_back(st.named->problem);
+    ctx.model = model_context(db, group, fs, std::move(problems));
     // What this database measured on other shapes of this device: the nearest shapes' bests
     // and the model's prior correction.
     std::vector<TrialRecord> trials;
@@ -679,12 +799,13 @@ class Session {
         trial.error = *why;
       } else {
         if (!prepared) {
-          auto cublas = client_->prepare_problem(problem);
+          auto cublas = client_->prepare_problem(problem, !st->vendor_timed);
           if (!cublas.ok) {
             st->note = "cannot prepare problem: " + cublas.error;
             spdlog::error("{}: {}", st->named->name, st->note);
             return results;
           }
+          if (!st->vendor_timed) record_vendor_trials(db, cublas.vendor_trials, *st);
           db.record_cublas_time(run_id_, st->problem_id, device_id_, cublas.median_us,
                                 cublas.sgemm_rel_error);
           st->cublas_us = cublas.median_us;
@@ -710,6 +831,17 @@ class Session {
     }
     line.finish();
     return results;
+  }
+
+  // The vendor calls raced on the problem (CublasTiming::vendor_trials) as trials of their
+  // pseudo-families, whose code is the cuBLAS version: contenders for the best like any kernel.
+  void record_vendor_trials(TuningDb& db, const std::vector<TrialResult>& trials,
+                            ProblemState& st) {
+    const std::string version = cublas_version();
+    for (const TrialResult& t : trials)
+      db.record_trial(run_id_, st.problem_id, db.upsert_kernel(t.config, version), device_id_,
+                      std::nullopt, t, {current_.nvrtc_version, current_.driver_version});
+    st.vendor_timed = true;
   }
 
   // The problem's best over every family, timed once more interleaved beside cuBLAS.
@@ -747,13 +879,18 @@ class Session {
     return report;
   }
 
+  // A time budget buys exploring, as a count does: the candidates are measured whatever it is,
+  // and their time (each group's, from its first pair to its first exploring one) is not
+  // counted against it.
+  double exploring_seconds() const { return seconds_since(time_started_) - candidate_seconds_; }
+
   bool time_budget_spent() const {
-    return opt_.time_budget_s > 0 && seconds_since(time_started_) >= opt_.time_budget_s;
+    return opt_.time_budget_s > 0 && exploring_seconds() >= opt_.time_budget_s;
   }
 
   void print_table(const std::vector<ShapeReport>& reports) {
-    fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7}  {}\n", "shape", "type", "lay",
-               "tgemm us", "TFLOP/s", "cuBLAS", "ratio", "best config");
+    fmt::print("\n{:<22} {:<6} {:<4} {:>10} {:>9} {:>9} {:>7} {:>7}  {}\n", "shape", "type", "lay",
+               "best us", "TFLOP/s", "cuBLAS", "ratio", "ours", "best config");
     for (const ShapeReport& r : reports) {
       if (!r.best) {
         fmt::print("{:<22} {:<6} {:<4} {}\n", r.name, r.problem.types.name(), r.problem.layout(),
@@ -764,14 +901,19 @@ class Session {
       const double tflops = r.problem.flops() / (us * 1e6);
       const double cublas_tflops = r.cublas_us > 0 ? r.problem.flops() / (r.cublas_us * 1e6) : 0;
       const double ratio = r.cublas_us > 0 ? r.cublas_us / us : 0;
-      fmt::print("{:<22} {:<6} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x  {}\n", r.name,
-                 r.problem.types.name(), r.problem.layout(), us, tflops, cublas_tflops, ratio,
+      // Our own fastest kernel's ratio, the same as the best's unless a vendor call won.
+      const double own_us = is_vendor_call(r.best->config) ? r.best->own_best_us() : us;
+      const std::string ours =
+          own_us > 0 && r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / own_us) : "-";
+      fmt::print("{:<22} {:<6} {:<4} {:>10.1f} {:>9.2f} {:>9.2f} {:>6.2f}x {:>7}  {}\n", r.name,
+                 r.problem.types.name(), r.problem.layout(), us, tflops, cublas_tflops, ratio, ours,
                  r.best->config.canonical_name());
     }
     fmt::print(
         "(TFLOP/s at the median; cuBLAS is the matching cuBLAS call (SGEMM for f32 and f32x3) "
         "timed in the same process; ratio = "
-        "cuBLAS time / tgemm time)\n");
+        "cuBLAS time / best time; the best may be a vendor call (cublas, cublasLt with its "
+        "algorithm), and ours is our own fastest kernel's ratio)\n");
   }
 
   const TuneOptions& opt_;
@@ -785,12 +927,14 @@ class Session {
   CurrentBuild current_;
   TrialCounts counts_;
   SessionTotals totals_;
-  Clock::time_point time_started_;   // the time budget's start
-  std::deque<double> pair_weights_;  // time_share_weight of the pairs not yet started
+  Clock::time_point time_started_;        // the time budget's start
+  Clock::time_point candidates_started_;  // the current group's first pair
+  double candidate_seconds_ = 0;          // spent on the groups' candidates
+  std::deque<double> pair_weights_;       // time_share_weight of the pairs not yet started
   size_t pairs_total_ = 0, pairs_stopped_ = 0;
   // The pair sequence's place: the group and family of the next pair to start.
   size_t next_group_ = 0, next_family_ = 0;
-  std::multiset<std::string> unfinished_families_;  // template names of pairs started, not finished
+  size_t unfinished_pairs_ = 0;  // pairs started, not finished
 };
 
 }  // namespace

@@ -1,8 +1,8 @@
 // TuningSession: one tgemm-tune run. Shapes and spaces in; for each problem variant (layout
-// and types) and each family that computes it, the strategy's batches compiled
-// (CompileStage), then verified and timed on every problem of the variant in the worker, the
-// results told to the strategy before it proposes again; every trial and the best per
-// (problem, device) stored in the database.
+// and types) every family's proven candidates (candidates.h), then for each family the
+// strategy's batches under the budget, each compiled (CompileStage), then verified and timed on
+// every problem of the variant in the worker, the results told to the strategy before it
+// proposes again; every trial and the best per (problem, device) stored in the database.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +34,11 @@ struct TuneOptions {
   std::string arch;  // empty: the GPU's, or sm_75 without one
   // The spaces hold tens of thousands of legal configs: sample by default.
   std::string strategy = "random";
-  uint64_t budget = 200;       // configs per layout, 0 = all the strategy proposes
+  uint64_t budget = 200;       // configs explored per layout, 0 = all the strategy proposes
   double budget_fraction = 0;  // > 0: the budget is this share of each family's legal space
-  // > 0: stop asking for configs once this many seconds are spent, shared out evenly over
-  // the (variant, family) pairs still to tune (what one pair leaves over goes to the rest)
+  // > 0: stop exploring once this many seconds are spent exploring (the proven candidates are
+  // measured first and outside it), shared out over the (variant, family) pairs still to tune
+  // (what one pair leaves over goes to the rest) and within a batch over the problems
   double time_budget_s = 0;
   double exploration = 0.1;  // model and nearest: share of the proposals drawn at random
   uint64_t seed = 1;

@@ -1,0 +1,55 @@
+// The row-major GEMM through cuBLASLt with a chosen algorithm: the heuristic's top algorithms
+// for a problem (the tuner times each, as PyTorch TunableOp does), and one of them rebuilt from
+// its stored configuration (the dispatcher calls it where it was the problem's best).
+#pragma once
+
+#include <cublasLt.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/gemm_call.h"
+#include "src/core/problem.h"
+#include "src/core/vendor_call.h"
+
+namespace tgemm {
+
+// A cuBLASLt algorithm ready to run one problem, and the workspace it needs.
+struct LtReadyAlgo {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspace_bytes = 0;
+};
+
+// The descriptors of one problem (shape, layout, types, alignment): row-major C = op(A) op(B)
+// as cuBLAS's column-major C^T = op(B)^T op(A)^T, the operands swapped as row_major_gemm does.
+class LtGemm {
+ public:
+  // Throws Error naming the failed call when cuBLASLt refuses a descriptor.
+  LtGemm(cublasLtHandle_t handle, const Problem& problem);
+  ~LtGemm();
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+
+  // Up to `count` of the heuristic's algorithms for the problem's alignment that need at most
+  // `max_workspace` bytes, its best first (empty when it has none).
+  std::vector<LtAlgoConfig> heuristic(int count, size_t max_workspace) const;
+  // The stored algorithm rebuilt and checked for the problem (cublasLtMatmulAlgoCheck);
+  // nullopt, with `why`, when this cuBLASLt no longer accepts it.
+  std::optional<LtReadyAlgo> ready(const LtAlgoConfig& config, std::string* why) const;
+  // The call, of the problem's shape and types, with a ready algorithm on `stream`.
+  cublasStatus_t run(const LtReadyAlgo& algo, const GemmCall& call, void* workspace,
+                     cudaStream_t stream) const;
+
+ private:
+  void release();  // the descriptors made so far
+
+  cublasLtHandle_t handle_;
+  cublasComputeType_t compute_;
+  cudaDataType_t ab_type_, c_type_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;  // cuBLAS's A (our B), B, C
+  int align_a_, align_b_, align_c_;                                 // bytes, cuBLAS's operands
+};
+
+}  // namespace tgemm
