@@ -299,7 +299,7 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
       out.vendor = load_vendor_call(state, choice, problem);
     } catch (const std::exception& e) {
       // The library the database named cannot take it (another cuBLASLt): its default call.
-      spdlog::warn("tgemm: {} unavailable for {}: {}; serving cuBLAS",
+      library_log().warn("tgemm: {} unavailable for {}: {}; serving cuBLAS",
                    describe_vendor_call(choice.config), problem.key(), e.what());
       out = Resolved{};
     }
@@ -416,7 +416,7 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
     });
   }
   if (reserved != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    spdlog::warn(
+    library_log().warn(
         "tgemm: {} cannot run {} ({}); this call runs cuBLAS", describe_vendor_call(vendor.config),
         problem.key(),
         reserved != cudaSuccess ? cudaGetErrorString(reserved) : cublasGetStatusString(status));

@@ -10,7 +10,7 @@
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/template_registry.h"
-#include "tuner/search/search_space.h"
+#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {
