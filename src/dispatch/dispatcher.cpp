@@ -7,6 +7,7 @@
 #include "src/core/error.h"
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
+#include "src/dispatch/problem_recorder.h"
 #include "src/dispatch/shared_launch_order.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/build_versions.h"
@@ -64,6 +65,7 @@ Dispatcher::Dispatcher(DispatcherOptions options)
     const char* env = std::getenv("TGEMM_DB");
     db_path_ = env && *env ? env : "tgemm.db";
   }
+  problem_recorder();  // starts $TGEMM_RECORD now, so an unusable file is reported at creation
   try {
     db_ = open_tuning_records(db_path_);
   } catch (const std::exception& e) {
@@ -329,6 +331,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   if (empty) return;
   const int device = current_device();
   const Resolved r = lookup(device, problem);
+  if (r.path != Selection::exact) problem_recorder().note(problem);
   if (r.path == Selection::cublas) {
     if (!cublas_fallback_)
       throw NotSupportedError(
