@@ -21,6 +21,19 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def signature(x):
+    """(everything a plan depends on but the address, the address) of an operand, read as
+    cheaply as the framework allows; (None, 0) for objects that are not arrays."""
+    if is_torch(x):
+        return (x.shape, x.stride(), x.dtype, x.device), x.data_ptr()
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is None:
+        return None, 0
+    strides = cai.get("strides")
+    return ((tuple(cai["shape"]), cai["typestr"], tuple(strides) if strides else None,
+             _cai_device(x)), int(cai["data"][0]))
+
+
 def describe(x, name):
     """The TensorDesc of a torch tensor or an object with __cuda_array_interface__."""
     if is_torch(x):
@@ -61,6 +74,13 @@ def _cai_device(x):
     device = getattr(x, "device", None)
     ident = getattr(device, "id", None)
     return f"cuda:{ident}" if ident is not None else "cuda"
+
+
+def data_ptr(x):
+    """The device address of a torch tensor or __cuda_array_interface__ object."""
+    if is_torch(x):
+        return x.data_ptr()
+    return int(x.__cuda_array_interface__["data"][0])
 
 
 def cai_stream(x):

@@ -6,8 +6,7 @@ libtgemm stores every matrix row-major: X[i, j] at X[i * ld + j] with ld >= its 
 transposed view). Anything else (broadcast, negative or doubly strided) has no layout.
 """
 
-from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from ._library import TgemmError
 
@@ -15,8 +14,7 @@ INT_MAX = 2**31 - 1
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 
 
-@dataclass(frozen=True)
-class TensorDesc:
+class TensorDesc(NamedTuple):
     """What a GEMM needs of one operand; strides are in elements, as torch gives them."""
 
     shape: Tuple[int, ...]
@@ -26,16 +24,14 @@ class TensorDesc:
     ptr: int = 0
 
 
-@dataclass(frozen=True)
-class MatrixLayout:
+class MatrixLayout(NamedTuple):
     """One operand as libtgemm takes it: op(X) is the logical matrix, X stored row-major."""
 
     op: str  # "N" or "T"
     ld: int
 
 
-@dataclass(frozen=True)
-class GemmPlan:
+class GemmPlan(NamedTuple):
     """The arguments of one tgemmGemmEx call for C = alpha op(A) op(B) + beta C."""
 
     op_a: str

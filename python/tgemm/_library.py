@@ -144,7 +144,7 @@ def set_database(path):
 def handle(db_path=None):
     """The process's handle on `db_path` (None: set_database's, else $TGEMM_DB, else
     "tgemm.db"), made once per path."""
-    key = db_path or _default_db or ""
+    key = os.fspath(db_path) if db_path else (_default_db or "")
     db_path = key or None
     with _lock:
         found = _handles.get(key)
@@ -152,7 +152,7 @@ def handle(db_path=None):
         return found
     lib = library()
     made = ctypes.c_void_p()
-    check(lib.tgemmCreate(ctypes.byref(made), db_path.encode() if db_path else None),
+    check(lib.tgemmCreate(ctypes.byref(made), os.fsencode(db_path) if db_path else None),
           "tgemmCreate")
     with _lock:
         # Two threads racing here both create one; the first stored wins, the other is freed.

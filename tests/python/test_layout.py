@@ -8,6 +8,7 @@ import itertools
 import unittest
 
 from tgemm import TensorDesc, TgemmError, matrix_layout, plan_gemm
+from tgemm import _matmul as tgemm_matmul
 from tgemm._arrays import describe_cuda_array
 
 
@@ -173,6 +174,54 @@ class CudaArrayInterfaceTest(unittest.TestCase):
                                     "version": 3}, "a")
         with self.assertRaisesRegex(TgemmError, "dtype <f8"):
             plan_gemm(desc, desc, desc)
+
+
+class FakeCudaArray:
+    """A __cuda_array_interface__ object at a made-up address (never dereferenced here)."""
+
+    def __init__(self, shape, address, strides=None, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (address, False), "strides": strides,
+                                         "version": 3}
+
+
+class MatmulPlanCacheTest(unittest.TestCase):
+    """A repeated call reuses its plan with the new buffers' addresses: it must pass exactly
+    what a fresh plan for those buffers would."""
+
+    def setUp(self):
+        self.calls = []
+        self.saved = tgemm_matmul.run_plan
+
+        def capture(plan, alpha, beta, stream, db=None, a_ptr=None, b_ptr=None, c_ptr=None):
+            self.calls.append(plan._replace(
+                a_ptr=plan.a_ptr if a_ptr is None else a_ptr,
+                b_ptr=plan.b_ptr if b_ptr is None else b_ptr,
+                c_ptr=plan.c_ptr if c_ptr is None else c_ptr))
+        tgemm_matmul.run_plan = capture
+        tgemm_matmul._plans.clear()
+
+    def tearDown(self):
+        tgemm_matmul.run_plan = self.saved
+        tgemm_matmul._plans.clear()
+
+    def test_every_layout_called_twice_passes_a_fresh_plans_arguments(self):
+        m, n, k = 3, 4, 5
+        for ta, tb, tc in itertools.product([False, True], repeat=3):
+            with self.subTest(a_transposed=ta, b_transposed=tb, out_transposed=tc):
+                def arrays(base):
+                    a = FakeCudaArray((m, k), base, (4, 4 * m) if ta else None)
+                    b = FakeCudaArray((k, n), base + 4096, (4, 4 * k) if tb else None)
+                    out = FakeCudaArray((m, n), base + 8192, (4, 4 * m) if tc else None)
+                    return a, b, out
+                for base in (1 << 20, 1 << 24):
+                    a, b, out = arrays(base)
+                    tgemm_matmul.matmul(a, b, out)
+                    expected = plan_gemm(*(describe_cuda_array(x.__cuda_array_interface__, n_)
+                                           for x, n_ in ((a, "a"), (b, "b"), (out, "out"))))
+                    self.assertEqual(self.calls[-1], expected)
+        # One plan per layout combination, each reused on the second call.
+        self.assertEqual(len(tgemm_matmul._plans), 8)
 
 
 if __name__ == "__main__":
