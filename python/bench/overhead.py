@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import torch
+from cuda_timing import median_ms
 
 import tgemm
 from tgemm import _arrays
@@ -94,20 +95,6 @@ def operands(row):
     return a, b, out, compute
 
 
-def gpu_us(call, repeats=50):
-    for _ in range(5):
-        call()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
-
-
 def shape_set(db, shapes):
     with tempfile.TemporaryDirectory() as folder:
         table = os.path.join(folder, "bench.csv")
@@ -119,7 +106,7 @@ def shape_set(db, shapes):
     ratios = []
     for row in rows:
         a, b, out, compute = operands(row)
-        us = gpu_us(lambda: tgemm.matmul(a, b, out, compute=compute))
+        us = 1e3 * median_ms(lambda: tgemm.matmul(a, b, out, compute=compute), repeats=50)
         ratio = us / float(row["tgemm_us"])
         ratios.append(ratio)
         label = f"{row['name']} {row['dtype']} {row['layout']}"

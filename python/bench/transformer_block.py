@@ -16,11 +16,11 @@ the largest relative difference between the two blocks' outputs.
 import argparse
 import copy
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
+from cuda_timing import median_ms
 
 import tgemm
 
@@ -48,21 +48,6 @@ class Block(torch.nn.Module):
         x = x + self.o(attention.transpose(1, 2).reshape(batch, tokens, hidden))
         h = self.norm2(x)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
-
-
-def time_ms(call, repeats=30):
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def graphed(block, x):
@@ -126,7 +111,7 @@ def main():
         for tokens, x in inputs.items():
             theirs, ours = modes(reference, x), modes(block, x)
             for mode in theirs:
-                a_ms, b_ms = time_ms(theirs[mode]), time_ms(ours[mode])
+                a_ms, b_ms = median_ms(theirs[mode]), median_ms(ours[mode])
                 expected, got = theirs[mode]().float(), ours[mode]().float()
                 diff = ((got - expected).abs().max() / expected.abs().max()).item()
                 print(f"{tokens:6d} {mode:8s} {a_ms:10.3f} {b_ms:9.3f} {a_ms / b_ms:13.3f} "

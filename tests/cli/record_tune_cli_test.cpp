@@ -13,6 +13,7 @@
 namespace tgemm {
 namespace {
 
+using testing::exhaustive_tune_args;
 using testing::query_int;
 using testing::run_tool;
 using testing::TempDir;
@@ -37,11 +38,8 @@ TEST(RecordTuneCli, compile_only_tuning_builds_every_recorded_problem_for_sm_90)
   EXPECT_EQ(recorded[0].calls, 6);
   EXPECT_EQ(recorded[1].calls, 5);
 
-  auto tune = run_tool("tgemm-tune", "--shapes " + shapes +
-                                         " --compile-only --arch sm_90 --space " TGEMM_SOURCE_DIR
-                                         "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy "
-                                         "exhaustive --budget 0 --jobs 2 --db " +
-                                         db);
+  auto tune = run_tool("tgemm-tune", exhaustive_tune_args(shapes, "tiny_sgemm_simt", db,
+                                                         "--compile-only --arch sm_90 --jobs 2"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_EQ(query_int(db, "select count(*) from problems"), 2);
   for (const Problem& p : {decode, prefill})

@@ -209,9 +209,7 @@ TEST_F(DispatcherGpu, records_untuned_calls_then_serves_them_exactly_after_tunin
   EXPECT_EQ(recorded[0].calls, 2);
 
   auto tune = testing::run_tool(
-      "tgemm-tune", "--shapes " + shapes + " --space " TGEMM_SOURCE_DIR
-                    "/tests/data/spaces/tiny_sgemm_simt.yaml --strategy exhaustive --budget 0 "
-                    "--db " + db_path_);
+      "tgemm-tune", testing::exhaustive_tune_args(shapes, "tiny_sgemm_simt", db_path_));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   Dispatcher tuned({db_path_, {}, true});
   expect_correct(tuned, untuned, Selection::exact);
