@@ -184,11 +184,16 @@ void ProblemRecorder::note(const Problem& p) {
   if (!active()) return;
   const ShapeKey key{p.m, p.n, p.k, p.types.a, p.types.b, p.types.c, p.types.compute, p.op_a,
                      p.op_b};
-  auto [it, is_new] = shapes_.try_emplace(key);
-  ++it->second.calls;
-  if (!is_new) return;
-  it->second.entry = shape_entry(p);
-  it->second.details = call_details(p);
+  try {
+    auto [it, is_new] = shapes_.try_emplace(key);
+    ++it->second.calls;
+    if (!is_new) return;
+    it->second.entry = shape_entry(p);
+    it->second.details = call_details(p);
+  } catch (const std::exception& e) {  // out of memory: the call itself must still run
+    disable(e.what());
+    return;
+  }
   flush_locked();
 }
 
