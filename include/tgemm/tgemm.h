@@ -24,6 +24,14 @@ const char* to_string(Selection selection);
 
 class Dispatcher;
 
+// Record mode, process-wide: every problem a call serves without an exact tuned entry goes
+// once into the shape file `path` (configs/shapes format, with a `calls` count) for
+// `tgemm-tune --shapes path`; see tgemmSetRecordFile. An empty path stops. Throws Error when
+// the file's lock (path.lock) cannot be created; later write failures only warn on stderr.
+void record_problems(const std::string& path);
+// The file being recorded into; empty when none.
+std::string recorded_problems_file();
+
 // A handle on a tuning database. Thread-safe; calls run on the calling thread's current device.
 // Calls may use any streams: the few kernels that share state between calls (a workspace,
 // per-call counters) are run in turn across streams, each after the one before it. Calls

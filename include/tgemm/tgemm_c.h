@@ -116,6 +116,17 @@ tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a, tge
                                 int m, int n, int k, const float* A, int lda, const float* B,
                                 int ldb, float* C, int ldc, tgemmSelection_t* selection);
 
+/* Record mode (process-wide, all handles): from now on every problem a call serves without an
+ * exact tuned entry goes once into the shape file `path` (configs/shapes format, with a
+ * `calls` count), ready for `tgemm-tune --shapes path`. Several threads and processes may
+ * record into one file. NULL or "" stops recording; counts are written on stop and at exit.
+ * Setting $TGEMM_RECORD=path before the first tgemmCreate does the same. A path whose lock
+ * file (path.lock) cannot be created is TGEMM_STATUS_INVALID_VALUE; a write failing later
+ * stops recording with one warning on stderr, and never fails a GEMM call. */
+tgemmStatus_t tgemmSetRecordFile(const char* path);
+/* The file being recorded into ("" when none); valid until the next call on this thread. */
+const char* tgemmGetRecordFile(void);
+
 const char* tgemmGetStatusString(tgemmStatus_t status);
 /* The message of the last failure on this thread (empty when none). */
 const char* tgemmGetLastError(void);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "src/dispatch/dispatcher.h"
+#include "src/dispatch/problem_recorder.h"
 #include "tgemm/tgemm_c.h"
 
 // Never defined: a tgemmHandle_t is a registry token (see below), not a pointer to memory.
@@ -238,6 +239,26 @@ tgemmStatus_t tgemmGetSelection(tgemmHandle_t handle, tgemmOperation_t op_a, tge
     tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
     *selection = tgemmSelection_t(int(dispatcher.selection(call)));
   });
+}
+
+tgemmStatus_t tgemmSetRecordFile(const char* path) {
+  return guarded([&] {
+    try {
+      tgemm::problem_recorder().start(path ? path : "");
+    } catch (const tgemm::Error& e) {
+      throw tgemm::InvalidValueError(fmt::format("tgemmSetRecordFile: {}", e.what()));
+    }
+  });
+}
+
+const char* tgemmGetRecordFile(void) {
+  thread_local std::string path;
+  try {
+    path = tgemm::problem_recorder().path();
+  } catch (...) {
+    path.clear();
+  }
+  return path.c_str();
 }
 
 const char* tgemmGetStatusString(tgemmStatus_t status) {

@@ -8,6 +8,7 @@
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
+#include "src/dispatch/problem_recorder.h"
 #include "src/dispatch/shared_launch_order.h"
 #include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
@@ -79,6 +80,7 @@ Dispatcher::Dispatcher(DispatcherOptions options)
     const char* env = std::getenv("TGEMM_DB");
     db_path_ = env && *env ? env : "tgemm.db";
   }
+  problem_recorder();  // starts $TGEMM_RECORD now, so an unusable file is reported at creation
   const char* write_back = std::getenv("TGEMM_DB_WRITE_BACK");
   const bool writes_back =
       options_.write_back_cubins || (write_back && std::string(write_back) == "1");
@@ -433,6 +435,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   if (empty) return;
   const int device = current_device();
   const Resolved r = lookup(device, problem);
+  if (r.path != Selection::exact) problem_recorder().note(problem);
   if (r.vendor) {
     run_vendor_call(device_state(device), *r.vendor, problem, call, stream);
     return;

@@ -1,5 +1,6 @@
 // tgemm::Handle, the C++ face of the Dispatcher.
 #include "src/dispatch/dispatcher.h"
+#include "src/dispatch/problem_recorder.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {
@@ -40,6 +41,9 @@ GemmTypes types_of(DType in, DType out) {
 }
 
 }  // namespace
+
+void record_problems(const std::string& path) { problem_recorder().start(path); }
+std::string recorded_problems_file() { return problem_recorder().path(); }
 
 Handle::Handle(const std::string& db_path)
     : dispatcher_(std::make_unique<Dispatcher>(DispatcherOptions{db_path, {}, true})) {}

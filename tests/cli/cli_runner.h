@@ -53,14 +53,20 @@ inline CliResult run_tool_with_stdout(const std::string& tool, const std::string
                      stdout_path + "' </dev/null");
 }
 
-// tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over
-// tests/data/shapes/tiny.yaml into `db`, then `extra`.
-inline std::string tiny_tune_args(const std::string& space, const std::string& db,
-                                  const std::string& extra = "") {
-  return std::string("--shapes ") + TGEMM_SOURCE_DIR + "/tests/data/shapes/tiny.yaml --space " +
-         TGEMM_SOURCE_DIR + "/tests/data/spaces/" + space +
+// tgemm-tune's arguments for an exhaustive run of tests/data/spaces/<space>.yaml over the
+// shape file `shapes` into `db`, then `extra`.
+inline std::string exhaustive_tune_args(const std::string& shapes, const std::string& space,
+                                        const std::string& db, const std::string& extra = "") {
+  return "--shapes " + shapes + " --space " + TGEMM_SOURCE_DIR + "/tests/data/spaces/" + space +
          ".yaml --strategy exhaustive --budget 0 " + extra + (extra.empty() ? "" : " ") + "--db " +
          db;
+}
+
+// The same over tests/data/shapes/tiny.yaml.
+inline std::string tiny_tune_args(const std::string& space, const std::string& db,
+                                  const std::string& extra = "") {
+  return exhaustive_tune_args(std::string(TGEMM_SOURCE_DIR) + "/tests/data/shapes/tiny.yaml",
+                              space, db, extra);
 }
 
 // One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it; -1 on error.

@@ -16,8 +16,11 @@
 #include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
+#include "src/dispatch/problem_recorder.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "tests/cli/cli_runner.h"
 #include "tests/common/sgemm_configs.h"
+#include "tuner/input/problem_set.h"
 
 namespace tgemm {
 namespace {
@@ -186,6 +189,32 @@ TEST_F(DispatcherGpu, default_serves_every_layout_odd_ld_and_offset_pointers) {
                  Selection::fallback_default);
   expect_correct(d, Case::make(Op::N, Op::N, 256, 256, 256, 0, 1, 0, 1, 7),
                  Selection::fallback_default);
+}
+
+// Record mode end to end: the served calls without an exact entry are recorded (the exact
+// one is not), tgemm-tune tunes the recorded file, and the same call is then served exactly.
+TEST_F(DispatcherGpu, records_untuned_calls_then_serves_them_exactly_after_tuning) {
+  const std::string shapes = (dir_ / "recorded.yaml").string();
+  const Case untuned = Case::make(Op::N, Op::T, 127, 65, 33, 0, 1, 0, 0, 12);
+  record_problems(shapes);
+  {
+    Dispatcher d({db_path_, {}, true});
+    expect_correct(d, Case::make(Op::N, Op::N, 256, 256, 256, 0, 1, 0, 0, 1), Selection::exact);
+    expect_correct(d, untuned, Selection::fallback_default);
+    expect_correct(d, untuned, Selection::fallback_default);
+  }
+  record_problems("");
+  const auto recorded = load_problem_set(shapes);
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_EQ(recorded[0].problem.key(),
+            Problem::packed(GemmTypes{}, Op::N, Op::T, 127, 65, 33).key());
+  EXPECT_EQ(recorded[0].calls, 2);
+
+  auto tune = testing::run_tool(
+      "tgemm-tune", testing::exhaustive_tune_args(shapes, "tiny_sgemm_simt", db_path_));
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  Dispatcher tuned({db_path_, {}, true});
+  expect_correct(tuned, untuned, Selection::exact);
 }
 
 TEST_F(DispatcherGpu, cublas_is_the_last_resort_and_can_be_switched_off) {

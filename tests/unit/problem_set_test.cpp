@@ -411,5 +411,22 @@ TEST(ProblemSet, rejects_empty_name) {
   EXPECT_HAS(msg, "`name` must not be empty");
 }
 
+TEST(ProblemSet, reads_recorded_call_counts) {
+  ShapeFile file("shapes:\n  - {m: 1, n: 2, k: 3, calls: 12}\n  - [4, 5, 6]\n");
+  const auto problems = load_problem_set(file.path());
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].calls, 12);
+  EXPECT_EQ(problems[1].calls, 0);
+}
+
+TEST(ProblemSet, rejects_a_call_count_that_is_not_a_count_naming_line) {
+  for (const char* calls : {"-1", "x", "1.5", "[1]"}) {
+    const std::string msg =
+        load_error(std::string("shapes:\n  - {m: 1, n: 2, k: 3, calls: ") + calls + "}\n");
+    EXPECT_HAS(msg, ":2:");
+    EXPECT_HAS(msg, "calls must be an integer >= 0");
+  }
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -79,7 +79,7 @@ class ShapeFileReader {
   NamedProblem read_shape(const YAML::Node& shape) {
     GemmTypes types = types_;
     Op op_a = op_a_, op_b = op_b_;
-    int64_t m = 0, n = 0, k = 0;
+    int64_t m = 0, n = 0, k = 0, calls = 0;
     std::string name;
     if (shape.IsSequence()) {
       if (shape.size() != 3)
@@ -89,7 +89,8 @@ class ShapeFileReader {
       n = read_dim("n", shape[1]);
       k = read_dim("k", shape[2]);
     } else if (shape.IsMap()) {
-      check_keys(shape, {"m", "n", "k", "dtype", "out", "layout", "name"}, "key in a shape");
+      check_keys(shape, {"m", "n", "k", "dtype", "out", "layout", "name", "calls"},
+                 "key in a shape");
       for (const char* field : {"m", "n", "k"})
         if (!shape[field]) fail("{}:{}: shape has no `{}`", path_, line_of(shape), field);
       m = read_dim("m", shape["m"]);
@@ -100,13 +101,14 @@ class ShapeFileReader {
                            shape["out"] ? scalar(shape["out"], "out") : out_);
       if (shape["layout"]) read_layout(shape["layout"], &op_a, &op_b);
       if (shape["name"]) name = read_name(shape["name"]);
+      if (shape["calls"]) calls = read_calls(shape["calls"]);
     } else {
       fail("{}:{}: a shape must be [m, n, k] or {{m: .., n: .., k: ..}}, got '{}'", path_,
            line_of(shape), shape.IsScalar() ? shape.Scalar() : std::string("null"));
     }
 
     NamedProblem named{name.empty() ? fmt::format("{}x{}x{}", m, n, k) : name,
-                       Problem::packed(types, op_a, op_b, m, n, k)};
+                       Problem::packed(types, op_a, op_b, m, n, k), calls};
     const int line = line_of(shape);
     try {
       named.problem.validate();
@@ -153,6 +155,19 @@ class ShapeFileReader {
     if (beyond_64_bits || value > INT32_MAX)
       fail("{}:{}: {} = {} is too large: the kernels index it with a 32-bit int (at most {})",
            path_, line_of(node), field, text, INT32_MAX);
+    return value;
+  }
+
+  // A recorded call count (record mode writes it): an integer >= 0.
+  int64_t read_calls(const YAML::Node& node) {
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    int64_t value = -1;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (!node.IsScalar() || node.Tag() == "!" || text.empty() || ec != std::errc() ||
+        ptr != end || value < 0)
+      fail("{}:{}: calls must be an integer >= 0, got '{}'", path_, line_of(node),
+           node.IsScalar() ? text : std::string("a list or map"));
     return value;
   }
 

@@ -1,0 +1,132 @@
+"""Host cost of one tgemm call from Python, against the same call from C++, and Python-side
+GPU times against tgemm-bench's on a shape set.
+
+    python python/bench/overhead.py --db tgemm.db                      # per-call overhead
+    python python/bench/overhead.py --db tgemm.db --shapes configs/shapes/llm.yaml
+
+Per-call: tgemm-dispatch-bench's `gemm` (a cached f32 64x64x64 NN call from C++, Google
+Benchmark's CPU time) against, from Python on the same problem and database,
+  matmul        tgemm.matmul(a, b, out): the whole Python path,
+  c_call        the prepared tgemmGemmEx call alone through ctypes (no tensor inspection),
+  torch.matmul  torch.matmul(a, b, out=out), for scale.
+Host time per call: batches of calls timed on the host clock, the GPU drained between
+batches, so the launch queue never fills and blocks. Target: matmul at most 3 us above C++.
+
+With --shapes: tgemm-bench times each shape (CSV), then the same shapes through
+tgemm.matmul are timed with CUDA events; the ratio should be within 5 %.
+Needs torch, a GPU, and TGEMM_TOOLS_DIR (or the tools on PATH).
+"""
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+from cuda_timing import median_ms
+
+import tgemm
+from tgemm import _arrays
+from tgemm._matmul import run_plan
+from tgemm._tools import tool_path
+
+TORCH_TYPES = {"f32": torch.float32, "tf32": torch.float32, "f32x3": torch.float32,
+               "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def host_us_per_call(call, batch=200, batches=50):
+    for _ in range(batch):  # warm: resolve, load, compile once
+        call()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(batches):
+        start = time.perf_counter()
+        for _ in range(batch):
+            call()
+        samples.append((time.perf_counter() - start) / batch * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
+def cpp_gemm_us(db):
+    output = subprocess.run(
+        [tool_path("tgemm-dispatch-bench"), "--db", db, "--benchmark_filter=^gemm$",
+         "--benchmark_format=json"], check=True, stdout=subprocess.PIPE, text=True).stdout
+    runs = json.loads(output)["benchmarks"]
+    unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[runs[0].get("time_unit", "ns")]
+    return runs[0]["cpu_time"] * unit
+
+
+def per_call(db):
+    a = torch.randn(64, 64, device="cuda")
+    b = torch.randn(64, 64, device="cuda")
+    out = torch.empty(64, 64, device="cuda")
+    plan = tgemm.plan_gemm(_arrays.describe(a, "a"), _arrays.describe(b, "b"),
+                           _arrays.describe(out, "out"))
+    stream = torch.cuda.current_stream().cuda_stream
+    rows = {
+        "C++ (tgemm-dispatch-bench gemm)": cpp_gemm_us(db),
+        "tgemm.matmul": host_us_per_call(lambda: tgemm.matmul(a, b, out)),
+        "tgemmGemmEx via ctypes": host_us_per_call(lambda: run_plan(plan, 1.0, 0.0, stream)),
+        "torch.matmul": host_us_per_call(lambda: torch.matmul(a, b, out=out)),
+    }
+    base = rows["C++ (tgemm-dispatch-bench gemm)"]
+    print(f"{'f32 64x64x64 NN, host us per call':40s} {'us':>8s} {'vs C++':>8s}")
+    for name, us in rows.items():
+        print(f"{name:40s} {us:8.2f} {us - base:+8.2f}")
+
+
+def operands(row):
+    m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
+    dtype = row["dtype"].split("_out_")[0]
+    t = TORCH_TYPES[dtype]
+    a = torch.randn(m, k, device="cuda").to(t) if row["layout"][0] == "N" else \
+        torch.randn(k, m, device="cuda").to(t).t()
+    b = torch.randn(k, n, device="cuda").to(t) if row["layout"][1] == "N" else \
+        torch.randn(n, k, device="cuda").to(t).t()
+    out_type = torch.float32 if "_out_f32" in row["dtype"] else t
+    out = torch.empty(m, n, device="cuda", dtype=out_type)
+    compute = dtype if dtype in ("tf32", "f32x3") else None
+    return a, b, out, compute
+
+
+def shape_set(db, shapes):
+    with tempfile.TemporaryDirectory() as folder:
+        table = os.path.join(folder, "bench.csv")
+        subprocess.run([tool_path("tgemm-bench"), "--db", db, "--shapes", shapes, "--csv",
+                        table], check=True)
+        with open(table) as rows:
+            rows = list(csv.DictReader(rows))
+    print(f"{'shape':36s} {'tgemm-bench us':>15s} {'python us':>10s} {'ratio':>7s}")
+    ratios = []
+    for row in rows:
+        a, b, out, compute = operands(row)
+        us = 1e3 * median_ms(lambda: tgemm.matmul(a, b, out, compute=compute), repeats=50)
+        ratio = us / float(row["tgemm_us"])
+        ratios.append(ratio)
+        label = f"{row['name']} {row['dtype']} {row['layout']}"
+        print(f"{label:36s} {float(row['tgemm_us']):15.2f} {us:10.2f} {ratio:7.3f}")
+    geomean = statistics.geometric_mean(ratios)
+    print(f"geometric mean python / tgemm-bench: {geomean:.3f} (target within 1.05)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", default=os.environ.get("TGEMM_DB", "tgemm.db"))
+    parser.add_argument("--shapes", help="a shape file to time against tgemm-bench")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("overhead.py needs a CUDA device")
+    tgemm.set_database(args.db)
+    per_call(args.db)
+    if args.shapes:
+        shape_set(args.db, args.shapes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""torch tensors and __cuda_array_interface__ objects (CuPy) as TensorDescs, plus what a call
+needs from their framework: a result buffer, a copy, the current stream and device."""
+
+import contextlib
+import sys
+
+from ._layout import TensorDesc
+from ._library import TgemmError
+
+_TORCH_TYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}
+# __cuda_array_interface__ typestr (numpy's array-interface codes).
+_CAI_TYPES = {"<f4": "f32", "<f2": "f16"}
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def signature(x):
+    """(everything a plan depends on but the address, the address) of an operand, read as
+    cheaply as the framework allows; (None, 0) for objects that are not arrays."""
+    if is_torch(x):
+        return (x.shape, x.stride(), x.dtype, x.device), x.data_ptr()
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is None:
+        return None, 0
+    strides = cai.get("strides")
+    return ((tuple(cai["shape"]), cai["typestr"], tuple(strides) if strides else None,
+             _cai_device(x)), int(cai["data"][0]))
+
+
+def describe(x, name):
+    """The TensorDesc of a torch tensor or an object with __cuda_array_interface__."""
+    if is_torch(x):
+        dtype = _TORCH_TYPES.get(str(x.dtype), str(x.dtype))
+        return TensorDesc(tuple(x.shape), tuple(x.stride()), dtype, str(x.device),
+                          x.data_ptr() if x.is_cuda else 0)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is None:
+        raise TgemmError(f"{name} must be a torch tensor or have __cuda_array_interface__ "
+                         f"(CuPy), got {type(x).__name__}")
+    return describe_cuda_array(cai, name, _cai_device(x))
+
+
+def describe_cuda_array(cai, name, device="cuda"):
+    """A TensorDesc from a __cuda_array_interface__ dict (strides in bytes, or None for
+    C-contiguous); a bfloat16 array reports typestr '<V2', which is not taken as bf16."""
+    shape = tuple(cai["shape"])
+    typestr = cai["typestr"]
+    dtype = _CAI_TYPES.get(typestr, typestr)
+    itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 1
+    if cai.get("strides") is None:
+        strides, step = [], 1
+        for extent in reversed(shape):
+            strides.append(step)
+            step *= max(extent, 1)
+        strides = tuple(reversed(strides))
+    else:
+        byte_strides = tuple(cai["strides"])
+        if any(s % itemsize for s in byte_strides):
+            raise TgemmError(f"{name}: strides {byte_strides} are not whole elements")
+        strides = tuple(s // itemsize for s in byte_strides)
+    if cai.get("mask") is not None:
+        raise TgemmError(f"{name}: masked arrays are not supported")
+    return TensorDesc(shape, strides, dtype, device, int(cai["data"][0]))
+
+
+def _cai_device(x):
+    device = getattr(x, "device", None)
+    ident = getattr(device, "id", None)
+    return f"cuda:{ident}" if ident is not None else "cuda"
+
+
+def data_ptr(x):
+    """The device address of a torch tensor or __cuda_array_interface__ object."""
+    if is_torch(x):
+        return x.data_ptr()
+    return int(x.__cuda_array_interface__["data"][0])
+
+
+def cai_stream(x):
+    """The stream a __cuda_array_interface__ object's work runs on: CuPy's current stream,
+    else the interface's own `stream` (1 and 2 are CUDA's legacy and per-thread defaults,
+    passed through as cudaStream_t values), else the default stream."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return cupy.cuda.get_current_stream().ptr
+    stream = x.__cuda_array_interface__.get("stream")
+    return int(stream) if stream else 0
+
+
+def current_stream(x):
+    if is_torch(x):
+        return _torch().cuda.current_stream(x.device).cuda_stream
+    return cai_stream(x)
+
+
+def on_device(x):
+    """A context in which x's device is the current CUDA device (libtgemm runs there)."""
+    if is_torch(x):
+        return _torch().cuda.device(x.device)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return x.device
+    return contextlib.nullcontext()
+
+
+def empty_like_result(a, rows, cols, dtype):
+    """A new rows x cols row-major matrix of `dtype` ("f32"...) in a's framework."""
+    if is_torch(a):
+        torch = _torch()
+        types = {v: getattr(torch, k.split(".")[1]) for k, v in _TORCH_TYPES.items()}
+        return torch.empty((rows, cols), dtype=types[dtype], device=a.device)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(a, cupy.ndarray) and dtype in ("f32", "f16"):
+        with a.device:
+            return cupy.empty((rows, cols), dtype={"f32": "float32", "f16": "float16"}[dtype])
+    raise TgemmError("pass `out`: tgemm allocates results only for torch tensors and CuPy "
+                     f"arrays of float32/float16, got {type(a).__name__}")
+
+
+def contiguous_copy(x, name):
+    """A row-major copy of x (for strides no layout matches)."""
+    if is_torch(x):
+        return x.contiguous()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return cupy.ascontiguousarray(x)
+    raise TgemmError(f"{name} has strides no GEMM layout matches, and tgemm copies only torch "
+                     "tensors and CuPy arrays; pass a row-major or transposed matrix")
+
+
+def copy_into(dst, src):
+    """dst[...] = src, in dst's framework."""
+    if is_torch(dst):
+        dst.copy_(src)
+    else:
+        dst[...] = src

@@ -1,0 +1,162 @@
+"""libtgemm through ctypes: loading it, its status codes and one handle per database.
+
+The C API (include/tgemm/tgemm_c.h) is the only interface used, so the package does not
+depend on the Python ABI. The library is searched in this order:
+  1. $TGEMM_LIBRARY, a path to libtgemm.so (an error if it does not load);
+  2. the package's own copy, tgemm/lib/libtgemm.so (installed with TGEMM_BUNDLE_LIBRARY);
+  3. the dynamic loader's path: libtgemm.so.0, then libtgemm.so (LD_LIBRARY_PATH, ldconfig).
+"""
+
+import ctypes
+import os
+import threading
+
+# tgemmStatus_t, tgemmDataType_t, tgemmComputeType_t, tgemmOperation_t (tgemm_c.h).
+STATUS_SUCCESS = 0
+STATUS_NOT_INITIALIZED = 1
+STATUS_INVALID_VALUE = 2
+STATUS_NO_DEVICE = 3
+STATUS_NOT_SUPPORTED = 4
+STATUS_EXECUTION_FAILED = 5
+STATUS_INTERNAL_ERROR = 6
+STATUS_TYPE_NOT_SUPPORTED = 7
+
+DATA_TYPES = {"f32": 0, "f16": 1, "bf16": 2}
+COMPUTE_TYPES = {"f32": 0, "tf32": 1, "f32x3": 2}
+OPS = {"N": 0, "T": 1}
+SELECTIONS = {0: "exact", 1: "nearest", 2: "default", 3: "cublas"}
+
+
+class TgemmError(RuntimeError):
+    """A failure reported by libtgemm (status code and its text) or by argument checks."""
+
+    def __init__(self, message, status=STATUS_INVALID_VALUE, status_name=None):
+        super().__init__(message)
+        self.status = status
+        self.status_name = status_name
+
+
+class LibraryNotFound(TgemmError, OSError):
+    """libtgemm could not be loaded from any place in the search order."""
+
+
+_lock = threading.Lock()
+_lib = None
+_handles = {}
+
+
+def _candidates():
+    explicit = os.environ.get("TGEMM_LIBRARY")
+    if explicit:
+        return [explicit], True
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtgemm.so")
+    names = [own] if os.path.exists(own) else []
+    return names + ["libtgemm.so.0", "libtgemm.so"], False
+
+
+def _declare(lib):
+    c_int, c_void_p, c_char_p, c_float = ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_float
+    handle_p = ctypes.POINTER(c_void_p)
+    signatures = {
+        "tgemmCreate": (c_int, [handle_p, c_char_p]),
+        "tgemmDestroy": (c_int, [c_void_p]),
+        "tgemmGemmEx": (
+            c_int,
+            [c_void_p, c_int, c_int, c_int, c_int, c_int, ctypes.POINTER(c_float), c_void_p,
+             c_int, c_int, c_void_p, c_int, c_int, ctypes.POINTER(c_float), c_void_p, c_int,
+             c_int, c_int, c_void_p],
+        ),
+        "tgemmGetSelection": (
+            c_int,
+            [c_void_p, c_int, c_int, c_int, c_int, c_int, c_void_p, c_int, c_void_p, c_int,
+             c_void_p, c_int, ctypes.POINTER(c_int)],
+        ),
+        "tgemmSetMathMode": (c_int, [c_void_p, c_int]),
+        "tgemmSetCublasFallback": (c_int, [c_void_p, c_int]),
+        "tgemmSetRecordFile": (c_int, [c_char_p]),
+        "tgemmGetRecordFile": (c_char_p, []),
+        "tgemmGetStatusString": (c_char_p, [c_int]),
+        "tgemmGetLastError": (c_char_p, []),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
+
+
+def library():
+    """The loaded libtgemm (ctypes.CDLL); raises LibraryNotFound naming every place tried."""
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        names, explicit = _candidates()
+        failures = []
+        for name in names:
+            try:
+                lib = ctypes.CDLL(name)
+                _declare(lib)
+            except (OSError, AttributeError) as error:
+                failures.append(f"{name}: {error}")
+                if explicit:
+                    break
+                continue
+            _lib = lib
+            return lib
+        raise LibraryNotFound(
+            "libtgemm not found; tried " + "; ".join(failures)
+            + " (set TGEMM_LIBRARY to the path of libtgemm.so)",
+            STATUS_NOT_INITIALIZED,
+        )
+
+
+def status_name(status):
+    text = library().tgemmGetStatusString(status)
+    return text.decode() if text else f"status {status}"
+
+
+def check(status, what):
+    """Raises TgemmError for a failed status, with the library's status text and message."""
+    if status == STATUS_SUCCESS:
+        return
+    lib = library()
+    name = status_name(status)
+    detail = (lib.tgemmGetLastError() or b"").decode(errors="replace")
+    raise TgemmError(f"{what}: {name}" + (f": {detail}" if detail else ""), status, name)
+
+
+_default_db = None
+
+
+def set_database(path):
+    """Makes `path` the database of calls that name none (None: $TGEMM_DB, else tgemm.db),
+    opened afresh: a handle reads its database when made, so call this again after tuning
+    into the same file. Destroy no handle a captured CUDA graph still runs on."""
+    global _default_db
+    key = os.fspath(path) if path is not None else ""
+    with _lock:
+        _default_db = key or None
+        stale = _handles.pop(key, None)
+    if stale is not None:
+        library().tgemmDestroy(stale)
+
+
+def handle(db_path=None):
+    """The process's handle on `db_path` (None: set_database's, else $TGEMM_DB, else
+    "tgemm.db"), made once per path."""
+    key = os.fspath(db_path) if db_path else (_default_db or "")
+    db_path = key or None
+    with _lock:
+        found = _handles.get(key)
+    if found is not None:
+        return found
+    lib = library()
+    made = ctypes.c_void_p()
+    check(lib.tgemmCreate(ctypes.byref(made), os.fsencode(db_path) if db_path else None),
+          "tgemmCreate")
+    with _lock:
+        # Two threads racing here both create one; the first stored wins, the other is freed.
+        kept = _handles.setdefault(key, made.value)
+    if kept != made.value:
+        lib.tgemmDestroy(made)
+    return kept
