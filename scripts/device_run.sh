@@ -12,6 +12,8 @@
 #   bench:<set>[:<db>[:<compare-db>]]  tgemm-bench, optionally against a second database
 #   untuned:<set>[:<db>]              tgemm-bench --untuned: each shape also left out of <db>
 #   overhead[:<db>]                    host cost of a cached libtgemm call
+#   python                             the Python package's tests (tests/python, the GPU ones
+#                                      included) with this machine's Python and torch
 #   db[:<db>]                          tgemm-db list
 #   profile[:<db>[:MxNxK[/dtype],...]] tgemm-db profile --all, or of the shapes given (Nsight
 #                                      Compute on the best kernel and cuBLAS's), then profiles
@@ -92,6 +94,9 @@ for stage in "$@"; do
         tee "$OUT/untuned_$(basename "$a1" .yaml).log" ;;
     overhead)
       "$B/tuner/tgemm-dispatch-bench" --db "$(db "$a1")" 2>&1 | tee "$OUT/overhead.log" ;;
+    python)
+      TGEMM_PYTHON=python3 sh tests/python/run_python_tests.sh "$PWD/$B" "$PWD" \
+        "$PWD/$B/devlibs/libtgemm.so.0" "$PWD/$B/tuner" 2>&1 | tee "$OUT/python.log" | tail -40 ;;
     db)
       "$B/tuner/tgemm-db" --db "$(db "$a1")" list 2>&1 | tee "$OUT/db_list.log" ;;
     profile)
