@@ -25,9 +25,10 @@ class ReadChecks {
   std::optional<std::string> config_rejection(int64_t kernel_id, const KernelConfig& config,
                                               const std::string& arch);
 
-  // Devices rows that repeat an earlier row's name and arch (the dispatcher and the tools know
-  // a GPU by those two), by id, with why; nullopt until TuningDb has looked.
-  std::optional<std::map<int64_t, std::string>> repeated_devices;
+  // Devices rows no reader may use, by id, with why: a name or arch holding control
+  // characters, or repeating an earlier row's (the dispatcher and the tools know a GPU by those
+  // two); nullopt until TuningDb has looked.
+  std::optional<std::map<int64_t, std::string>> unusable_devices;
 
  private:
   std::string path_;

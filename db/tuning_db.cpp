@@ -22,6 +22,7 @@
 #include "src/core/error.h"
 #include "src/core/hash.h"
 #include "src/core/library_log.h"
+#include "src/core/printable.h"
 #include "src/jit/cubin_check.h"
 #include "src/core/vendor_call.h"
 
@@ -211,6 +212,14 @@ constexpr int kBusyTimeoutMs = 10000;
     case SQLITE_CORRUPT:
       fail("tuning database '{}' is corrupt ({}) while trying to {}", path, message, what);
     case SQLITE_READONLY:
+      // A hot journal: a writer stopped mid-transaction, and only a writer may roll it back.
+      if (db && sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK)
+        fail(
+            "cannot {} in tuning database '{}': its journal '{}-journal' holds a transaction "
+            "a writer left unfinished, which a read-only open cannot roll back; open the "
+            "database once read-write (e.g. with tgemm-tune), or move the journal away if it "
+            "is not this database's",
+            what, path, path);
       fail("cannot {} in tuning database '{}': it is open read-only ({})", what, path, message);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -325,8 +334,20 @@ void exec(sqlite3* db, const std::string& path, std::string_view what, const cha
   if (rc != SQLITE_OK) fail_sqlite(db, path, rc, what);
 }
 
+// A file's schema version as read. tgemm writes 0 (a new file) to kSchemaVersion: a negative
+// one is damage or another program's, and no migration starts from it.
+int checked_schema_version(int64_t version, const std::string& path) {
+  if (version < 0)
+    fail(
+        "tuning database '{}' has schema version {}, which no tgemm writes (a damaged file, or "
+        "another program's); use another database file",
+        path, version);
+  return int(version);
+}
+
 int user_version(sqlite3* db, const std::string& path) {
-  return int(Statement(db, path, "read the schema version", "PRAGMA user_version").single_int());
+  return checked_schema_version(
+      Statement(db, path, "read the schema version", "PRAGMA user_version").single_int(), path);
 }
 
 BinaryStatus parse_binary_status(const std::string& text) {
@@ -455,7 +476,7 @@ TrialResult trial_at(const Statement& s, int first) {
   });
   t.status = decoded(s, "trials", id, "status",
                      [&] { return parse_stored_trial_status(s.text_at(first + 2)); });
-  t.error = s.text_at(first + 3);
+  t.error = printable(s.text_at(first + 3));  // for people only
   t.time_min_us = s.double_at(first + 4);
   t.time_median_us = s.double_at(first + 5);
   t.time_max_us = s.double_at(first + 6);
@@ -755,16 +776,16 @@ void TuningDb::connect(bool immutable) {
 // read as immutable (which assumes nobody writes it meanwhile: an install, not a folder a
 // tuner is working in); a log that cannot be read is named rather than silently skipped.
 int TuningDb::read_only_version() {
-  int version = 0;
+  int64_t version = 0;
   int rc = SQLITE_OK;
   {
     sqlite3_stmt* stmt = nullptr;
     rc = sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &stmt, nullptr);
     if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) version = sqlite3_column_int(stmt, 0);
+    if (rc == SQLITE_ROW) version = sqlite3_column_int64(stmt, 0);
     sqlite3_finalize(stmt);
   }
-  if (rc == SQLITE_ROW) return version;
+  if (rc == SQLITE_ROW) return checked_schema_version(version, path_);
   const int primary = rc & 0xff;
   namespace fs = std::filesystem;
   fs::path dir = fs::path(path_).parent_path();
@@ -1212,8 +1233,8 @@ std::vector<DeviceCeiling> TuningDb::ceilings(const std::string& device_name,
     c.arch = s.text_at(1);
     c.kind = s.text_at(2);
     c.value = s.double_at(3);
-    c.source = s.text_at(4);
-    c.detail = s.text_at(5);
+    c.source = printable(s.text_at(4));
+    c.detail = printable(s.text_at(5));
     c.measured_at = s.text_at(6);
     out.push_back(std::move(c));
   }
@@ -1507,19 +1528,28 @@ int64_t TuningDb::forget_problem(const std::string& problem_key) {
 }
 
 bool TuningDb::device_usable(int64_t device_id) {
-  if (!checks_.repeated_devices) {
+  if (!checks_.unusable_devices) {
+    checks_.unusable_devices.emplace();
+    // A GPU's name and arch hold no control characters: such a row is planted (escape
+    // sequences for the terminal that prints it) or damaged.
+    Statement names(db_, path_, "read the devices", "SELECT id, name, arch FROM devices");
+    while (names.step())
+      for (const std::string& text : {names.text_at(1), names.text_at(2)})
+        if (printable(text) != text)
+          (*checks_.unusable_devices)[names.int_at(0)] =
+              fmt::format("'{}' holds control characters", printable(text));
     // The dispatcher and the tools know a GPU by its name and arch: a later row with both is
     // a second copy of every best (the schema's key adds the SM count, which differs there).
     Statement s(db_, path_, "read the devices",
                 "SELECT d.id, d.name, d.arch, f.id FROM devices d JOIN devices f ON f.name = "
                 "d.name AND f.arch = d.arch AND f.id < d.id GROUP BY d.id");
-    checks_.repeated_devices.emplace();
     while (s.step())
-      (*checks_.repeated_devices)[s.int_at(0)] = fmt::format(
-          "device '{}' ({}) repeats devices row {}", s.text_at(1), s.text_at(2), s.int_at(3));
+      checks_.unusable_devices->try_emplace(
+          s.int_at(0), fmt::format("device '{}' ({}) repeats devices row {}",
+                                   printable(s.text_at(1)), printable(s.text_at(2)), s.int_at(3)));
   }
-  auto it = checks_.repeated_devices->find(device_id);
-  return it == checks_.repeated_devices->end() ||
+  auto it = checks_.unusable_devices->find(device_id);
+  return it == checks_.unusable_devices->end() ||
          checks_.usable(fmt::format("devices row {}", device_id), it->second);
 }
 

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev
           libcli11-dev libyaml-cpp-dev libmuparser-dev libgtest-dev libbenchmark-dev
-          nlohmann-json3-dev chromium)  # chromium: the HTML report's screenshot test
+          nlohmann-json3-dev chromium  # chromium: the HTML report's screenshot test
+          python3-venv python3-setuptools python3-wheel)  # the Python package's install test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -257,6 +257,10 @@ const std::vector<Case>& cases() {
       {"schema_version_negative", sql("PRAGMA user_version = -5")},
       {"control_characters_in_text",
        sql("UPDATE devices SET name = name || char(27) || '[2J' || char(10) || 'x'")},
+      {"control_characters_in_free_text",
+       sql("UPDATE trials SET status = 'compile_failed', error = char(27) || ']0;owned' || "
+           "char(7) WHERE id IN (SELECT id FROM trials LIMIT 5); UPDATE device_ceilings SET "
+           "source = char(27) || '[31m', detail = char(13) || 'forged'")},
       // damage
       {"index_behind_its_table",
        [](const std::string& p) {

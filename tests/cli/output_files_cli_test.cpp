@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/common/result_databases.h"
 
@@ -201,7 +202,7 @@ TEST(OutputFiles, outputs_with_odd_names_are_written_beside_them) {
   const std::string out = f.dir.file("my 'merged' db");
   const CliResult r = run_tool("tgemm-db", "merge \"" + out + "\" " + f.db);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(query_int(out, "PRAGMA user_version"), 7);
+  EXPECT_EQ(query_int(out, "PRAGMA user_version"), TuningDb::schema_version());
 }
 
 }  // namespace

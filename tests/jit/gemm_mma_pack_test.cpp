@@ -177,18 +177,15 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
-// loop's cvt on the H200); on sm_90 gemm_wgmma takes the types it has lines for (f16 and
-// bf16, misaligned through its own PACK=1; tf32 and f32x3, always packed), at every size,
-// except aligned 16-bit inputs large enough to fill the GPU, which gemm_tma_wgmma reads in
-// place (f16 -> f32 included).
+// loop's cvt on the H200); on sm_90 gemm_wgmma takes every type (the 16-bit ones misaligned
+// through its own PACK=1; tf32 and f32x3, always packed), except aligned 16-bit inputs, which
+// gemm_tma_wgmma reads in place (f16 -> f32 included).
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   for (const char* type : {"f16", "bf16", "tf32", "f32x3", "f16_out_f32"}) {
     SCOPED_TRACE(type);
-    // gemm_wgmma has no f16 -> f32 lines: gemm_mma serves those.
-    const bool wgmma = std::string(type) != "f16_out_f32";
-    const char* sm_90_family = wgmma ? "gemm_wgmma" : "gemm_mma";
+    const char* sm_90_family = "gemm_wgmma";
     EXPECT_EQ(s.choose(misaligned(type, 4097, 4097, 4097)).config.template_name, sm_90_family);
     EXPECT_EQ(s.choose(misaligned(type, 1023, 1023, 1023)).config.template_name, sm_90_family);
     for (int64_t size : {4097, 1023}) {

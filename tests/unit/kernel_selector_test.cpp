@@ -789,8 +789,7 @@ TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
 }
 
 // Untuned misaligned f16/bf16 on sm_90: wgmma PACK=1, sized to fill the GPU (1023^3 has 64
-// 128x128 tiles and 128 64x128 ones, fewer than 132 SMs: the 64x64 line); f16 C in f32 has
-// no wgmma line and stays on gemm_mma.
+// 128x128 tiles and 128 64x128 ones, fewer than 132 SMs: the 64x64 line).
 TEST(DefaultKernels, untuned_misaligned_16_bit_problems_on_sm_90_get_wgmma_pack_1) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](const char* types, int64_t m, int64_t n, int64_t k, Op b = Op::N) {

@@ -16,6 +16,7 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/sql_edit.h"
 #include "tests/common/temp_dir.h"
 
 namespace tgemm {
@@ -135,6 +136,38 @@ TEST(TuningDbOpen, damaged_page_is_reported_on_open_naming_the_file) {
     EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
     EXPECT_NE(message.find("quick_check"), std::string::npos) << message;
   }
+}
+
+// Only a negative version is no version at all: no migration starts from it.
+TEST(TuningDbOpen, a_negative_schema_version_is_named_as_damage_and_nothing_is_written) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  { TuningDb(path, TuningDb::Mode::read_write).upsert_problem(square(64)); }
+  testing::edit_database(path, "PRAGMA user_version = -5");
+  const std::string before = testing::read_bytes(path);
+  for (auto mode : {TuningDb::Mode::read_write, TuningDb::Mode::read_only}) {
+    const std::string message = open_error(path, mode);
+    EXPECT_NE(message.find("schema version -5, which no tgemm writes"), std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("migrate"), std::string::npos) << message;
+  }
+  EXPECT_EQ(testing::read_bytes(path), before);
+}
+
+// A journal left beside the file (a writer killed mid-transaction, or a stray file) is "hot":
+// a reader may not roll it back, and must say so rather than "attempt to write a readonly
+// database".
+TEST(TuningDbOpen, a_hot_journal_a_reader_cannot_roll_back_is_named) {
+  TempDir dir;
+  const std::string path = dir.file("tgemm.db");
+  { TuningDb(path, TuningDb::Mode::read_write).upsert_problem(square(64)); }
+  std::ofstream(path + "-journal", std::ios::binary) << std::string(4096, '\x5a');
+  const std::string message = open_error(path, TuningDb::Mode::read_only);
+  EXPECT_NE(message.find("its journal '" + path + "-journal'"), std::string::npos) << message;
+  EXPECT_NE(message.find("open the database once read-write"), std::string::npos) << message;
+  // The writer's open settles it: the file reads as before.
+  { TuningDb writer(path, TuningDb::Mode::read_write); }
+  EXPECT_EQ(testing::query_int(path, "SELECT count(*) FROM problems"), 1);
 }
 
 }  // namespace

@@ -191,10 +191,11 @@ TEST(TuningDbTrust, rows_breaking_the_schemas_checks_are_skipped_with_one_warnin
       {"UPDATE trials SET status = 'great' WHERE id = 7", "table trials, row id 7", trials, 434},
       {"UPDATE trials SET status = 'great' WHERE id = 7", "table trials, row id 7", exported, 434},
       {"UPDATE device_ceilings SET value = -1 WHERE kind = 'copy_bandwidth'",
-       "table device_ceilings", ceilings, 4},
+       "device_ceilings row 'copy_bandwidth'", ceilings, 4},
       // Infinity passes the schema's CHECK (value > 0), and is no measurement either.
       {"UPDATE device_ceilings SET value = 9e999 WHERE kind = 'tf32'",
-       "column value: inf is not a positive number", ceilings, 4},
+       "device_ceilings row 'tf32' of devices row 1: inf is not a positive finite rate", ceilings,
+       4},
   };
   for (const BadRowCase& c : cases) {
     Tuned db;
