@@ -23,8 +23,8 @@
 #include "src/core/hash.h"
 #include "src/core/library_log.h"
 #include "src/core/printable.h"
-#include "src/jit/cubin_check.h"
 #include "src/core/vendor_call.h"
+#include "src/jit/cubin_check.h"
 
 namespace tgemm {
 
@@ -399,7 +399,7 @@ class SkippedRows {
   ~SkippedRows() {
     if (count_ > 0)
       library_log().warn("tgemm: skipped {} row(s) of tuning database '{}' to {}, e.g. {}", count_,
-                   path_, what_, first_.substr(first_.find(": table ") + 2));
+                         path_, what_, first_.substr(first_.find(": table ") + 2));
   }
   SkippedRows(const SkippedRows&) = delete;
   SkippedRows& operator=(const SkippedRows&) = delete;
@@ -533,8 +533,8 @@ BinaryRecord binary_at(const Statement& s) {
   if (!c.cubin.empty()) {
     r.checksum_ok = !s.is_null(21) && s.text_at(21) == cubin_checksum(c.cubin);
     // A checksum recomputed over planted bytes proves nothing: the bytes must be a cubin.
-    r.cubin_rejected = r.checksum_ok ? cubin_problem(c.cubin, c.arch, {c.entry})
-                                     : "it fails its checksum";
+    r.cubin_rejected =
+        r.checksum_ok ? cubin_problem(c.cubin, c.arch, {c.entry}) : "it fails its checksum";
     r.checksum_ok = r.cubin_rejected.empty();
     if (!r.checksum_ok) c.cubin.clear();
   }
@@ -558,9 +558,9 @@ void sql_checksum(sqlite3_context* context, int, sqlite3_value** args) {
 }
 
 void register_checksum_function(sqlite3* db, const std::string& path) {
-  const int rc = sqlite3_create_function(db, "tgemm_checksum", 1,
-                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
-                                         sql_checksum, nullptr, nullptr);
+  const int rc =
+      sqlite3_create_function(db, "tgemm_checksum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                              sql_checksum, nullptr, nullptr);
   if (rc != SQLITE_OK) fail_sqlite(db, path, rc, "register the checksum function");
 }
 
@@ -617,8 +617,8 @@ const std::map<std::string, SchemaObject>& tgemm_schema() {
   static const std::map<std::string, SchemaObject> objects = [] {
     const std::string path = ":memory:";
     sqlite3* memory = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &memory,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &memory, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
     std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(memory, sqlite3_close);
     if (rc != SQLITE_OK) fail_sqlite(memory, path, rc, "make this build's schema in memory");
     register_checksum_function(memory, path);
@@ -1417,9 +1417,9 @@ void TuningDb::copy_to(const std::string& dest_path) {
   if (std::filesystem::exists(dest_path))
     fail("cannot copy tuning database '{}' to '{}': that file exists", path_, dest_path);
   sqlite3* dest = nullptr;
-  int rc = sqlite3_open_v2(dest_path.c_str(), &dest,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(dest_path.c_str(), &dest,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, nullptr);
   // sqlite3_close is safe on the handle even when the open failed.
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(dest, sqlite3_close);
   if (rc != SQLITE_OK)

@@ -44,9 +44,10 @@ class DbTuningRecords final : public TuningRecords {
   void write_back(const KernelConfig& config, const std::string& template_hash,
                   const CompiledKernel& compiled) override {
     if (write_back_ == CubinWriteBack::off)
-      fail("tuning database '{}' is only read: cubin write-back is off (TGEMM_DB_WRITE_BACK=1 "
-           "turns it on)",
-           path_);
+      fail(
+          "tuning database '{}' is only read: cubin write-back is off (TGEMM_DB_WRITE_BACK=1 "
+          "turns it on)",
+          path_);
     TuningDb writable(path_, TuningDb::Mode::read_write);
     writable.set_busy_timeout_ms(50);
     const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", compiled.arch);

@@ -88,8 +88,8 @@ StaleDropped drop_stale(const CurrentBuild& current, std::vector<BestEntry>* ent
       kept.push_back(std::move((*entries)[i]));
       // Our own kernel beside a vendor best is evidence for other shapes: only while current.
       BestEntry& e = kept.back();
-      if (e.tgemm_best && current.stale_reason(e.tgemm_best->config.template_name,
-                                               e.tgemm_best_hash, {}))
+      if (e.tgemm_best &&
+          current.stale_reason(e.tgemm_best->config.template_name, e.tgemm_best_hash, {}))
         e.tgemm_best.reset();
     } else if (auto runner_up = current_runner_up((*entries)[i], *trials)) {
       kept.push_back(std::move(*runner_up));

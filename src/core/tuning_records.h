@@ -34,7 +34,6 @@ struct BinaryRecord {
   // damaged or planted cubin is never loaded. Recompile instead.
   bool checksum_ok = true;
   std::string cubin_rejected;  // why checksum_ok is false
-
 };
 
 // The best trial of one problem on one device, as the dispatcher and tgemm-db need it.

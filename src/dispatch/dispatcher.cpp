@@ -237,16 +237,17 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   if (stored && rejected.empty() && !stored->compiled.cubin.empty())
     rejected = cubin_problem(stored->compiled.cubin, arch, family.entries(choice.config));
   if (!rejected.empty())
-    library_log().warn("tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
-                 choice.config.canonical_name(), db_path_, rejected);
+    library_log().warn(
+        "tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
+        choice.config.canonical_name(), db_path_, rejected);
   if (stored && rejected.empty() && stored->status == BinaryStatus::ok &&
       !stored->compiled.cubin.empty()) {
     cubin = std::move(stored->compiled.cubin);
   } else {
     CompiledKernel compiled = build_kernel(family, choice.config, variant, arch);
     if (!compiled.ok) fail("{}", compiled.error);
-    library_log().info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(), arch,
-                 compiled.compile_ms);
+    library_log().info("tgemm: compiled {} for {} ({:.0f} ms)", choice.config.canonical_name(),
+                       arch, compiled.compile_ms);
     // Best effort, and only into a database that opened with write-back on.
     if (db_) {
       try {
@@ -302,7 +303,7 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
     } catch (const std::exception& e) {
       // The library the database named cannot take it (another cuBLASLt): its default call.
       library_log().warn("tgemm: {} unavailable for {}: {}; serving cuBLAS",
-                   describe_vendor_call(choice.config), problem.key(), e.what());
+                         describe_vendor_call(choice.config), problem.key(), e.what());
       out = Resolved{};
     }
     return out;

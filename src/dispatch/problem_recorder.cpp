@@ -147,9 +147,8 @@ std::string shape_entry(const Problem& p) {
   // GemmTypes::name() is the shape file's `dtype`, with "_out_<type>" when C differs.
   const std::string name = p.types.name();
   const size_t out = name.find("_out_");
-  std::string entry =
-      fmt::format("{{m: {}, n: {}, k: {}, dtype: {}, layout: {}", p.m, p.n, p.k,
-                  name.substr(0, out), p.layout());
+  std::string entry = fmt::format("{{m: {}, n: {}, k: {}, dtype: {}, layout: {}", p.m, p.n, p.k,
+                                  name.substr(0, out), p.layout());
   if (out != std::string::npos) entry += ", out: " + name.substr(out + 5);
   return entry;
 }
@@ -182,8 +181,8 @@ void ProblemRecorder::note(const Problem& p) {
   if (!active()) return;
   std::lock_guard lock(mutex_);
   if (!active()) return;
-  const ShapeKey key{p.m, p.n, p.k, p.types.a, p.types.b, p.types.c, p.types.compute, p.op_a,
-                     p.op_b};
+  const ShapeKey key{p.m,    p.n,   p.k, p.types.a, p.types.b, p.types.c, p.types.compute,
+                     p.op_a, p.op_b};
   try {
     auto [it, is_new] = shapes_.try_emplace(key);
     ++it->second.calls;

@@ -37,8 +37,7 @@ class ProblemRecorder {
 
  private:
   // What one shape-file entry can express: types, layout and sizes (shape_entry()).
-  using ShapeKey =
-      std::tuple<int64_t, int64_t, int64_t, DType, DType, DType, ComputeType, Op, Op>;
+  using ShapeKey = std::tuple<int64_t, int64_t, int64_t, DType, DType, DType, ComputeType, Op, Op>;
   struct Pending {
     std::string entry;    // shape_entry() of the problem, without the count
     std::string details;  // the first call's leading dimensions, alignments and beta

@@ -23,7 +23,8 @@ std::string cubin_problem(const std::vector<char>& cubin, const std::string& arc
                           const std::vector<std::string>& entries) {
   if (cubin.empty()) return "it is empty";
   const ElfView elf(cubin);
-  if (!elf.valid()) return fmt::format("its {} bytes are not a whole 64-bit ELF file", cubin.size());
+  if (!elf.valid())
+    return fmt::format("its {} bytes are not a whole 64-bit ELF file", cubin.size());
   const Elf64_Ehdr header = elf.header();
   // A truncated file loses its last bytes: program headers, section headers or section data.
   const bool program_headers_in_bounds =

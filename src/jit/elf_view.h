@@ -23,8 +23,8 @@ class ElfView {
       return false;
     const Elf64_Ehdr h = header();
     return b_[EI_CLASS] == ELFCLASS64 && h.e_shentsize == sizeof(Elf64_Shdr) &&
-           h.e_shoff <= b_.size() &&
-           h.e_shnum <= (b_.size() - h.e_shoff) / sizeof(Elf64_Shdr) && h.e_shstrndx < h.e_shnum;
+           h.e_shoff <= b_.size() && h.e_shnum <= (b_.size() - h.e_shoff) / sizeof(Elf64_Shdr) &&
+           h.e_shstrndx < h.e_shnum;
   }
   Elf64_Ehdr header() const {
     Elf64_Ehdr h;

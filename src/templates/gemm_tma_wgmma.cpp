@@ -46,8 +46,9 @@ class GemmTmaWgmma final : public GemmTemplate {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
     if (problem.m < 1 || problem.n < 1 || problem.k < 1)
-      return fmt::format("{} maps A and B as tensors: M, N and K must be at least 1 (have {}x{}x{})",
-                         name(), problem.m, problem.n, problem.k);
+      return fmt::format(
+          "{} maps A and B as tensors: M, N and K must be at least 1 (have {}x{}x{})", name(),
+          problem.m, problem.n, problem.k);
     if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
       return fmt::format(
           "{} reads A and B with tensor copies, which need 16-byte aligned pointers and leading "
@@ -98,9 +99,8 @@ class GemmTmaWgmma final : public GemmTemplate {
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int((config.get("CONSUMERS") + 1) * 128);
-    r.dynamic_smem_bytes =
-        size_t(config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes +
-               kAlignSmem);
+    r.dynamic_smem_bytes = size_t(
+        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem);
     return r;
   }
 

@@ -65,8 +65,8 @@ inline std::string exhaustive_tune_args(const std::string& shapes, const std::st
 // The same over tests/data/shapes/tiny.yaml.
 inline std::string tiny_tune_args(const std::string& space, const std::string& db,
                                   const std::string& extra = "") {
-  return exhaustive_tune_args(std::string(TGEMM_SOURCE_DIR) + "/tests/data/shapes/tiny.yaml",
-                              space, db, extra);
+  return exhaustive_tune_args(std::string(TGEMM_SOURCE_DIR) + "/tests/data/shapes/tiny.yaml", space,
+                              db, extra);
 }
 
 // One integer from plain SQL, as `sqlite3 tgemm.db "select ..."` would print it; -1 on error.

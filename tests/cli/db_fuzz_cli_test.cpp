@@ -233,16 +233,15 @@ const std::vector<Case>& cases() {
       {"best_of_another_problems_trial",
        sql("UPDATE best SET trial_id = (SELECT min(id) FROM trials WHERE problem_id != "
            "best.problem_id)")},
-      {"duplicate_device",
-       sql("INSERT INTO devices (name, arch, sm_count, l2_bytes, clock_khz, "
-           "memory_clock_khz, driver_version, runtime_version, "
-           "smem_per_block_optin, smem_per_sm, regs_per_sm, "
-           "max_threads_per_block) SELECT name, arch, sm_count + 1, l2_bytes, "
-           "clock_khz, memory_clock_khz, driver_version, runtime_version, "
-           "smem_per_block_optin, smem_per_sm, regs_per_sm, "
-           "max_threads_per_block FROM devices; INSERT INTO best SELECT "
-           "problem_id, (SELECT max(id) FROM devices), trial_id, updated_at "
-           "FROM best")},
+      {"duplicate_device", sql("INSERT INTO devices (name, arch, sm_count, l2_bytes, clock_khz, "
+                               "memory_clock_khz, driver_version, runtime_version, "
+                               "smem_per_block_optin, smem_per_sm, regs_per_sm, "
+                               "max_threads_per_block) SELECT name, arch, sm_count + 1, l2_bytes, "
+                               "clock_khz, memory_clock_khz, driver_version, runtime_version, "
+                               "smem_per_block_optin, smem_per_sm, regs_per_sm, "
+                               "max_threads_per_block FROM devices; INSERT INTO best SELECT "
+                               "problem_id, (SELECT max(id) FROM devices), trial_id, updated_at "
+                               "FROM best")},
       // cubins
       {"truncated_cubins", cubins_cut_to(4000, false)},
       {"truncated_cubins_with_fixed_checksums", cubins_cut_to(4000, true)},

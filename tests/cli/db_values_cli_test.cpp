@@ -67,9 +67,8 @@ class ZeroParameter : public ::testing::Test {
   }
   void expect_skipped_once(const testing::CliResult& r) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    const std::string warning =
-        fmt::format("kernels row {} (on sm_90): VEC=0 is out of range (1 to 2147483647); skipped",
-                    kernel_);
+    const std::string warning = fmt::format(
+        "kernels row {} (on sm_90): VEC=0 is out of range (1 to 2147483647); skipped", kernel_);
     const size_t at = r.output.find(warning);
     EXPECT_NE(at, std::string::npos) << r.output;
     EXPECT_EQ(r.output.find(warning, at + 1), std::string::npos) << "warned twice\n" << r.output;

@@ -57,10 +57,8 @@ struct Folder {
 
 // Every command that writes OUT, as the shell words after tgemm-db.
 std::vector<std::string> writers(const Folder& f, const std::string& out) {
-  return {"merge " + out + " " + f.db,
-          "--db " + f.db + " prune " + out,
-          "--db " + f.db + " vacuum " + out,
-          "--db " + f.db + " report --out " + out,
+  return {"merge " + out + " " + f.db, "--db " + f.db + " prune " + out,
+          "--db " + f.db + " vacuum " + out, "--db " + f.db + " report --out " + out,
           "--db " + f.db + " export --format json --output " + out};
 }
 
@@ -70,8 +68,8 @@ TEST(OutputFiles, a_link_planted_at_the_scratch_name_is_never_written_through) {
   Folder f;
   const std::string out = f.dir.file("out");
   for (const std::string& command : writers(f, out)) {
-    const CliResult r = run_shell("ln -s " + f.victim + " " + out + ".writing-$$ && exec " + kDb +
-                                  " " + command);
+    const CliResult r =
+        run_shell("ln -s " + f.victim + " " + out + ".writing-$$ && exec " + kDb + " " + command);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
     EXPECT_EQ(read_bytes(f.victim), "keep me") << command;
     EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(out))) << command;
@@ -134,16 +132,14 @@ TEST(OutputFiles, a_full_disk_fails_the_command_and_leaves_nothing_behind) {
   const std::string out = f.dir.file("out");
   const std::set<std::string> before = entries(f.dir);
   for (const std::string& command : writers(f, out)) {
-    const CliResult r =
-        run_shell("trap '' XFSZ; ulimit -f 1 && exec " + kDb + " " + command);
+    const CliResult r = run_shell("trap '' XFSZ; ulimit -f 1 && exec " + kDb + " " + command);
     EXPECT_NE(r.exit_code, 0) << command << "\n" << r.output;
     EXPECT_EQ(entries(f.dir), before) << command << "\n" << r.output;
   }
   for (const std::string& command :
        {"--db " + f.db + " report --out " + f.victim,
         "--db " + f.db + " export --format csv --output " + f.victim}) {
-    const CliResult r =
-        run_shell("trap '' XFSZ; ulimit -f 1 && exec " + kDb + " " + command);
+    const CliResult r = run_shell("trap '' XFSZ; ulimit -f 1 && exec " + kDb + " " + command);
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_HAS(r.output, "'" + f.victim + "'");
     EXPECT_EQ(read_bytes(f.victim), "keep me") << command;

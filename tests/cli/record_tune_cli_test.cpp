@@ -39,7 +39,7 @@ TEST(RecordTuneCli, compile_only_tuning_builds_every_recorded_problem_for_sm_90)
   EXPECT_EQ(recorded[1].calls, 5);
 
   auto tune = run_tool("tgemm-tune", exhaustive_tune_args(shapes, "tiny_sgemm_simt", db,
-                                                         "--compile-only --arch sm_90 --jobs 2"));
+                                                          "--compile-only --arch sm_90 --jobs 2"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_EQ(query_int(db, "select count(*) from problems"), 2);
   for (const Problem& p : {decode, prefill})

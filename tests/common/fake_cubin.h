@@ -38,8 +38,8 @@ inline std::vector<char> fake_cubin(const std::string& arch = "sm_90",
   sections[1] = {1, SHT_STRTAB, 0, 0, shstrtab_at, shstrtab.size(), 0, 0, 1, 0};
   sections[2] = {11, SHT_STRTAB, 0, 0, strtab_at, strtab.size(), 0, 0, 1, 0};
   sections[3] = {19, SHT_SYMTAB, 0, 0, symtab_at, sizeof symbols, 2, 1, 8, sizeof(Elf64_Sym)};
-  sections[4] = {27, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, text_at, payload.size(), 0, 0,
-                 128, 0};
+  sections[4] = {27, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, text_at, payload.size(), 0, 0, 128,
+                 0};
   const size_t sections_at = place(sections, sizeof sections);
   Elf64_Ehdr header = {};
   std::memcpy(header.e_ident, ELFMAG, SELFMAG);

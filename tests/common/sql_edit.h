@@ -12,8 +12,7 @@ namespace tgemm::testing {
 inline void edit_database(const std::string& path, const std::string& sql) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK) << path;
-  const std::string all =
-      "PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF; " + sql;
+  const std::string all = "PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF; " + sql;
   char* err = nullptr;
   EXPECT_EQ(sqlite3_exec(raw, all.c_str(), nullptr, nullptr, &err), SQLITE_OK)
       << sql << ": " << (err ? err : "");

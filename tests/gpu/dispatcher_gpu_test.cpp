@@ -210,8 +210,8 @@ TEST_F(DispatcherGpu, records_untuned_calls_then_serves_them_exactly_after_tunin
             Problem::packed(GemmTypes{}, Op::N, Op::T, 127, 65, 33).key());
   EXPECT_EQ(recorded[0].calls, 2);
 
-  auto tune = testing::run_tool(
-      "tgemm-tune", testing::exhaustive_tune_args(shapes, "tiny_sgemm_simt", db_path_));
+  auto tune = testing::run_tool("tgemm-tune",
+                                testing::exhaustive_tune_args(shapes, "tiny_sgemm_simt", db_path_));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   Dispatcher tuned({db_path_, {}, true});
   expect_correct(tuned, untuned, Selection::exact);

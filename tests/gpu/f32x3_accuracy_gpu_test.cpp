@@ -18,10 +18,10 @@
 #include "src/dispatch/dispatcher.h"
 #include "src/jit/kernel_source.h"
 #include "src/templates/kernel_build.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/evaluate/gemm_evaluator.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

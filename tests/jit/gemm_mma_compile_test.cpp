@@ -12,11 +12,11 @@
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/kernel_build.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/mma_configs.h"
 #include "tests/common/template_ptx.h"
 #include "tuner/compile/resource_check.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/kernel_build.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/mma_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

@@ -14,12 +14,12 @@
 #include "src/core/error.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/kernel_build.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/hopper_builds.h"
 #include "tests/common/template_ptx.h"
 #include "tests/common/tma_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {
@@ -49,8 +49,8 @@ TEST(GemmTmaWgmmaCompile, the_shipped_defaults_build_in_every_type_and_layout) {
     if (d.config.template_name == "gemm_tma_wgmma" && seen.insert(d.config.canonical_name()).second)
       for (Op a : {Op::N, Op::T})
         for (Op b : {Op::N, Op::T})
-          cases.push_back({d.config, gemm_types(a == b ? "f16" : "bf16", a == b ? "f16" : "f32"), a,
-                           b});
+          cases.push_back(
+              {d.config, gemm_types(a == b ? "f16" : "bf16", a == b ? "f16" : "f32"), a, b});
   ASSERT_FALSE(seen.empty()) << "no gemm_tma_wgmma default line";
   const auto problems = unclean_builds(cases);
   EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << first_of(problems);
@@ -170,11 +170,13 @@ TEST(GemmTmaWgmmaHost, plans_a_persistent_grid_with_the_operands_tensor_maps) {
             132u);
   const Problem few = Problem::packed(gemm_types("f16"), Op::N, Op::T, 384, 512, 64);
   EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).launches[0].grid[0],
-            8u) << "2 cluster rows (the last half outside C) x 2 columns, two blocks each";
+            8u)
+      << "2 cluster rows (the last half outside C) x 2 columns, two blocks each";
   EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).launches[0].cluster,
             2u);
   // Each block of a pair copies half of a K-major B's rows; MN-major boxes stay whole.
-  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).map_b.box_outer, 128);
+  EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).map_b.box_outer,
+            128);
   EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), p, 132).map_b.box_outer, 64);
   EXPECT_EQ(plan.launches[0].block[0], 384u);
   EXPECT_TRUE(plan.launches[0].persistent) << "the launch may cut the grid to what is resident";

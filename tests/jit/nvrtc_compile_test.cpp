@@ -13,10 +13,10 @@
 #include "src/jit/nvrtc_compiler.h"
 #include "src/launch/launch_plan.h"
 #include "src/templates/kernel_build.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

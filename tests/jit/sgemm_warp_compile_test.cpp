@@ -8,10 +8,10 @@
 
 #include "src/core/arch_limits.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
 #include "tuner/compile/resource_check.h"
-#include "src/templates/search_space.h"
 
 namespace tgemm {
 namespace {

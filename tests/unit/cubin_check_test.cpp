@@ -26,7 +26,8 @@ struct StoredCubin {
   std::string db = testing::unpack_tuned_database(dir);
   std::vector<char> bytes = [this] {
     TuningDb reader(db, TuningDb::Mode::read_only);
-    return reader.find_binary(testing::query_text(db, "SELECT cache_key FROM binaries WHERE id = 2"))
+    return reader
+        .find_binary(testing::query_text(db, "SELECT cache_key FROM binaries WHERE id = 2"))
         ->compiled.cubin;
   }();
   std::string key = testing::query_text(db, "SELECT cache_key FROM binaries WHERE id = 2");
@@ -49,8 +50,8 @@ TEST(CubinCheck, another_arch_or_a_missing_entry_is_named) {
 TEST(CubinCheck, empty_truncated_foreign_and_random_bytes_are_refused) {
   StoredCubin c;
   EXPECT_EQ(cubin_problem({}, "sm_90", {"gemm_wgmma"}), "it is empty");
-  for (size_t size : {size_t(1), size_t(63), size_t(64), size_t(4096), c.bytes.size() / 2,
-                      c.bytes.size() - 1}) {
+  for (size_t size :
+       {size_t(1), size_t(63), size_t(64), size_t(4096), c.bytes.size() / 2, c.bytes.size() - 1}) {
     const std::vector<char> cut(c.bytes.begin(), c.bytes.begin() + ptrdiff_t(size));
     EXPECT_HAS(cubin_problem(cut, "sm_90", {"gemm_wgmma"}), "not a whole 64-bit ELF file");
   }
@@ -84,9 +85,10 @@ TEST(CubinCheck, planted_bytes_with_a_matching_checksum_are_never_handed_out) {
       sqlite3* raw = nullptr;
       ASSERT_EQ(sqlite3_open(c.db.c_str(), &raw), SQLITE_OK);
       sqlite3_stmt* stmt = nullptr;
-      ASSERT_EQ(sqlite3_prepare_v2(raw, "UPDATE binaries SET cubin = ?1, checksum = ?2 WHERE id = 2",
-                                   -1, &stmt, nullptr),
-                SQLITE_OK);
+      ASSERT_EQ(
+          sqlite3_prepare_v2(raw, "UPDATE binaries SET cubin = ?1, checksum = ?2 WHERE id = 2", -1,
+                             &stmt, nullptr),
+          SQLITE_OK);
       const std::string sum = cubin_checksum(plant);
       sqlite3_bind_blob(stmt, 1, plant.data(), int(plant.size()), SQLITE_TRANSIENT);
       sqlite3_bind_text(stmt, 2, sum.c_str(), -1, SQLITE_TRANSIENT);

@@ -9,8 +9,8 @@
 #include "src/core/arch_limits.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/jit/kernel_source.h"
-#include "src/templates/template_registry.h"
 #include "src/templates/search_space.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm {
 namespace {

@@ -87,10 +87,9 @@ TEST(ProblemRecorder, a_new_shape_is_in_the_file_before_stop) {
 TEST(ProblemRecorder, counts_every_call_from_many_threads) {
   TempDir dir("record");
   const std::string path = dir.file("recorded.yaml");
-  const std::vector<Problem> shapes = {problem("f32", "", "NN", 64, 64, 64),
-                                       problem("f16", "", "NT", 128, 256, 64),
-                                       problem("bf16", "f32", "TN", 1, 4096, 4096),
-                                       problem("f32x3", "", "TT", 3, 5, 7)};
+  const std::vector<Problem> shapes = {
+      problem("f32", "", "NN", 64, 64, 64), problem("f16", "", "NT", 128, 256, 64),
+      problem("bf16", "f32", "TN", 1, 4096, 4096), problem("f32x3", "", "TT", 3, 5, 7)};
   ProblemRecorder recorder;
   recorder.start(path);
   std::vector<std::thread> threads;

@@ -210,7 +210,8 @@ TEST_F(StaleDb, the_best_skips_a_faster_stale_trial_when_told_the_current_build)
   record(128, "hash-now", 3, {"13.0", 13000});  // current
   const CurrentBuild now = build_now();
   db_.update_best(problem_, device_);
-  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 64) << "without a build: fastest";
+  EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 64)
+      << "without a build: fastest";
   db_.update_best(problem_, device_, &now);
   EXPECT_EQ(db_.best_entries().front().trial.config.get("SWIZZLE"), 128);
 }

@@ -103,7 +103,8 @@ CompiledKernel compiled(const std::string& key) {
   c.nvrtc_version = "13.0";
   c.options = "--gpu-architecture=sm_90 " + key;
   c.cache_key = key;
-  c.cubin = testing::fake_cubin(c.arch, c.entry, {'c', 'u', 'b', char(0), key.empty() ? 'x' : key[0]});
+  c.cubin =
+      testing::fake_cubin(c.arch, c.entry, {'c', 'u', 'b', char(0), key.empty() ? 'x' : key[0]});
   c.resources = {true, 96, 16384, 8, 4, 12};
   return c;
 }

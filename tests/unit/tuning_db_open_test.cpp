@@ -16,6 +16,7 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/open_error.h"
 #include "tests/common/sql_edit.h"
 #include "tests/common/temp_dir.h"
 
@@ -32,14 +33,7 @@ std::string scalar(const std::string& path, const std::string& sql) {
 
 Problem square(int64_t n) { return Problem::packed(GemmTypes{}, Op::N, Op::N, n, n, n); }
 
-std::string open_error(const std::string& path, TuningDb::Mode mode) {
-  try {
-    TuningDb db(path, mode);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::open_error;
 
 TEST(TuningDbClose, last_writer_to_close_leaves_one_file_in_rollback_journal_mode) {
   TempDir dir;

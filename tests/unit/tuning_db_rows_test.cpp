@@ -11,8 +11,8 @@
 #include "db/tuning_db.h"
 #include "src/core/error.h"
 #include "tests/common/log_capture.h"
-#include "tests/common/sql_edit.h"
 #include "tests/common/sgemm_configs.h"
+#include "tests/common/sql_edit.h"
 
 namespace tgemm {
 namespace {

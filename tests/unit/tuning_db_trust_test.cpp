@@ -19,6 +19,7 @@
 #include "src/core/error.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/common/log_capture.h"
+#include "tests/common/open_error.h"
 #include "tests/common/result_databases.h"
 #include "tests/common/sql_edit.h"
 #include "tests/common/temp_dir.h"
@@ -40,14 +41,7 @@ struct Tuned {
   std::string path = testing::unpack_tuned_database(dir);
 };
 
-std::string open_error(const std::string& path, TuningDb::Mode mode) {
-  try {
-    TuningDb db(path, mode);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::open_error;
 
 // --- objects tgemm did not create -------------------------------------------------------
 

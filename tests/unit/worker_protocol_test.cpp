@@ -3,8 +3,6 @@
 #include "tuner/evaluate/worker_protocol.h"
 
 #include <gtest/gtest.h>
-
-#include "src/core/vendor_call.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <limits>
 
 #include "src/core/error.h"
+#include "src/core/vendor_call.h"
 #include "tuner/evaluate/json_codec.h"
 
 namespace tgemm {

@@ -176,7 +176,7 @@ int run_bench(const BenchOptions& opt) {
     csv.emplace(opt.csv_path, Overwrite::regular_file, "CSV file");
     csv->append(
         "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
-           "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare,untuned_path,"
+        "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare,untuned_path,"
         "untuned_us,tuned_over_untuned,ours_path,ours_us,ours_ratio_vs_cublas\n");
   }
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);

@@ -402,7 +402,8 @@ void write_new_database(const std::string& what, const std::string& out_path,
     build(out.scratch_path());
     const std::string problems =
         tgemm::TuningDb(out.scratch_path(), tgemm::TuningDb::Mode::read_write).integrity_problems();
-    if (!problems.empty()) fail("it fails the integrity check (is an input damaged?): {}", problems);
+    if (!problems.empty())
+      fail("it fails the integrity check (is an input damaged?): {}", problems);
   } catch (const tgemm::Error& e) {
     // The scratch file is the new OUT to be: named so, since the user never sees the scratch.
     std::string why = e.what();
@@ -417,19 +418,20 @@ void write_new_database(const std::string& what, const std::string& out_path,
 // is never written.
 int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
   tgemm::PruneCounts counts;
-  write_new_database(prune ? "pruned database" : "compacted database", out_path, [&](const std::string& scratch) {
-    if (const std::string problems = db.integrity_problems(); !problems.empty())
-      fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
-    db.copy_to(scratch);
-    tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
-    tgemm::PruneOptions options;
-    options.failed = options.unused_cubins = prune;
-    if (stale)
-      options.stale = [](const tgemm::DeviceInfo& d) {
-        return tgemm::this_build(d.driver_version);
-      };
-    counts = out.prune(options);
-  });
+  write_new_database(
+      prune ? "pruned database" : "compacted database", out_path, [&](const std::string& scratch) {
+        if (const std::string problems = db.integrity_problems(); !problems.empty())
+          fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
+        db.copy_to(scratch);
+        tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
+        tgemm::PruneOptions options;
+        options.failed = options.unused_cubins = prune;
+        if (stale)
+          options.stale = [](const tgemm::DeviceInfo& d) {
+            return tgemm::this_build(d.driver_version);
+          };
+        counts = out.prune(options);
+      });
   namespace fs = std::filesystem;
   fmt::print(
       "wrote '{}' ({} bytes, from {} bytes): dropped {} failed trial(s), {} failed binaries, {} "

@@ -242,8 +242,7 @@ class GemmEvaluator {
   // time_cublas): the vendor calls as contenders, each verified like a kernel, and timed
   // interleaved with cuBLAS (CublasTiming::vendor_trials).
   CublasTiming prepare(const Problem& problem, const TimingOptions& timing,
-                       GemmScalars scalars = {}, bool time_cublas = true,
-                       bool time_vendor = false);
+                       GemmScalars scalars = {}, bool time_cublas = true, bool time_vendor = false);
   bool prepared() const;
 
   // Load, reject unsupported problems (invalid), run once on poisoned C and verify

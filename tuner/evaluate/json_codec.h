@@ -156,8 +156,9 @@ class JsonReader {
   }
   // A list of value types, each element's errors named by its index ("vendor_trials.2.runs").
   template <class T>
-    requires(!requires(const Json& j, std::vector<T>& v) { decode_scalar(j, v); })
-  static void decode(const Json& j, std::vector<T>& values) {
+  requires(!requires(const Json& j, std::vector<T>& v) {
+    decode_scalar(j, v);
+  }) static void decode(const Json& j, std::vector<T>& values) {
     if (!j.is_array()) throw JsonFieldError("", "is not a JSON array");
     values.assign(j.size(), T{});
     for (size_t i = 0; i < j.size(); ++i) {

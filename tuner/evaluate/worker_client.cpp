@@ -367,9 +367,9 @@ std::optional<DeviceInfo> WorkerClient::probe_device(std::string* why) {
 CublasTiming WorkerClient::prepare_problem(const Problem& problem, bool time_vendor) {
   problem.validate();
   problem_ = problem;
-  const auto outcome =
-      request("prepare", encode_request(make_prepare(problem, timing_, /*time_cublas=*/true, time_vendor)),
-              std::max(timeout_, kSlowRequestTimeout));
+  const auto outcome = request(
+      "prepare", encode_request(make_prepare(problem, timing_, /*time_cublas=*/true, time_vendor)),
+      std::max(timeout_, kSlowRequestTimeout));
   CublasTiming timing;
   if (!outcome.response) {
     timing.error = failure_text(outcome);

@@ -35,8 +35,8 @@ struct PrepareRequest {
   Problem problem;
   TimingOptions timing;
   float alpha = 1.0f;
-  float beta = 0.0f;        // must be 0 when problem.beta_zero
-  bool time_cublas = true;  // false when re-preparing on a restarted worker
+  float beta = 0.0f;         // must be 0 when problem.beta_zero
+  bool time_cublas = true;   // false when re-preparing on a restarted worker
   bool time_vendor = false;  // with time_cublas: the vendor calls as contenders too
 };
 

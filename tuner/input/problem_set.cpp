@@ -164,8 +164,8 @@ class ShapeFileReader {
     int64_t value = -1;
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (!node.IsScalar() || node.Tag() == "!" || text.empty() || ec != std::errc() ||
-        ptr != end || value < 0)
+    if (!node.IsScalar() || node.Tag() == "!" || text.empty() || ec != std::errc() || ptr != end ||
+        value < 0)
       fail("{}:{}: calls must be an integer >= 0, got '{}'", path_, line_of(node),
            node.IsScalar() ? text : std::string("a list or map"));
     return value;

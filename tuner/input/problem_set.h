@@ -10,15 +10,16 @@
 namespace tgemm {
 
 struct NamedProblem {
-  std::string name;  // the shape's `name`, or "MxNxK" when it has none
-  Problem problem;   // packed leading dimensions, beta == 0
+  std::string name;   // the shape's `name`, or "MxNxK" when it has none
+  Problem problem;    // packed leading dimensions, beta == 0
   int64_t calls = 0;  // `calls:`, how often a recording application ran it; 0 when not given
 };
 
 // Throws Error naming the file (and line where known) for: a missing or unreadable
 // file, malformed YAML, an empty shape list, unknown or repeated keys, m/n/k <= 0 or over
-// 2^31 - 1, a `calls` that is not an integer >= 0, an operand of more than 2^31 elements, an unknown dtype or layout, and a shape
-// (same Problem::key()) or hand-given name listed twice (naming both lines).
+// 2^31 - 1, a `calls` that is not an integer >= 0, an operand of more than 2^31 elements, an
+// unknown dtype or layout, and a shape (same Problem::key()) or hand-given name listed twice
+// (naming both lines).
 std::vector<NamedProblem> load_problem_set(const std::string& path);
 
 }  // namespace tgemm

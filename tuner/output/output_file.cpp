@@ -199,9 +199,8 @@ void OutputFile::commit() {
   if (fd_ >= 0) close_scratch();
   // link() never replaces an OUT that appeared meanwhile; rename() replaces a file (or a link
   // planted since the check, never what it points to).
-  const bool moved = overwrite_ == Overwrite::never
-                         ? ::link(scratch_.c_str(), out_.c_str()) == 0
-                         : ::rename(scratch_.c_str(), out_.c_str()) == 0;
+  const bool moved = overwrite_ == Overwrite::never ? ::link(scratch_.c_str(), out_.c_str()) == 0
+                                                    : ::rename(scratch_.c_str(), out_.c_str()) == 0;
   if (!moved) fail("cannot create {} '{}': {}", what_, out_, std::strerror(errno));
 }
 

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "src/core/error.h"
-#include "tuner/search/model_strategy.h"
 #include "src/templates/search_space.h"
+#include "tuner/search/model_strategy.h"
 
 namespace tgemm {
 
