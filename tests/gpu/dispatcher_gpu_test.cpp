@@ -241,20 +241,30 @@ TEST_F(DispatcherGpu, k_zero_scales_c_by_beta) {
   EXPECT_LT(err, 1e-6);
 }
 
-TEST_F(DispatcherGpu, default_cubin_is_written_back_to_a_writable_database) {
-  Dispatcher d({db_path_, {}, true});
-  expect_correct(d, Case::make(Op::T, Op::T, 96, 96, 96, 0, 1, 0, 0, 11),
-                 Selection::fallback_default);
-  TuningDb ro(db_path_, TuningDb::Mode::read_only);
+// A database is code the library loads: it writes compiled cubins back only when asked.
+TEST_F(DispatcherGpu, a_default_cubin_is_written_back_only_when_write_back_is_on) {
   const KernelConfig chosen =
       KernelSelector({}, shipped_default_kernels(), info_.arch, info_.sm_count)
           .choose(Problem::packed(GemmTypes{}, Op::T, Op::T, 96, 96, 96))
           .config;
-  auto stored = ro.find_binary_for(chosen, kernel_source("sgemm_simt").hash,
-                                   Problem::packed(GemmTypes{}, Op::T, Op::T, 1, 1, 1), info_.arch,
-                                   NvrtcCompiler::version());
-  ASSERT_TRUE(stored);
-  EXPECT_FALSE(stored->compiled.cubin.empty());
+  auto stored = [&] {
+    return TuningDb(db_path_, TuningDb::Mode::read_only)
+        .find_binary_for(chosen, kernel_source("sgemm_simt").hash,
+                         Problem::packed(GemmTypes{}, Op::T, Op::T, 1, 1, 1), info_.arch,
+                         NvrtcCompiler::version());
+  };
+  {
+    Dispatcher off({db_path_, {}, true});
+    expect_correct(off, Case::make(Op::T, Op::T, 96, 96, 96, 0, 1, 0, 0, 11),
+                   Selection::fallback_default);
+  }
+  EXPECT_FALSE(stored());
+  Dispatcher on({db_path_, {}, true, /*write_back_cubins=*/true});
+  expect_correct(on, Case::make(Op::T, Op::T, 96, 96, 96, 0, 1, 0, 0, 11),
+                 Selection::fallback_default);
+  const auto written = stored();
+  ASSERT_TRUE(written);
+  EXPECT_FALSE(written->compiled.cubin.empty());
 }
 
 TEST_F(DispatcherGpu, many_threads_and_streams_share_one_handle) {

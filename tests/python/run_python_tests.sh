@@ -12,6 +12,10 @@ work=$build/python_test
 rm -rf "$work"
 mkdir -p "$work"
 "$python" -m venv --system-site-packages "$work/venv"
+# What the interpreter sees, the environment sees too: where $TGEMM_PYTHON is itself a virtual
+# environment's (torch installed there), --system-site-packages reaches only the base one's.
+"$python" -c 'import site; print("\n".join(site.getsitepackages()))' \
+  >"$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/interpreter_site.pth"
 # pip builds in the source folder: build a copy, so the worktree stays clean.
 cp -R "$source/python" "$work/package"
 TGEMM_BUNDLE_LIBRARY=$library "$work/venv/bin/python" -m pip install --quiet --no-index \

@@ -527,12 +527,13 @@ void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out)
   // Each verified once on a poisoned C; cuBLAS's call is timed whatever its verdict.
   double estimate_ms = 0;
   std::vector<size_t> timed;
+  std::vector<bool> verified(launchers.size());
   for (size_t i = 0; i < launchers.size(); ++i) {
     double ms = 0;
-    const bool ok = verify(launchers[i], &contenders[i], &ms);
-    if (!ok && i == 0 && contenders[0].status != TrialStatus::wrong_result)
+    verified[i] = verify(launchers[i], &contenders[i], &ms);
+    if (!verified[i] && i == 0 && contenders[0].status != TrialStatus::wrong_result)
       fail("{}", contenders[0].error);
-    if (!ok && i > 0) continue;
+    if (!verified[i] && i > 0) continue;
     estimate_ms += ms;
     timed.push_back(i);
   }
@@ -546,8 +547,10 @@ void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out)
   out->max_us = stats[0].max_us;
   out->runs = stats[0].runs;
   if (!time_vendor) return;
+  // verify() leaves a passing trial's status as it was (invalid, the default): only the
+  // timing makes it ok.
   for (size_t t = 0; t < timed.size(); ++t)
-    if (contenders[timed[t]].status == TrialStatus::ok) record_ok(&contenders[timed[t]], stats[t]);
+    if (verified[timed[t]]) record_ok(&contenders[timed[t]], stats[t]);
   for (TrialResult& r : contenders) out->vendor_trials.push_back(std::move(r));
 }
 
