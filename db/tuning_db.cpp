@@ -467,6 +467,16 @@ constexpr const char* kTrialColumns =
     "t.time_max_us, t.runs, t.tflops, t.max_rel_error, t.nvrtc_version, t.driver_version";
 constexpr int kTrialColumnCount = 14;
 
+// `text` with each line made printable() and the line breaks kept: a compiler log stays a log
+// of lines, and none of them can move the cursor or rewrite the terminal.
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    out += printable(std::string_view(text).substr(start, end - start)) + '\n';
+  return out + printable(std::string_view(text).substr(start));
+}
+
 TrialResult trial_at(const Statement& s, int first) {
   TrialResult t;
   const int64_t id = s.int_at(first++);
@@ -476,7 +486,7 @@ TrialResult trial_at(const Statement& s, int first) {
   });
   t.status = decoded(s, "trials", id, "status",
                      [&] { return parse_stored_trial_status(s.text_at(first + 2)); });
-  t.error = printable(s.text_at(first + 3));  // for people only
+  t.error = printable_lines(s.text_at(first + 3));  // for people only: a log of lines
   t.time_min_us = s.double_at(first + 4);
   t.time_median_us = s.double_at(first + 5);
   t.time_max_us = s.double_at(first + 6);
