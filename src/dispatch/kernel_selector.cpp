@@ -68,16 +68,16 @@ constexpr double kGoodThere = 1.5;
 // The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
 const std::string kSplitK = "SPLIT_K";
 // A split sibling (choose_untuned) never ran on the neighbour: it is served only when predicted
-// faster by this factor than what ran there. Leave-one-out replay of the session-11 H200
-// database: 1.1 served 1760x128x1760 a split 4 of a split-16 line at 0.93 of its best (0.98
-// before); from 1.2 on, no problem's choice changed, and 64x64x131072 still got 256 slices.
+// faster by this factor than what ran there. Leave-one-out replay of an H200 database: 1.1
+// served 1760x128x1760 a split 4 of a split-16 line at 0.93 of its best (0.98 without
+// siblings); from 1.2 on, no problem's choice changes, and 64x64x131072 still gets 256 slices.
 constexpr double kUnmeasuredMargin = 1.2;
 // A neighbour's carried time grows by this share per unit of sqrt(distance) (distance below).
-// Leave-one-out replay, best / chosen over the measured choices (S11, S16, S17, S18 databases):
-// 0 gives 0.950, 0.933, 0.932, 0.925; 0.04 and 0.05 give 0.950, 0.933, 0.939, 0.932; from
-// 0.06, 4097^3 takes a 64x64 line at 0.90 (0.975 before). On the H200 (S20-A, S18 database,
-// each shape left out): 1024^3 0.71 -> 0.97, 3072x128x1024 0.98 -> 0.88, decode16-qkvo 1.01 ->
-// 0.99; every other shape of square, llm and deepbench served as before.
+// Leave-one-out replay, best / chosen over the measured choices of four databases: 0 gives
+// 0.950, 0.933, 0.932, 0.925; 0.04 and 0.05 give 0.950, 0.933, 0.939, 0.932; from 0.06,
+// 4097^3 takes a 64x64 line at 0.90 (0.975 below 0.06). On the H200, each shape left out, 0.05
+// serves 1024^3 at 0.97 (0.71 at 0), 3072x128x1024 at 0.88 (0.98), decode16-qkvo at 0.99
+// (1.01); every other shape of square, llm and deepbench as at 0.
 constexpr double kFarPenalty = 0.05;
 
 // Squared distance of two shapes in log M, N, K; other alignments pay kAlignmentPenalty:
@@ -101,7 +101,7 @@ std::string config_id(const KernelConfig& config) {
 
 // Evidence from a farther shape is less certain: its carried times pay for the distance, so a
 // far neighbour's config must beat a near one's by more than the model's error. Seen in
-// leave-one-out replay (S17, S18 databases): 1024^3 was served a split-4 config of 2048^3
+// leave-one-out replay: 1024^3 was served a split-4 config of 2048^3
 // carried to 59.8 us (it runs 85.0) over 1000^3's best carried to 61.9 (1000^3: 61.0).
 double carried_distance_factor(const Problem& there, const Problem& here) {
   return 1 + kFarPenalty * std::sqrt(distance(there, here));
@@ -181,7 +181,7 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 // kGoodThere of the fastest on this GPU: how far the model's absolute times are off for it
 // here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
 // A config's transposed twin (GemmTemplate::transposed) gets the same ratio on the transposed
-// layout: seen on the H200 (session 11), decode-qkvo (1x4096x4096 NT) left out was served a
+// layout: seen on the H200, decode-qkvo (1x4096x4096 NT) left out was served a
 // 43 us default, as the line that runs it at 21.5 us had no record; its twin had one on
 // 4096x1x4096 NN.
 void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>& problem_of) {
@@ -210,7 +210,7 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
 // The median measured / predicted of a config over its records on the loop it runs here whose
 // layouts share the most operands with the problem's: on the H200 sets PACK_B=0 runs 7-15 %
 // slower than PACK_B=1 wherever B is transposed, which its mostly-NN records hid (2560^3 TT
-// was served PACK_B=0). Records of another loop are no evidence (session 21: a 16-row GEMV
+// was served PACK_B=0). Records of another loop are no evidence (a 16-row GEMV
 // line measured only with B along N, 1.5x faster than the model there, would have been served
 // to the NT decode shapes, where B runs along K through a loop never measured).
 std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
@@ -229,7 +229,7 @@ std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
   return median(std::move(ratios));
 }
 
-// Seen on the H200 (session 11): decode16-up left out was served a default line whose NT build
+// Seen on the H200: decode16-up left out was served a default line whose NT build
 // spills (172 us against 68 for its best): its records, all NN, said nothing of that build.
 bool KernelSelector::failed_build(const KernelConfig& config, const Problem& problem) const {
   return failed_builds_.count(config_id(config) + " " + build_variant(problem).key()) > 0;
@@ -284,11 +284,11 @@ int64_t KernelSelector::resident_capacity(const GemmTemplate& family, const Kern
 // The time a streaming grid of `blocks` takes per byte against one whose blocks all fit at
 // once: a last partial wave of a fraction x of the resident blocks costs sqrt(x) of a wave
 // (its blocks start as the first wave's finish, on a lighter-loaded memory system, so less
-// than a whole wave, more than its share). Seen on the H200 (session 22): 7680x16x2560's
+// than a whole wave, more than its share). Seen on the H200: 7680x16x2560's
 // 300 blocks of two per SM (1.14 waves) stream 1.16x slower per byte than 4096x16x4096's 256;
 // carried without this, that record made 4096x16x4096, left out, take an FFMA split-K kernel
-// at 0.72 of its best. Leave-one-out replay, best / chosen (S21, S18, S11, S13, S16
-// databases): 0.918 -> 0.947, 0.938 -> 0.954, the rest unchanged; flat for powers 0.3-0.6,
+// at 0.72 of its best. Leave-one-out replay, best / chosen over five databases: 0.947 and
+// 0.954 on two (0.918, 0.938 without it), the rest alike; flat for powers 0.3-0.6,
 // 0.941 and 0.948 at 0.7, 0.931 and 0.938 at 1 (whole waves).
 double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
   if (blocks <= resident) return 1;
@@ -303,14 +303,14 @@ double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
   // A streaming family's work is the bytes it reads. Its K slices are grid blocks already
   // (launched_blocks): counted as loop steps too, a GEMV carried to K = 500000 came out ~100x
-  // slower than it runs, and a split-K FFMA kernel at 5x the GEMV's time won (S10 replay).
+  // slower than it runs, and a split-K FFMA kernel at 5x the GEMV's time won in replay.
   // Its bytes stream at the rate its warps in flight reach: a GEMV tuned for a long side
   // keeps few warps per SM on a short one (1760x16x1760 was served 3 warps per SM, 26.9 us
   // against 15.5 for its best). Each warp keeps about the same bytes in flight, so the rate
   // grows with the warps until kStreamWarpsPerSm cover the memory latency. Leave-one-out replay
-  // of the session-11 H200 database (every GEMV shape tuned exhaustively): linear to 12 warps
-  // 0.936, to 10 0.933, to 16 0.922; sqrt(warps / 16), the form before, 0.921 (1760x16x1760
-  // 0.65 -> 0.92, 7680x16x2560 0.83 -> 0.98). The warps counted are those resident at once;
+  // of an H200 database (every GEMV shape tuned exhaustively): linear to 12 warps 0.936, to 10
+  // 0.933, to 16 0.922; sqrt(warps / 16) 0.921 (1760x16x1760 0.65 against 0.92 linear to 12,
+  // 7680x16x2560 0.83 against 0.98). The warps counted are those resident at once;
   // blocks past them form a last partial wave (stream_tail_factor).
   constexpr double kStreamWarpsPerSm = 12;
   const GemmTemplate* family = find_template(config.template_name);
@@ -346,7 +346,7 @@ double KernelSelector::carried_us(const KernelConfig& config, double us_there, c
   const double by_work = us_there * padded_work(config, here) / padded_work(config, there);
   // Each misjudges what the other sees (the model: vector widths and the family's habits; the
   // work ratio: memory against compute); their geometric mean replays best on the H200
-  // databases (leave-one-out best/chosen, S3-S6: 0.979, 0.982, 0.971, 0.941; the model alone
+  // databases (leave-one-out best/chosen on four: 0.979, 0.982, 0.971, 0.941; the model alone
   // 0.932-0.956, the work alone 0.903-0.975).
   return std::sqrt(by_model * by_work);
 }
@@ -381,13 +381,13 @@ double KernelSelector::resplit_us(const KernelConfig& config, double us,
 }
 
 std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem) const {
-  // Leave-one-out replay of the session-11 H200 database (39 FP32 problems): 2 neighbours 0.934,
-  // 3 0.942, 4 0.950 (1024^3 0.83 -> 1.00, 6144x4x2048 0.72 -> 1.00), 5 and 6 0.947, 8 0.925.
+  // Leave-one-out replay of an H200 database (39 FP32 problems): 2 neighbours 0.934 (1024^3
+  // 0.83, 6144x4x2048 0.72), 3 0.942, 4 0.950 (both 1.00), 5 and 6 0.947, 8 0.925.
   constexpr size_t kNeighbours = 4;
   // Among the tuned shapes of the problem's types, those whose layouts share the most operands
   // with it: its own layout where one was tuned, else the nearest layouts, whose configs are
-  // then predicted here by their records on those layouts (scale_for). Seen on the H200
-  // (session 14): TN and TT shapes, no shipped set having those layouts, got the defaults at
+  // then predicted here by their records on those layouts (scale_for). Seen on the H200:
+  // TN and TT shapes, no shipped set having those layouts, got the defaults at
   // 0.91-0.93 of their tuned times. A layout that stores neither operand as any tuned one does
   // (TT where only NN was tuned) takes the defaults: its copy loops share nothing with theirs.
   const auto shared = [&](const Problem& t) { return operands_alike(t.op_a, t.op_b, problem); };
@@ -410,11 +410,11 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   // When no neighbour's tuned best can run the problem (they are of another kind: GEMVs of a
   // smaller side, aligned shapes whose 16-byte loads refuse a misaligned one), what they measured
   // that runs here is only incidental (the shipped defaults every tune times), so the nearest
-  // shape whose best runs it joins them. Seen on the H200 (session 25): with six long-K GEMVs in
+  // shape whose best runs it joins them. Seen on the H200: with six long-K GEMVs in
   // the database, 64x64x131072 took an FFMA config from their records at 93.9 us where the
   // database without them served a split sibling of 2560x64x2560's config at 53.6. Leave-one-out
-  // replay of the S2-S25 databases: every mean within 0.003 of before; 4097^3 0.97 -> 0.98 (S18),
-  // unmeasured -> 0.98 (S21, S25), 1.00 -> 0.96 (S4); 1023^3 0.92 -> 0.87 (S11).
+  // replay of the tuning databases: every mean within 0.003 of that without it; 4097^3 is served
+  // at 0.96-0.98, 1023^3 at 0.87 (0.92 without it).
   const auto runs_here = [&](const BestEntry* e) { return can_run(e->config, problem, arch_); };
   if (std::none_of(out.begin(), out.end(), runs_here))
     for (size_t i = out.size(); i < near.size(); ++i)
@@ -430,7 +430,7 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
 // split-K and memory- against compute-bound carry over. A config slow there is left out: the model
 // misjudges some (the naive kernel), and a neighbour's fast kernels are the evidence. Each also
 // offers its split siblings (the other SPLIT_K depths its family ran with here; resplit_us): a
-// neighbour tuned for a shorter K split less deeply (seen on the H200, session 13: 64x64x131072
+// neighbour tuned for a shorter K split less deeply (seen on the H200: 64x64x131072
 // was served 64 K slices from its neighbours, 106 us, where 256 run it in 61). The defaults
 // never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
 // alone, scaled by their own model_scale_ where they ran well elsewhere on this GPU (a family's
@@ -471,10 +471,10 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
 }
 
 // A sibling measured nearby was weighed on its own record there (or left out as slow there).
-// Against the change in K, a sibling is the model's guess alone: 1760x128x1760 left out of the
-// S20 H200 database was served the 4-slice sibling of a 16-slice FFMA config of
+// Against the change in K, a sibling is the model's guess alone: 1760x128x1760 left out of an
+// H200 database was served the 4-slice sibling of a 16-slice FFMA config of
 // 3072x128x1024 (shorter K), predicted 24.5 us, and ran 45.6 (its best 32.9). Leave-one-out
-// replay of the S11, S13, S17, S18 and S20 databases: that choice alone changed.
+// replay of five databases: this rule changes that choice alone.
 void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
                                           const Problem* there, const Problem& problem,
                                           const std::set<std::string>& seen,

@@ -27,12 +27,12 @@ constexpr double kSpillFactor = 3.0;
 // copy rate per byte.
 constexpr double kPartialCost = 3.0;
 // Each halving of the copy width below 16 bytes costs about this much more time: on the H200
-// (session 9, exhaustive over deepbench) the same warp-tiled FP32 tile with 4-byte copies ran
+// (exhaustive over deepbench) the same warp-tiled FP32 tile with 4-byte copies ran
 // 1.07-1.19x slower than with 16-byte ones on aligned shapes, a GEMV kernel 1.24x; tf32 wgmma
 // read with 4-byte copies ran 1.8x slower than from a packed copy.
 constexpr double kNarrowCopyCost = 0.05;
 // One partial sum read back by a thread of a last-arriving block (GemmTemplate::
-// serial_partial_reads), its reads in flight overlapped. Fitted on the H200 (session 21) over
+// serial_partial_reads), its reads in flight overlapped. Fitted on the H200 over
 // the 40 GEMV configs run on 512x8x500000 both with each strip's last block summing the slices
 // and with atomics: their difference over the reads, median 0.032 us (quartiles 0.024-0.035);
 // a config that ran 380 us with 977 atomic slices took 474 us so.
@@ -201,8 +201,8 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   // A stream tail's slices each write a partial tile and its last slice reads them back: the
   // split-K partials' round trip, priced alike. At a plain write and read (2 instead of
   // kPartialCost), 512^3 left out of the H200 sets was served an 8-slice tail config at 19.9 us
-  // over a 4-slice one at 16.0 (session 25); leave-one-out replay of the S2-S25 databases: that
-  // choice alone changed (0.80 -> 0.98), at 4 too, and one more at 6.
+  // over a 4-slice one at 16.0; leave-one-out replay of the tuning databases: 3 (or 4) changes
+  // that choice alone, best / chosen 0.80 at 2 to 0.98, and 6 one more.
   const double tail_bytes = kPartialCost * double(groups.tail.blocks * t.m * t.n) * 4;
   const double partial_s = (partial_bytes(p, t.split_k) + tail_bytes) / bw;
 
@@ -220,8 +220,8 @@ double PerformanceModel::unique_bytes(const Problem& p) {
 // A streaming kernel's FFMAs (or a tensor-core family's mma, at its types' roof) take issue slots
 // beside its loads, and the H200 shows them adding to the stream's time rather than hiding under
 // it: every streamed element meets each row of the config's small side, ROWS of them whatever
-// the problem's (the rows past it multiply zeros). Best times per ROWS in the session-23
-// database: 4096x1x4096 ROWS 1, 4, 8, 16 at 22.0, 23.9, 25.4, 30.6 us (this term: +1.5, +3.5,
+// the problem's (the rows past it multiply zeros). Best times per ROWS on the H200:
+// 4096x1x4096 ROWS 1, 4, 8, 16 at 22.0, 23.9, 25.4, 30.6 us (this term: +1.5, +3.5,
 // +7.5), 512x8x500000 ROWS 8 and 16 at 287 and 354 (+61). Without it every ROWS was priced
 // alike, and the tuner's model strategy spent its proposals on 16-row configs, which run every
 // shape of the group: 7 of 278 trials of 4096x1x4096 had ROWS=1, its best.

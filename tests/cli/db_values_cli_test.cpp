@@ -53,7 +53,7 @@ class ZeroParameter : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                                "/notes/results/fp32_h200_s25.db.gz' > '" + db_ + "'";
+                                "/benchmarks/h200/fp32.db.gz' > '" + db_ + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
     kernel_ = query_int(db_,
                         "SELECT t.kernel_id FROM best b JOIN trials t ON t.id = b.trial_id JOIN "

@@ -22,7 +22,8 @@ class ExplainCli : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                                "/notes/results/square_deepbench_h200_s3.db.gz' > '" + db_ + "'";
+                                "/tests/data/databases/square_deepbench_h200_s3.db.gz' > '" + db_ +
+                                "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
   std::string explain(const std::string& shape) {

@@ -21,7 +21,7 @@ class LostOutput : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                                "/notes/results/fp32_h200_s25.db.gz' > '" + db_ + "'";
+                                "/benchmarks/h200/fp32.db.gz' > '" + db_ + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
   void expect_reported(const std::string& tool, const std::string& args) {

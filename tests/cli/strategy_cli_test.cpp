@@ -76,11 +76,11 @@ TEST_F(StrategyCli, model_and_nearest_compile_their_budget_plus_the_candidates) 
 
 TEST_F(StrategyCli, simulate_replays_a_database_and_compares_strategies) {
   const std::string db = dir_.file("s3.db");
-  ASSERT_EQ(
-      std::system(
-          ("gunzip -c " TGEMM_SOURCE_DIR "/notes/results/square_deepbench_h200_s3.db.gz > " + db)
-              .c_str()),
-      0);
+  ASSERT_EQ(std::system(("gunzip -c " TGEMM_SOURCE_DIR
+                         "/tests/data/databases/square_deepbench_h200_s3.db.gz > " +
+                         db)
+                            .c_str()),
+            0);
   auto r = run_tool("tgemm-simulate",
                     "--db " + db + " --strategy model,random,nearest --budget 10%,20% --seeds 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;

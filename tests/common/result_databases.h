@@ -1,5 +1,5 @@
-// Tuned databases of real H200 runs, unpacked for a test: the small one the tests keep in
-// tests/data/databases, and the larger ones of notes/results.
+// Tuned databases of real H200 runs, unpacked for a test: those kept for the tests in
+// tests/data/databases, and the shipped ones of benchmarks/.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,9 +27,9 @@ inline std::string unpack_tuned_database(const TempDir& dir) {
   return unpack_database(dir, "tests/data/databases", "tf32_direct_h200_s9a.db.gz");
 }
 
-// notes/results/<gz>.
+// tests/data/databases/<gz>.
 inline std::string unpack_result_database(const TempDir& dir, const std::string& gz) {
-  return unpack_database(dir, "notes/results", gz);
+  return unpack_database(dir, "tests/data/databases", gz);
 }
 
 }  // namespace tgemm::testing

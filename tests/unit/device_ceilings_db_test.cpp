@@ -25,7 +25,7 @@ const char* const kTables[] = {"runs",     "devices", "kernels", "binaries",
 std::string unpack_session_4(const TempDir& dir) {
   const std::string path = dir.file("s4.db");
   const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                              "/notes/results/fp32_h200_s4.db.gz' > '" + path + "'";
+                              "/tests/data/databases/fp32_h200_s4.db.gz' > '" + path + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return path;
 }

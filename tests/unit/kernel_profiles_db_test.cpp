@@ -38,7 +38,7 @@ void exec_sql(const std::string& path, const std::string& sql) {
 std::string schema_5_file(const TempDir& dir) {
   const std::string path = dir.file("s5.db");
   const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                              "/notes/results/fp32_h200_s4.db.gz' > '" + path + "'";
+                              "/tests/data/databases/fp32_h200_s4.db.gz' > '" + path + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   {
     TuningDb db(path, TuningDb::Mode::read_write);

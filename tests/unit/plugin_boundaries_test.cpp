@@ -1,4 +1,4 @@
-// The plug-in rule of ../shared/DESIGN.md, checked on the source tree: no file outside a
+// The plug-in rule of docs/design.md, checked on the source tree: no file outside a
 // family's own three files names the family, and src/ includes nothing from db/ or tuner/.
 // The registry and the family interface are tested beside it.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ std::string read_file(const fs::path& path) {
 
 // Every file of the generic code: what the tuner, compiler, evaluator, database and
 // dispatcher are built from, plus the build, the headers shared by the device code and the
-// scripts. Tests, notes and docs may name families; so may the shipped defaults table, which
+// scripts. Tests and docs may name families; so may the shipped defaults table, which
 // is data naming kernels as a database row does.
 std::vector<fs::path> generic_files() {
   std::vector<fs::path> files = {kRoot / "CMakeLists.txt"};

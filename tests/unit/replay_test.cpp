@@ -1,5 +1,5 @@
 // The replay runner: recorded results for measured configs, unmeasured ones counted, and the
-// strategies compared on a real database (notes/results/square_deepbench_h200_s3.db.gz: 22
+// strategies compared on a real database (tests/data/databases/square_deepbench_h200_s3.db.gz: 22
 // f32 problems on the H200, 68 sgemm_simt and 4 gemm_naive configs recorded on each).
 #include "tuner/search/replay.h"
 
@@ -100,8 +100,9 @@ class ReplayH200 : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir("replay");
     const std::string db = dir_->file("s3.db");
-    const std::string cmd =
-        "gunzip -c " TGEMM_SOURCE_DIR "/notes/results/square_deepbench_h200_s3.db.gz > " + db;
+    const std::string cmd = "gunzip -c " TGEMM_SOURCE_DIR
+                            "/tests/data/databases/square_deepbench_h200_s3.db.gz > " +
+                            db;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     TuningDb tuning(db, TuningDb::Mode::read_only);
     input_ = new ReplayInput(load_replay_input(tuning));
@@ -193,8 +194,7 @@ class CandidatesFirst : public ::testing::TestWithParam<std::string> {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir("replay_s25");
     const std::string db = dir_->file("s25.db");
-    const std::string cmd =
-        "gunzip -c " TGEMM_SOURCE_DIR "/notes/results/fp32_h200_s25.db.gz > " + db;
+    const std::string cmd = "gunzip -c " TGEMM_SOURCE_DIR "/benchmarks/h200/fp32.db.gz > " + db;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     TuningDb tuning(db, TuningDb::Mode::read_only);
     input_ = new ReplayInput(load_replay_input(tuning));

@@ -80,7 +80,7 @@ TEST(SelectionReplay, leave_one_out_never_picks_a_problem_from_itself) {
   fs::remove_all(dir);
 }
 
-// The H200 database of session 25 (notes/results/fp32_h200_s25.db.gz: the FP32 sets, the 3xTF32
+// The H200 database of session 25 (benchmarks/h200/fp32.db.gz: the FP32 sets, the 3xTF32
 // GEMVs and six long-K GEMVs), each tuned problem left out in turn: what tgemm-bench --untuned
 // measures, replayed from the recorded trials. Issue 9 asks untuned shapes to stay within 10 %
 // of their tuned time on average and none below 0.8; the session-25 fixes (a stream tail's
@@ -89,8 +89,7 @@ TEST(SelectionReplay, leave_one_out_never_picks_a_problem_from_itself) {
 TEST(SelectionReplay, h200_database_serves_each_shape_left_out_near_its_best) {
   testing::TempDir dir("selection_replay");
   const std::string db_path = dir.file("s25.db");
-  const std::string cmd =
-      "gunzip -c " TGEMM_SOURCE_DIR "/notes/results/fp32_h200_s25.db.gz > " + db_path;
+  const std::string cmd = "gunzip -c " TGEMM_SOURCE_DIR "/benchmarks/h200/fp32.db.gz > " + db_path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   TuningDb db(db_path, TuningDb::Mode::read_only);
   std::map<std::string, double> ratio;  // problem key -> best / chosen

@@ -1087,7 +1087,7 @@ namespace {
 std::string unpack_session_2_database(const TempDir& dir) {
   const std::string path = dir.file("session2.db");
   const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                              "/notes/results/all_h200_s2.db.gz' > '" + path + "'";
+                              "/tests/data/databases/all_h200_s2.db.gz' > '" + path + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return path;
 }
@@ -1144,7 +1144,8 @@ namespace {
 std::string unpack_session_3_database(const TempDir& dir) {
   const std::string path = dir.file("session3.db");
   const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                              "/notes/results/square_deepbench_h200_s3.db.gz' > '" + path + "'";
+                              "/tests/data/databases/square_deepbench_h200_s3.db.gz' > '" + path +
+                              "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return path;
 }

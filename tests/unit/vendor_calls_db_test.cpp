@@ -5,7 +5,9 @@
 // cuBLAS upgrade makes its time stale.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "db/tuning_db.h"
@@ -49,11 +51,31 @@ TEST(VendorCall, a_cublaslt_algorithm_round_trips_through_its_parameters) {
   EXPECT_EQ(this_build(0).template_hashes.at(kCublasCall), cublas_version());
 }
 
+// Every value cuBLASLt can report is storable (ALGO_ID and SPLITK_NUM are int32; cuBLASLt
+// reports SPLITK_NUM -1 for some algorithms), and values past each attribute's C type are not.
+TEST(VendorCall, stored_cublaslt_parameters_are_checked_against_their_c_types) {
+  LtAlgoConfig algo;
+  algo.splitk_num = -1;
+  algo.algo_id = 66;
+  EXPECT_EQ(vendor_call_rejection(cublaslt_call(algo)), std::nullopt);
+  algo.splitk_num = int64_t(INT32_MIN) - 1;
+  ASSERT_TRUE(vendor_call_rejection(cublaslt_call(algo)));
+  EXPECT_NE(vendor_call_rejection(cublaslt_call(algo))->find("SPLITK_NUM=-2147483649 is out of"),
+            std::string::npos);
+  algo.splitk_num = 1;
+  algo.tile_id = -1;
+  EXPECT_TRUE(vendor_call_rejection(cublaslt_call(algo)));
+  algo.tile_id = UINT32_MAX;
+  EXPECT_EQ(vendor_call_rejection(cublaslt_call(algo)), std::nullopt);
+  algo.cluster_shape_id = UINT16_MAX + 1;
+  EXPECT_TRUE(vendor_call_rejection(cublaslt_call(algo)));
+}
+
 TEST(VendorCallsDb, schema_7_file_migrates_with_every_kernel_marked_ours) {
   TempDir dir{"vendor_migrate"};
   const std::string path = dir.file("s4.db");
   const std::string command = std::string("gzip -dc '") + TGEMM_SOURCE_DIR +
-                              "/notes/results/fp32_h200_s4.db.gz' > '" + path + "'";
+                              "/tests/data/databases/fp32_h200_s4.db.gz' > '" + path + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   const int64_t kernels = query_int(path, "select count(*) from kernels");
   const int64_t bests = query_int(path, "select count(*) from best");

@@ -65,7 +65,7 @@ inline constexpr double kF32x3ErrorFactor = 3.0;
 inline constexpr double kF32x3SplitError = 0x1p-22;
 // The three terms' f32 sums, per root of k: their rounding grows with the partial sums, and
 // SGEMM's error, one sample on the problem's inputs, is no yardstick for it on a handful of
-// outputs. Host emulation (session 25, tests/unit/f32x3_accuracy_test.cpp; 1 x 7 outputs): the
+// outputs. Host emulation (tests/unit/f32x3_accuracy_test.cpp; 1 x 7 outputs): the
 // bound of 3x SGEMM alone rejected the correct sum in 0.02-0.3 % of draws at k = 1-7 and 10-12 %
 // at k = 64-1024; with this floor in 0.003 % at most, while a sum missing a term still fails
 // from k = 2 on. On hundreds of outputs it stays under 3x SGEMM's error.

@@ -54,8 +54,8 @@ struct Deadline {
 double weighted_share(double left, double weight, double weights_after);
 
 // A (layout, family) run's weight in sharing a time budget out: its legal configs that some
-// problem of the layout can run, over kConfigsForAFullShare, at most 1. Seen on the H200
-// (session 14): an even share gave the naive kernel's family (4 configs) a quarter of the
+// problem of the layout can run, over kConfigsForAFullShare, at most 1. Seen on the H200:
+// an even share gave the naive kernel's family (4 configs) a quarter of the
 // model strategy's time, of which it used a fraction; a family that can run none of the shapes
 // weighs 0.
 constexpr size_t kConfigsForAFullShare = 64;

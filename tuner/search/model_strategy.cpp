@@ -111,7 +111,7 @@ ModelStrategy::ModelStrategy(std::vector<KernelConfig> legal, uint64_t budget, u
   asked_.assign(n, false);
   unasked_ = n;
   // A config the model says can run no problem of the group is never proposed: seen on the
-  // H200 (session 14), a time budget let the 90800 GEMV configs of a group of wide shapes be
+  // H200, a time budget let the 90800 GEMV configs of a group of wide shapes be
   // proposed one after another, each pick a scan of them all, for minutes.
   for (size_t i = 0; i < n; ++i) {
     bool runs_one = false;

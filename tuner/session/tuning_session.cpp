@@ -775,7 +775,7 @@ class Session {
     for (const CompileOutcome& outcome : outcomes) {
       // A problem without a timed kernel yet measures on past the deadline until it has one,
       // each trial then one run (a slow first kernel timed in full took 4 s on 512x8x500000):
-      // seen on the H200 (session 14), a 12 s budget over five GEMV-like shapes left
+      // seen on the H200, a 12 s budget over five GEMV-like shapes left
       // 6144x4x2048 with no best, the deadline having passed before its turn in the batch.
       const bool overtime = deadline->passed();
       if (overtime && st->best_us > 0) break;
@@ -858,7 +858,7 @@ class Session {
     report.cublas_us = report.best->cublas_median_us;
     // A fresh best gets its final number from an interleaved run beside cuBLAS; a rerun
     // that measured nothing reports what the database holds, and so does a run past its time
-    // budget: on the H200 (session 15) those re-timings of deepbench's 16 shapes took 12 s of
+    // budget: on the H200 those re-timings of deepbench's 16 shapes took 12 s of
     // a 10 s budget, a slow best on 512x8x500000 alone seconds.
     if (!st.ran_any || time_budget_spent()) return report;
     for (const CompileOutcome& outcome : st.ok_outcomes) {
