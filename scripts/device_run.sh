@@ -14,13 +14,19 @@
 #   overhead[:<db>]                    host cost of a cached libtgemm call
 #   python                             the Python package's tests (tests/python, the GPU ones
 #                                      included) with this machine's Python and torch
+#   pyoverhead[:<db>[:<set>]]          python/bench/overhead.py in the environment the python
+#                                      stage installed: the host cost of tgemm.matmul against a
+#                                      C++ call, and with <set> Python-side times against tgemm-bench's
+#   block[:<db>[:<budget>[:<tokens>]]] python/bench/transformer_block.py (after python): record,
+#                                      tune (<budget>, default 120s; `skip`: serve <db> as it is)
+#                                      and serve a 7B-class block at the ','-joined token counts
 #   db[:<db>]                          tgemm-db list
 #   profile[:<db>[:MxNxK[/dtype],...]] tgemm-db profile --all, or of the shapes given (Nsight
 #                                      Compute on the best kernel and cuBLAS's), then profiles
 #   sass:<template>:<P=V,P=V,...>[:<arch>]  SASS instruction mix of one config of a family (NN,
 #                                      f32 unless TGEMM_TYPE_A=.. etc. are among the P=V; arch
 #                                      sm_90, or sm_90a for a wgmma family); appended to sass.txt
-#   unpack:<file.db.gz>:<db>            a kept database (e.g. notes/results/...) into /tmp/tgemm
+#   unpack:<file.db.gz>:<db>            a kept database (e.g. benchmarks/h200/fp32.db.gz) into /tmp/tgemm
 #   killtune:<set>:<seconds>:<db>       tgemm-tune SIGKILLed after <seconds>, then rerun: the
 #                                      rerun must measure only what the kill left unmeasured
 #   shard:<set>:<budget>               --shard 0/2 and 1/2 one after the other, merged, against
@@ -97,6 +103,16 @@ for stage in "$@"; do
     python)
       TGEMM_PYTHON=python3 sh tests/python/run_python_tests.sh "$PWD/$B" "$PWD" \
         "$PWD/$B/devlibs/libtgemm.so.0" "$PWD/$B/tuner" 2>&1 | tee "$OUT/python.log" | tail -40 ;;
+    pyoverhead|block)
+      py=("$B/python_test/venv/bin/python")
+      if [ "$what" = pyoverhead ]; then
+        args=(python/bench/overhead.py --db "$(db "$a1")" ${a2:+--shapes "$(shapes "$a2")"})
+      else
+        args=(python/bench/transformer_block.py --db "$(db "${a1:-block.db}")")
+        if [ "$a2" = skip ]; then args+=(--skip-tune); else args+=(--budget "${a2:-120s}"); fi
+        [ -n "$a3" ] && args+=(--tokens ${a3//,/ })
+      fi
+      TGEMM_TOOLS_DIR=$PWD/$B/tuner "${py[@]}" "${args[@]}" 2>&1 | tee "$OUT/$what.log" ;;
     db)
       "$B/tuner/tgemm-db" --db "$(db "$a1")" list 2>&1 | tee "$OUT/db_list.log" ;;
     profile)

@@ -63,8 +63,9 @@ def graphed(block, x):
     with torch.cuda.graph(graph):
         static_y = block(static_x)
 
-    def run():
+    def run():  # holds static_x: its memory, freed, would be reused under the graph's reads
         graph.replay()
+        assert static_x.data_ptr()
         return static_y
     return run
 

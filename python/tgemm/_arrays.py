@@ -24,8 +24,8 @@ def is_torch(x):
 def signature(x):
     """(everything a plan depends on but the address, the address) of an operand, read as
     cheaply as the framework allows; (None, 0) for objects that are not arrays."""
-    if is_torch(x):
-        return (x.shape, x.stride(), x.dtype, x.device), x.data_ptr()
+    if is_torch(x):  # get_device(): an int, cheaper than the torch.device of x.device
+        return (x.shape, x.stride(), x.dtype, x.get_device()), x.data_ptr()
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is None:
         return None, 0
@@ -98,6 +98,20 @@ def current_stream(x):
     if is_torch(x):
         return _torch().cuda.current_stream(x.device).cuda_stream
     return cai_stream(x)
+
+
+def launch_target(x):
+    """(the stream a call on x runs on, whether x's device is already the current one): the
+    cheapest reads each framework offers, for a cached plan's calls. A False asks the caller to
+    enter on_device(x)."""
+    if is_torch(x):
+        cuda = _torch()._C
+        index = x.get_device()
+        try:
+            return cuda._cuda_getCurrentRawStream(index), cuda._cuda_getDevice() == index
+        except AttributeError:  # a torch without these internals: its public calls
+            return current_stream(x), False
+    return cai_stream(x), False
 
 
 def on_device(x):

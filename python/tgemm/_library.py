@@ -42,6 +42,7 @@ class LibraryNotFound(TgemmError, OSError):
 
 _lock = threading.Lock()
 _lib = None
+_raw_gemm = None
 _handles = {}
 
 
@@ -101,6 +102,8 @@ def library():
                 if explicit:
                     break
                 continue
+            global _raw_gemm
+            _raw_gemm = lib["tgemmGemmEx"]  # a second function object, without argtypes
             _lib = lib
             return lib
         raise LibraryNotFound(
@@ -108,6 +111,15 @@ def library():
             + " (set TGEMM_LIBRARY to the path of libtgemm.so)",
             STATUS_NOT_INITIALIZED,
         )
+
+
+def raw_gemm():
+    """tgemmGemmEx with no declared argument types, for a caller that passes every argument
+    already as its C type (ints as int, pointers as c_void_p, alpha and beta by reference):
+    ctypes then converts nothing, which is most of a declared call's host cost."""
+    if _raw_gemm is None:
+        library()
+    return _raw_gemm
 
 
 def status_name(status):
@@ -145,11 +157,10 @@ def handle(db_path=None):
     """The process's handle on `db_path` (None: set_database's, else $TGEMM_DB, else
     "tgemm.db"), made once per path."""
     key = os.fspath(db_path) if db_path else (_default_db or "")
-    db_path = key or None
-    with _lock:
-        found = _handles.get(key)
+    found = _handles.get(key)  # a dict read is atomic; making a handle takes the lock
     if found is not None:
         return found
+    db_path = key or None
     lib = library()
     made = ctypes.c_void_p()
     check(lib.tgemmCreate(ctypes.byref(made), os.fsencode(db_path) if db_path else None),

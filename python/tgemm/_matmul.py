@@ -4,7 +4,8 @@ import ctypes
 
 from . import _arrays
 from ._layout import TensorDesc, check_operands, matrix_layout, plan_gemm
-from ._library import COMPUTE_TYPES, DATA_TYPES, OPS, TgemmError, check, handle, library
+from ._library import (COMPUTE_TYPES, DATA_TYPES, OPS, TgemmError, check, handle, library,
+                       raw_gemm)
 
 
 # Plans by everything of the operands but their addresses (shape, strides, dtype, device), for
@@ -30,15 +31,19 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, c=None, compute=None, copy=Tr
         key = (sig_a, sig_b, sig_out, compute)
         cached = _plans.get(key) if sig_a is not None and sig_b is not None else None
         if cached is not None:
-            plan, swapped = cached
+            plan, swapped, args = cached
             if out is None:
                 out = _arrays.empty_like_result(a, plan.n if swapped else plan.m,
                                                 plan.m if swapped else plan.n, plan.c_type)
                 out_ptr = _arrays.data_ptr(out)
             if swapped:
                 a_ptr, b_ptr = b_ptr, a_ptr
-            with _arrays.on_device(a):
-                run_plan(plan, alpha, beta, _arrays.current_stream(a), db, a_ptr, b_ptr, out_ptr)
+            stream, here = _arrays.launch_target(a)
+            if here:
+                _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, out_ptr)
+            else:
+                with _arrays.on_device(a):
+                    _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, out_ptr)
             return out
     da, db_ = _arrays.describe(a, "a"), _arrays.describe(b, "b")
     dout = _arrays.describe(out, "out") if out is not None else None
@@ -78,7 +83,7 @@ def _matmul_checked(a, b, out, da, db_, dout, key, alpha, beta, c, compute, copy
     elif key is not None and a is a_direct and b is b_direct:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
-        _plans[key] = (plan, matrix_layout(dwork, "out").op == "T")
+        _plans[key] = (plan, matrix_layout(dwork, "out").op == "T", _converted_args(plan))
     return target
 
 
@@ -89,6 +94,26 @@ def _with_layout(x, desc: TensorDesc, name, copy):
         raise TgemmError(f"{name} has strides {desc.strides} for shape {desc.shape}: neither "
                          "row-major nor a transposed view (copy=False)")
     return _arrays.contiguous_copy(x, name)
+
+
+def _converted_args(plan):
+    """A plan's arguments but the handle, pointers, scalars and stream, as raw_gemm takes them:
+    (op_a, op_b, m, n, k), (a type, lda), (b type, ldb), (c type, ldc, compute)."""
+    return ((OPS[plan.op_a], OPS[plan.op_b], plan.m, plan.n, plan.k),
+            (DATA_TYPES[plan.a_type], plan.lda), (DATA_TYPES[plan.a_type], plan.ldb),
+            (DATA_TYPES[plan.c_type], plan.ldc, COMPUTE_TYPES[plan.compute]))
+
+
+def _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr):
+    """run_plan for a cached plan on new addresses, with its arguments converted once."""
+    sizes, a_rest, b_rest, c_rest = args
+    void_p, float_ref = ctypes.c_void_p, ctypes.byref
+    status = raw_gemm()(void_p(handle(db)), *sizes, float_ref(ctypes.c_float(alpha)),
+                        void_p(a_ptr), *a_rest, void_p(b_ptr), *b_rest,
+                        float_ref(ctypes.c_float(beta)), void_p(c_ptr), *c_rest, void_p(stream))
+    if status:
+        check(status, f"tgemm.matmul {plan.a_type} {plan.op_a}{plan.op_b} "
+                      f"m={plan.m} n={plan.n} k={plan.k}")
 
 
 def run_plan(plan, alpha, beta, stream, db=None, a_ptr=None, b_ptr=None, c_ptr=None):

@@ -34,6 +34,16 @@ def _mm_backward(ctx, grad):
 mm.register_autograd(_mm_backward, setup_context=_mm_setup)
 
 
+def _needs_the_op(*tensors):
+    """Whether a call must go through tgemm::mm: while torch.compile traces (the op is what it
+    sees) or when autograd records (the op carries the backward). Otherwise, in inference and
+    in CUDA graph capture, tgemm.matmul is called directly, without the custom op's dispatch,
+    which costs more host time than the GEMM call itself."""
+    if torch.compiler.is_compiling():
+        return True
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
 class Linear(torch.nn.Module):
     """nn.Linear's forward through tgemm::mm; shares the weight and bias it is made from."""
 
@@ -47,7 +57,10 @@ class Linear(torch.nn.Module):
     def forward(self, x):
         rows = x.reshape(-1, self.in_features)
         # weight is out x in, row-major: its transposed view is op T, no copy.
-        y = torch.ops.tgemm.mm(rows, self.weight.t())
+        if _needs_the_op(rows, self.weight):
+            y = torch.ops.tgemm.mm(rows, self.weight.t())
+        else:
+            y = matmul(rows, self.weight.t())
         if self.bias is not None:
             y = y + self.bias
         return y.reshape(*x.shape[:-1], self.out_features)

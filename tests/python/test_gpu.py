@@ -3,6 +3,7 @@ f32, tf32, f16 and bf16 over every layout (transposed views), the custom op unde
 torch.compile and CUDA graph capture, nn.Linear swapping, record mode and the errors.
 Skipped without torch or a CUDA device (the CPU suite runs it as skips)."""
 
+import copy
 import itertools
 import math
 import os
@@ -149,6 +150,21 @@ class TorchIntegrationGpuTest(unittest.TestCase):
             self.assertIsInstance(model[0], tgemm.Linear)
             got = model(x)
         self.assertLess(relative_error(got, expected.double()), 1e-5)
+
+    def test_replaced_linear_trains_through_the_op_and_compiles_whole(self):
+        torch.manual_seed(0)
+        reference = torch.nn.Sequential(torch.nn.Linear(64, 32)).cuda()
+        model = copy.deepcopy(reference)
+        self.assertEqual(tgemm.replace_linear(model), 1)
+        x = torch.randn(8, 64, device="cuda")
+        reference(x).square().sum().backward()
+        model(x).square().sum().backward()  # autograd records: the op, with its backward
+        self.assertLess(relative_error(model[0].weight.grad, reference[0].weight.grad.double()),
+                        1e-5)
+        compiled = torch.compile(model, fullgraph=True)  # a direct ctypes call would break it
+        with torch.no_grad():
+            self.assertLess(relative_error(compiled(x), reference(x).double()), 1e-5)
+            self.assertLess(relative_error(model(x), reference(x).double()), 1e-5)
 
     def test_record_lists_the_untuned_calls(self):
         with tempfile.TemporaryDirectory() as folder:

@@ -191,18 +191,22 @@ class MatmulPlanCacheTest(unittest.TestCase):
 
     def setUp(self):
         self.calls = []
-        self.saved = tgemm_matmul.run_plan
+        self.saved = tgemm_matmul.run_plan, tgemm_matmul._run_cached
 
         def capture(plan, alpha, beta, stream, db=None, a_ptr=None, b_ptr=None, c_ptr=None):
             self.calls.append(plan._replace(
                 a_ptr=plan.a_ptr if a_ptr is None else a_ptr,
                 b_ptr=plan.b_ptr if b_ptr is None else b_ptr,
                 c_ptr=plan.c_ptr if c_ptr is None else c_ptr))
-        tgemm_matmul.run_plan = capture
+
+        def capture_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr):
+            self.assertEqual(args, tgemm_matmul._converted_args(plan))
+            capture(plan, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr)
+        tgemm_matmul.run_plan, tgemm_matmul._run_cached = capture, capture_cached
         tgemm_matmul._plans.clear()
 
     def tearDown(self):
-        tgemm_matmul.run_plan = self.saved
+        tgemm_matmul.run_plan, tgemm_matmul._run_cached = self.saved
         tgemm_matmul._plans.clear()
 
     def test_every_layout_called_twice_passes_a_fresh_plans_arguments(self):
@@ -222,6 +226,45 @@ class MatmulPlanCacheTest(unittest.TestCase):
                     self.assertEqual(self.calls[-1], expected)
         # One plan per layout combination, each reused on the second call.
         self.assertEqual(len(tgemm_matmul._plans), 8)
+
+
+class CachedCallArgumentsTest(unittest.TestCase):
+    """A cached plan's call (raw_gemm, arguments converted once) passes tgemmGemmEx exactly
+    the values the declared call of a fresh plan passes."""
+
+    def test_cached_and_declared_calls_pass_the_same_values(self):
+        calls = {}
+
+        def recorder(name):
+            return lambda *args: calls.setdefault(name, args) and 0
+
+        class FakeLibrary:
+            tgemmGemmEx = staticmethod(recorder("declared"))
+
+        saved = tgemm_matmul.library, tgemm_matmul.raw_gemm, tgemm_matmul.handle
+        tgemm_matmul.library = lambda: FakeLibrary
+        tgemm_matmul.raw_gemm = lambda: recorder("raw")
+        tgemm_matmul.handle = lambda db=None: 0x1234
+        try:
+            memory = Memory()
+            memory.matrix(1, 1, False, 0)  # no operand at address 0 (c_void_p(0) holds None)
+            plan = plan_gemm(memory.matrix(3, 5, True, 2, "bf16"),
+                             memory.matrix(5, 4, False, 3, "bf16"),
+                             memory.matrix(3, 4, False, 0, "f32"))
+            tgemm_matmul.run_plan(plan, 0.5, 2.0, 77)
+            tgemm_matmul._run_cached(plan, tgemm_matmul._converted_args(plan), 0.5, 2.0, 77,
+                                     None, plan.a_ptr, plan.b_ptr, plan.c_ptr)
+        finally:
+            tgemm_matmul.library, tgemm_matmul.raw_gemm, tgemm_matmul.handle = saved
+
+        def plain(value):  # ctypes objects as the numbers they hold
+            value = getattr(value, "_obj", value)
+            return getattr(value, "value", value)
+        declared, raw = ([plain(v) for v in calls[k]] for k in ("declared", "raw"))
+        self.assertEqual(len(raw), 19)
+        self.assertEqual(raw, declared)
+        self.assertEqual(raw[:6], [0x1234, 1, 0, 3, 4, 5])  # handle, op_a = T, op_b = N, m, n, k
+        self.assertEqual((raw[6], raw[13], raw[18]), (0.5, 2.0, 77))
 
 
 if __name__ == "__main__":
