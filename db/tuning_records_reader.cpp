@@ -14,6 +14,8 @@ class DbTuningRecords final : public TuningRecords {
   DbTuningRecords(const std::string& path, CubinWriteBack write_back)
       : path_(path), write_back_(write_back), db_(path, TuningDb::Mode::read_only) {}
 
+  std::vector<DeviceInfo> devices() override { return db_.devices(); }
+
   std::vector<BestEntry> best_entries(const std::string& device_name,
                                       const std::string& arch) override {
     return db_.best_entries("", device_name, arch);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/device_ceiling.h"
+#include "src/core/device_info.h"
 #include "src/core/kernel_config.h"
 #include "src/core/measured_with.h"
 #include "src/core/problem.h"
@@ -81,6 +82,8 @@ struct TrialRecord {
 class TuningRecords {
  public:
   virtual ~TuningRecords() = default;
+  // The GPUs the database holds measurements of (name, arch, SM count, ...).
+  virtual std::vector<DeviceInfo> devices() = 0;
   // The best entries and every trial recorded on one GPU (device name and arch).
   virtual std::vector<BestEntry> best_entries(const std::string& device_name,
                                               const std::string& arch) = 0;

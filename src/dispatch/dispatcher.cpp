@@ -10,6 +10,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/problem_recorder.h"
 #include "src/dispatch/shared_launch_order.h"
+#include "src/dispatch/tuned_device.h"
 #include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/build_versions.h"
@@ -176,6 +177,26 @@ void Dispatcher::skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tune
         dropped.entries, dropped.trials, db_path_, dropped.example, dropped.replaced);
 }
 
+// The tuning of the first candidate GPU that has best entries (tuned_device.h): this GPU's,
+// else another's of its arch, said once in the log.
+void Dispatcher::read_tuning(const DeviceInfo& info, std::vector<BestEntry>* tuned,
+                             std::vector<TrialRecord>* measured,
+                             std::vector<DeviceCeiling>* ceilings) const {
+  for (const TunedDevice& source : tuned_device_candidates(info, db_->devices())) {
+    const DeviceInfo& d = source.device;
+    *tuned = db_->best_entries(d.name, d.arch);
+    if (tuned->empty()) continue;
+    *measured = db_->trials(d.name, d.arch);
+    skip_stale(info, tuned, measured);
+    *ceilings = db_->ceilings(d.name, d.arch);
+    if (source.match != TunedDeviceMatch::same_gpu)
+      library_log().info(
+          "tgemm: {} holds no tuning of {} ({}, {} SMs); serving that of {} ({} SMs), {}", db_path_,
+          info.name, info.arch, info.sm_count, d.name, d.sm_count, describe(source.match));
+    return;
+  }
+}
+
 Dispatcher::DeviceState& Dispatcher::device_state(int device) {
   std::lock_guard lock(devices_mutex_);
   auto& slot = devices_[device];
@@ -188,10 +209,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
     std::vector<DeviceCeiling> ceilings;
     if (db_) {
       try {
-        tuned = db_->best_entries(state->info.name, state->info.arch);
-        measured = db_->trials(state->info.name, state->info.arch);
-        skip_stale(state->info, &tuned, &measured);
-        ceilings = db_->ceilings(state->info.name, state->info.arch);
+        read_tuning(state->info, &tuned, &measured, &ceilings);
       } catch (const std::exception& e) {
         library_log().warn("tgemm: cannot read tuned kernels from {}: {}", db_path_, e.what());
       }

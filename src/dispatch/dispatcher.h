@@ -139,6 +139,8 @@ class Dispatcher {
   // The chosen kernel loaded with its plan; an empty Resolved when it cannot be loaded.
   Resolved load_choice(DeviceState& state, const KernelChoice& choice, const Problem& problem);
   DeviceState& device_state(int device);
+  void read_tuning(const DeviceInfo& info, std::vector<BestEntry>* tuned,
+                   std::vector<TrialRecord>* measured, std::vector<DeviceCeiling>* ceilings) const;
   void skip_stale(const DeviceInfo& info, std::vector<BestEntry>* tuned,
                   std::vector<TrialRecord>* measured) const;
   const GemmKernel* load_kernel(DeviceState& state, const KernelChoice& choice,

@@ -217,6 +217,34 @@ TEST_F(DispatcherGpu, records_untuned_calls_then_serves_them_exactly_after_tunin
   expect_correct(tuned, untuned, Selection::exact);
 }
 
+// A database tuned on another GPU of this arch serves this one (an H200's tuning on an H100,
+// both sm_90 with 132 SMs): its exact entry, not the defaults. A GPU of another arch serves
+// nothing here.
+TEST_F(DispatcherGpu, another_gpu_of_the_same_arch_serves_its_tuning) {
+  const auto change = [&](const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  };
+  const Case tuned_shape = Case::make(Op::N, Op::N, 256, 256, 256, 0, 1, 0, 0, 1);
+  change("UPDATE devices SET name = 'Another GPU'");
+  {
+    Dispatcher d({db_path_, {}, true});
+    expect_correct(d, tuned_shape, Selection::exact);
+  }
+  change("UPDATE devices SET sm_count = sm_count + 2");
+  {
+    Dispatcher d({db_path_, {}, true});
+    expect_correct(d, tuned_shape, Selection::exact);
+  }
+  change(info_.arch == "sm_80" ? "UPDATE devices SET arch = 'sm_86'"
+                               : "UPDATE devices SET arch = 'sm_80'");
+  Dispatcher d({db_path_, {}, true});
+  expect_correct(d, tuned_shape, Selection::fallback_default);
+}
+
 TEST_F(DispatcherGpu, cublas_is_the_last_resort_and_can_be_switched_off) {
   Dispatcher d({(dir_ / "missing.db").string(), std::vector<DefaultKernel>{}, true});
   EXPECT_FALSE(d.has_database());
