@@ -1468,11 +1468,19 @@ PruneCounts TuningDb::prune(const PruneOptions& options) {
               "(SELECT binary_id FROM trials WHERE binary_id IS NOT NULL)");
     }
     if (options.unused_cubins) {
-      // Cubins measured in trials that are not a best; write-backs (no trial) serve callers.
-      exec(db_, path_, what,
-           "CREATE TEMP TABLE prune_binaries AS SELECT DISTINCT binary_id AS id FROM trials "
-           "WHERE binary_id IS NOT NULL AND binary_id NOT IN (SELECT t.binary_id FROM best b "
-           "JOIN trials t ON t.id = b.trial_id WHERE t.binary_id IS NOT NULL)");
+      // Cubins of kernels no best runs (a best's kernel keeps its cubins of every layout and
+      // type), whether or not a trial names them (older files' trials do not, and a pruned
+      // trial leaves its cubin behind); the library's write-backs serve its callers.
+      Statement(db_, path_, what,
+                "CREATE TEMP TABLE prune_binaries AS SELECT id FROM binaries "
+                "WHERE id NOT IN (SELECT t.binary_id FROM best b JOIN trials t "
+                "ON t.id = b.trial_id WHERE t.binary_id IS NOT NULL) "
+                "AND kernel_id NOT IN (SELECT t.kernel_id FROM best b JOIN trials t "
+                "ON t.id = b.trial_id) "
+                "AND (run_id IS NULL OR run_id NOT IN "
+                "(SELECT id FROM runs WHERE command_line = ?1))")
+          .bind(1, kCubinWriteBackRun)
+          .run();
       run("UPDATE trials SET binary_id = NULL WHERE binary_id IN (SELECT id FROM prune_binaries)");
       counts.cubins = run("DELETE FROM binaries WHERE id IN (SELECT id FROM prune_binaries)");
       run("DROP TABLE temp.prune_binaries");

@@ -47,11 +47,15 @@ struct MergeCounts {
   int64_t bests_not_kept = 0;
 };
 
+// The run under which the library writes back the cubins it compiled (CubinWriteBack::on).
+inline constexpr const char* kCubinWriteBackRun = "libtgemm (cubin write-back)";
+
 // What TuningDb::prune drops (each on by default but `stale`, which needs a build to judge by).
 struct PruneOptions {
   bool failed = true;  // trials that did not run ok (builds that failed or spilled: only their
                        // binaries), and failed or pruned binaries
-  bool unused_cubins = true;  // cubins of trials no best uses (rebuilt on demand if needed)
+  // Cubins of kernels no best runs, but the library's write-backs (rebuilt on demand if needed).
+  bool unused_cubins = true;
   // Trials stale against the CurrentBuild made for each device (given its stored driver).
   std::function<CurrentBuild(const DeviceInfo&)> stale;
 };

@@ -52,7 +52,7 @@ class DbTuningRecords final : public TuningRecords {
           path_);
     TuningDb writable(path_, TuningDb::Mode::read_write);
     writable.set_busy_timeout_ms(50);
-    const int64_t run = writable.begin_run("libtgemm (cubin write-back)", "tgemm", compiled.arch);
+    const int64_t run = writable.begin_run(kCubinWriteBackRun, "tgemm", compiled.arch);
     const int64_t kernel_id = writable.upsert_kernel(config, template_hash);
     writable.store_binary(run, kernel_id, compiled, BinaryStatus::ok, "");
     writable.finish_run(run, "stored 1 cubin");

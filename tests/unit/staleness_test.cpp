@@ -227,17 +227,25 @@ TEST_F(StaleDb, a_problem_with_only_stale_trials_has_no_best_under_the_current_b
 }
 
 TEST_F(StaleDb, prune_drops_failed_trials_and_unused_cubins_and_keeps_bests) {
-  auto store = [&](int64_t bm, const std::string& key, BinaryStatus status = BinaryStatus::ok) {
+  auto store = [&](int64_t bm, const std::string& key, BinaryStatus status = BinaryStatus::ok,
+                   int64_t run = 0) {
     CompiledKernel c;
     c.ok = true;
     c.cubin = {'c', 'u', char('0' + bm % 10)};
     c.cache_key = key;
     c.arch = "sm_90";
     c.nvrtc_version = "13.0";
-    return db_.store_binary(0, db_.upsert_kernel(config(bm), "hash-now"), c, status, "");
+    return db_.store_binary(run, db_.upsert_kernel(config(bm), "hash-now"), c, status, "");
   };
   const int64_t best_bin = store(64, "k64"), slow_bin = store(128, "k128");
-  store(256, "written-back");  // a dispatcher's write-back: no trial, serves callers
+  // A dispatcher's write-back (no trial) serves callers; a tuner's cubin that no trial names
+  // (as older files store them, or a compile-only run) does not.
+  store(256, "written-back", BinaryStatus::ok, db_.begin_run(kCubinWriteBackRun, "tgemm", "sm_90"));
+  store(512, "k512");
+  store(1024, "compiled-only", BinaryStatus::ok,
+        db_.begin_run("tgemm-tune --compile-only", "t", "sm_90"));
+  db_.record_trial(0, problem_, db_.upsert_kernel(config(512), "hash-now"), device_, std::nullopt,
+                   ok_trial(512, 3));
   db_.record_trial(0, problem_, db_.upsert_kernel(config(64), "hash-now"), device_, best_bin,
                    ok_trial(64, 1));
   db_.record_trial(0, problem_, db_.upsert_kernel(config(128), "hash-now"), device_, slow_bin,
@@ -255,9 +263,15 @@ TEST_F(StaleDb, prune_drops_failed_trials_and_unused_cubins_and_keeps_bests) {
   db_.update_best(problem_, device_);
   const PruneCounts c = db_.prune({});
   EXPECT_EQ(c.failed_trials, 1);
-  EXPECT_EQ(c.cubins, 1);
-  EXPECT_EQ(c.kernels, 1) << "the failed trial's kernel has nothing left";
-  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM trials"), "3");
+  EXPECT_EQ(c.cubins, 3);
+  EXPECT_EQ(c.kernels, 2)
+      << "the failed trial's kernel and the compiled-only one have nothing left";
+  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM trials"), "4");
+  EXPECT_EQ(scalar(path_,
+                   "SELECT count(*) FROM binaries WHERE cache_key IN ('k512', "
+                   "'compiled-only')"),
+            "0");
+  EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries WHERE cache_key = 'written-back'"), "1");
   EXPECT_EQ(scalar(path_, "SELECT binary_id FROM trials WHERE status = 'resource_exceeded'"),
             "NULL");
   EXPECT_EQ(scalar(path_, "SELECT count(*) FROM binaries WHERE cache_key = 'k16'"), "0");
