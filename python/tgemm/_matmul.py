@@ -111,22 +111,22 @@ def _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr):
     status = raw_gemm()(void_p(handle(db)), *sizes, float_ref(ctypes.c_float(alpha)),
                         void_p(a_ptr), *a_rest, void_p(b_ptr), *b_rest,
                         float_ref(ctypes.c_float(beta)), void_p(c_ptr), *c_rest, void_p(stream))
-    if status:
-        check(status, f"tgemm.matmul {plan.a_type} {plan.op_a}{plan.op_b} "
-                      f"m={plan.m} n={plan.n} k={plan.k}")
+    _check_status(status, plan)
 
 
-def run_plan(plan, alpha, beta, stream, db=None, a_ptr=None, b_ptr=None, c_ptr=None):
-    """Calls tgemmGemmEx with `plan`'s arguments on `stream` (a cudaStream_t as int); the
-    pointers, when given, replace the plan's (a cached plan serves other buffers)."""
+def run_plan(plan, alpha, beta, stream, db=None):
+    """Calls tgemmGemmEx with `plan`'s arguments on `stream` (a cudaStream_t as int)."""
     lib = library()
     alpha_f, beta_f = ctypes.c_float(alpha), ctypes.c_float(beta)
     status = lib.tgemmGemmEx(
         handle(db), OPS[plan.op_a], OPS[plan.op_b], plan.m, plan.n, plan.k,
-        ctypes.byref(alpha_f), plan.a_ptr if a_ptr is None else a_ptr, DATA_TYPES[plan.a_type],
-        plan.lda, plan.b_ptr if b_ptr is None else b_ptr, DATA_TYPES[plan.a_type], plan.ldb,
-        ctypes.byref(beta_f), plan.c_ptr if c_ptr is None else c_ptr, DATA_TYPES[plan.c_type],
-        plan.ldc, COMPUTE_TYPES[plan.compute], stream)
+        ctypes.byref(alpha_f), plan.a_ptr, DATA_TYPES[plan.a_type], plan.lda, plan.b_ptr,
+        DATA_TYPES[plan.a_type], plan.ldb, ctypes.byref(beta_f), plan.c_ptr,
+        DATA_TYPES[plan.c_type], plan.ldc, COMPUTE_TYPES[plan.compute], stream)
+    _check_status(status, plan)
+
+
+def _check_status(status, plan):
     if status:
         check(status, f"tgemm.matmul {plan.a_type} {plan.op_a}{plan.op_b} "
                       f"m={plan.m} n={plan.n} k={plan.k}")

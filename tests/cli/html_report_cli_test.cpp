@@ -15,6 +15,7 @@
 #include "db/tuning_db.h"
 #include "src/core/device_ceiling.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/devices.h"
 #include "tests/common/result_databases.h"
 #include "tests/common/sgemm_configs.h"
 
@@ -72,10 +73,7 @@ TrialResult trial(const std::string& name, TrialStatus status, double us, const 
 }
 
 DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
-  DeviceInfo d;
-  d.name = name;
-  d.arch = arch;
-  d.sm_count = sms;
+  DeviceInfo d = testing::device(name, arch, sms);
   d.l2_bytes = 50 << 20;
   d.clock_khz = 1980000;
   return d;

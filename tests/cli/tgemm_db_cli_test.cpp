@@ -17,6 +17,7 @@
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/devices.h"
 #include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
@@ -51,13 +52,7 @@ const char* const kT4 = "Tesla T4";
 
 KernelConfig config(int64_t label) { return testing::labelled_sgemm_config(label); }
 
-DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
-  DeviceInfo d;
-  d.name = name;
-  d.arch = arch;
-  d.sm_count = sms;
-  return d;
-}
+using testing::device;
 
 TrialResult trial(int64_t bm, TrialStatus status, double median_us, const std::string& error = "") {
   TrialResult t;

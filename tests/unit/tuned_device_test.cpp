@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/devices.h"
+
 namespace tgemm {
 namespace {
 
-DeviceInfo gpu(const std::string& name, const std::string& arch, int sm_count) {
-  DeviceInfo d;
-  d.name = name;
-  d.arch = arch;
-  d.sm_count = sm_count;
-  return d;
-}
+using testing::device;
 
 std::vector<std::string> names(const std::vector<TunedDevice>& candidates) {
   std::vector<std::string> out;
@@ -26,11 +22,11 @@ std::vector<std::string> names(const std::vector<TunedDevice>& candidates) {
 }
 
 TEST(TunedDevice, own_tuning_first_then_same_arch_and_sms_then_nearest_sms) {
-  const DeviceInfo h100 = gpu("NVIDIA H100 80GB HBM3", "sm_90", 132);
+  const DeviceInfo h100 = device("NVIDIA H100 80GB HBM3", "sm_90", 132);
   const std::vector<DeviceInfo> stored = {
-      gpu("NVIDIA A100", "sm_80", 108),           gpu("NVIDIA H100 PCIe", "sm_90", 114),
-      gpu("NVIDIA H200", "sm_90", 132),           gpu("NVIDIA H20", "sm_90", 78),
-      gpu("NVIDIA H100 80GB HBM3", "sm_90", 132), gpu("NVIDIA GH200", "sm_90", 132)};
+      device("NVIDIA A100", "sm_80", 108),           device("NVIDIA H100 PCIe", "sm_90", 114),
+      device("NVIDIA H200", "sm_90", 132),           device("NVIDIA H20", "sm_90", 78),
+      device("NVIDIA H100 80GB HBM3", "sm_90", 132), device("NVIDIA GH200", "sm_90", 132)};
   const std::vector<TunedDevice> order = tuned_device_candidates(h100, stored);
   EXPECT_EQ(names(order),
             (std::vector<std::string>{"NVIDIA H100 80GB HBM3", "NVIDIA GH200", "NVIDIA H200",
@@ -45,19 +41,19 @@ TEST(TunedDevice, own_tuning_first_then_same_arch_and_sms_then_nearest_sms) {
 }
 
 TEST(TunedDevice, another_arch_is_never_a_candidate) {
-  EXPECT_TRUE(
-      tuned_device_candidates(gpu("NVIDIA H100", "sm_90", 132),
-                              {gpu("NVIDIA A100", "sm_80", 132), gpu("NVIDIA H100", "sm_90a", 132)})
-          .empty());
-  EXPECT_TRUE(tuned_device_candidates(gpu("NVIDIA H100", "sm_90", 132), {}).empty());
+  EXPECT_TRUE(tuned_device_candidates(
+                  device("NVIDIA H100", "sm_90", 132),
+                  {device("NVIDIA A100", "sm_80", 132), device("NVIDIA H100", "sm_90a", 132)})
+                  .empty());
+  EXPECT_TRUE(tuned_device_candidates(device("NVIDIA H100", "sm_90", 132), {}).empty());
 }
 
 // The order depends on the GPUs, not on the rows' order in the file.
 TEST(TunedDevice, the_order_does_not_depend_on_the_rows_order) {
-  const DeviceInfo here = gpu("NVIDIA L4", "sm_89", 58);
-  std::vector<DeviceInfo> stored = {gpu("NVIDIA L40S", "sm_89", 142),
-                                    gpu("NVIDIA RTX 4090", "sm_89", 128),
-                                    gpu("NVIDIA L40", "sm_89", 142)};
+  const DeviceInfo here = device("NVIDIA L4", "sm_89", 58);
+  std::vector<DeviceInfo> stored = {device("NVIDIA L40S", "sm_89", 142),
+                                    device("NVIDIA RTX 4090", "sm_89", 128),
+                                    device("NVIDIA L40", "sm_89", 142)};
   const std::vector<std::string> expected = {"NVIDIA RTX 4090", "NVIDIA L40", "NVIDIA L40S"};
   EXPECT_EQ(names(tuned_device_candidates(here, stored)), expected);
   std::reverse(stored.begin(), stored.end());

@@ -16,6 +16,7 @@
 
 #include "db/tuning_db.h"
 #include "src/core/error.h"
+#include "tests/common/devices.h"
 #include "tests/common/fake_cubin.h"
 #include "tests/common/sgemm_configs.h"
 
@@ -83,10 +84,7 @@ std::string scalar(const std::string& path, const std::string& sql) {
 }
 
 DeviceInfo device(const std::string& name, const std::string& arch, int sms) {
-  DeviceInfo d;
-  d.name = name;
-  d.arch = arch;
-  d.sm_count = sms;
+  DeviceInfo d = testing::device(name, arch, sms);
   d.l2_bytes = 50 << 20;
   return d;
 }
