@@ -13,11 +13,16 @@
 // tile, or one K slice range of a tile with SPLIT_K > 1), so the producer fills the ring for the
 // next unit while the consumers store the last one's tile (the epilogue overlaps the loads).
 // The consumers split the tile's BM rows (cooperative). Tiles are walked in groups of SWIZZLE
-// tile rows, so blocks running at once share B's columns in L2. With CLUSTER = 2, the two
-// blocks of a cluster take neighbouring tile rows of one tile column: each copies half of B's
-// tile into both blocks' slots (multicast), halving B's traffic from L2. Edges: the copies fill zeros
-// past the matrix, the epilogue stores only inside it: any M, N, K. The tensor maps need A and B
-// (pointers and leading dimensions) aligned to 16 bytes; the host refuses other problems.
+// tile rows, so blocks running at once share B's columns in L2. A cluster is CLUSTER x
+// CLUSTER_N neighbouring tiles: the CLUSTER blocks of one tile column share B's tile, each
+// copying its share into all of their slots (multicast), and the CLUSTER_N blocks of one tile
+// row share A's the same way, which divides that operand's traffic from L2. Edges: the copies
+// fill zeros past the matrix, the epilogue stores only inside it: any M, N, K. The tensor maps
+// need A and B (pointers and leading dimensions) aligned to 16 bytes; the host refuses other
+// problems. With TMA_STORE, a tile with beta 0 leaves through shared memory by tensor stores
+// where C allows them (TmaGemmParams::c_by_copy), so the consumers go on to the next tile's
+// wgmmas while C drains; otherwise (and always without it) each thread stores its accumulators
+// to C directly.
 // SPLIT_K > 1 writes each slice range's raw f32 sums to the workspace and a second launch
 // (gemm_tma_wgmma_reduce, common/split_k.cuh) sums them in order with alpha and beta: any C type.
 // The space (configs/spaces/gemm_tma_wgmma.yaml) repeats each type-independent static_assert.
@@ -28,6 +33,7 @@
 #include "common/grid_dependency.cuh"
 #include "common/mbarrier.cuh"
 #include "common/split_k.cuh"
+#include "common/tensor_store.cuh"
 #include "common/tma_params.h"
 #include "common/wgmma.cuh"
 
@@ -51,7 +57,13 @@
 #define SPLIT_K 1  // K ranges per tile, each a work unit; partial sums reduced by a second launch
 #endif
 #ifndef CLUSTER
-#define CLUSTER 1  // blocks of a cluster on neighbouring tile rows: each copies 1/CLUSTER of B for all
+#define CLUSTER 1  // cluster blocks on neighbouring tile rows: each copies 1/CLUSTER of B for all
+#endif
+#ifndef CLUSTER_N
+#define CLUSTER_N 1  // cluster blocks on neighbouring tile columns: each copies 1/CLUSTER_N of A
+#endif
+#ifndef TMA_STORE
+#define TMA_STORE 0  // 1: C through shared memory by tensor stores where it can (beta 0, aligned)
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
@@ -67,14 +79,21 @@
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // what one slot's copies deliver
+#define C_BYTES (TGEMM_TYPE_C == 0 ? 4 : 2)
+// C leaves in chunks of 64 rows by one 128-byte swizzle row of columns, two per consumer
+// warpgroup (one filled while the other's store reads it), after the ring.
+#define CHUNK_BYTES (64 * ROW_BYTES)
+#define STAGING_BYTES (TMA_STORE * CONSUMERS * 2 * CHUNK_BYTES)
 // Registers per thread after the split (setmaxnreg): the producer keeps few, the consumers
 // take the rest of the SM's 64 K (their f32 accumulators); one consumer needs no split.
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
-// Each consumer warp of every block of the cluster releases a slot once (a block's copies of B
-// fill the slot in all of them): the empty barrier's arrival count.
+#define CLUSTER_SIZE (CLUSTER * CLUSTER_N)  // rank = row + CLUSTER * column of the cluster's tiles
+// A slot is written by the blocks that share this block's A (its cluster row) or B (its
+// column), itself included, and each of their consumer warps releases it once: the empty
+// barrier's arrival count.
 #define CONSUMER_WARPS (CONSUMERS * 4)
-#define RELEASES (CONSUMER_WARPS * CLUSTER)
+#define RELEASES (CONSUMER_WARPS * (CLUSTER + CLUSTER_N - 1))
 
 static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
 static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1, "f32 inputs are computed as tf32 here");
@@ -91,7 +110,9 @@ static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill")
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
-static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
+static_assert(CLUSTER == 1 || CLUSTER == 2, "one or two cluster blocks along M");
+static_assert(CLUSTER_N == 1 || CLUSTER_N == 2, "one or two cluster blocks along N");
+static_assert(TMA_STORE == 0 || TMA_STORE == 1, "TMA_STORE is 0 or 1");
 static_assert(CONSUMERS * CONSUMER_REGS * 128 + PRODUCER_REGS * 128 <= 65536,
               "the register split must fit the SM's 64 K registers");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -107,27 +128,31 @@ struct Unit {
   int kt0, k_tiles;  // its first K slice and how many (at least one unless split: K = 0 reads zeros)
 };
 
-// The units a cluster walks: CLUSTER neighbouring tile rows (one per block, sharing B's tile)
-// times the tile columns times the split ranges.
+// The units a cluster walks: its CLUSTER x CLUSTER_N block of neighbouring tiles (one tile per
+// block) at every position, times the split ranges.
 __device__ __forceinline__ int cluster_units(int grid_m, int grid_n) {
-  return (grid_m + CLUSTER - 1) / CLUSTER * grid_n * SPLIT_K;
+  return (grid_m + CLUSTER - 1) / CLUSTER * ((grid_n + CLUSTER_N - 1) / CLUSTER_N) * SPLIT_K;
 }
 
 // Unit u of the cluster's walk, for the block of cluster rank `rank`: slice ranges of one tile
-// are neighbours (they run at once), tile-row groups of SWIZZLE (in cluster rows), column-major
-// inside a group. A rank past the last tile row computes a tile wholly outside C (its copies
-// read zeros, its stores are skipped) so that its cluster peer still gets its share of B.
+// are neighbours (they run at once), cluster positions in groups of SWIZZLE cluster rows,
+// column-major inside a group. A block past the last tile row or column computes a tile wholly
+// outside C (its copies read zeros, its stores are skipped) so that its peers still get their
+// shares of A and B.
 __device__ __forceinline__ Unit unit_at(int u, unsigned rank, int grid_m, int grid_n,
                                         int all_k_tiles) {
   Unit w;
   w.slice = u % SPLIT_K;
   const int t = u / SPLIT_K;
   const int rows = (grid_m + CLUSTER - 1) / CLUSTER;  // cluster rows of tiles
-  const int group_size = SWIZZLE * grid_n;
+  const int cols = (grid_n + CLUSTER_N - 1) / CLUSTER_N;
+  const int group_size = SWIZZLE * cols;
   const int first_row = (t / group_size) * SWIZZLE;
   const int rows_in_group = min(rows - first_row, SWIZZLE);
-  w.m0 = ((first_row + (t % group_size) % rows_in_group) * CLUSTER + int(rank)) * BM;
-  w.n0 = ((t % group_size) / rows_in_group) * BN;
+  const int row = first_row + (t % group_size) % rows_in_group;
+  const int col = (t % group_size) / rows_in_group;
+  w.m0 = (row * CLUSTER + int(rank) % CLUSTER) * BM;
+  w.n0 = (col * CLUSTER_N + int(rank) / CLUSTER) * BN;
   const int per = (all_k_tiles + SPLIT_K - 1) / SPLIT_K;
   w.kt0 = w.slice * per;
   w.k_tiles = max(min(per, all_k_tiles - w.kt0), 0);
@@ -135,47 +160,56 @@ __device__ __forceinline__ Unit unit_at(int u, unsigned rank, int grid_m, int gr
   return w;
 }
 
-// The copies of slice kt into the slot at `slot`: A's tile, then this block's share of B's,
-// which a cluster's blocks copy into each other's slots (every block's full barrier then counts
-// the whole tile). K-major operands are boxes of 128 bytes of K by rows (all BM of A; BN /
-// CLUSTER of B per block); MN-major ones are boxes of 64 columns by BK rows of K, one per 64
-// columns of the tile (of B, every CLUSTER-th per block), laid side by side as the descriptors'
-// leading offset expects.
+// The cluster ranks that share this block's A tile (its cluster row) and B tile (its column),
+// one bit each, itself included.
+__device__ __forceinline__ unsigned short a_sharers(unsigned rank) {
+  unsigned short bits = 0;
+#pragma unroll
+  for (int j = 0; j < CLUSTER_N; ++j) bits |= 1u << (rank % CLUSTER + CLUSTER * j);
+  return bits;
+}
+__device__ __forceinline__ unsigned short b_sharers(unsigned rank) {
+  return ((1u << CLUSTER) - 1) << (rank / CLUSTER * CLUSTER);
+}
+
+// One box of a slice into `dst`, completing `full`; with SHARERS > 1 into the slots of every
+// block in `blocks` (each block's full barrier then counts the whole tile).
+template <int SHARERS>
+__device__ __forceinline__ void copy_box(unsigned dst, const void* map, int inner, int outer,
+                                         unsigned full, unsigned short blocks) {
+  if constexpr (SHARERS == 1)
+    tgemm::tensor_copy_2d(dst, map, inner, outer, full);
+  else
+    tgemm::tensor_copy_2d_multicast(dst, map, inner, outer, full, blocks);
+}
+
+// Share `part` (of SHARERS) of one operand's tile of ROWS rows (of M or N, from `row0`) for the
+// slice at K `k0`. K-major operands are boxes of 128 bytes of K by rows (ROWS / SHARERS per
+// share); MN-major ones are boxes of 64 columns by BK rows of K, one per 64 columns (every
+// SHARERS-th per share), laid side by side as the descriptors' leading offset expects.
+template <int ROWS, int SHARERS, bool K_MAJOR>
+__device__ __forceinline__ void copy_tile(unsigned dst, const void* map, int k0, int row0,
+                                          unsigned part, unsigned short blocks, unsigned full) {
+  if constexpr (K_MAJOR) {
+    constexpr int kRows = ROWS / SHARERS;
+    copy_box<SHARERS>(dst + part * kRows * ROW_BYTES, map, k0, row0 + int(part) * kRows, full,
+                      blocks);
+  } else {
+#pragma unroll
+    for (int j = 0; j < ROWS / 64; ++j)
+      if (SHARERS == 1 || j % SHARERS == int(part))
+        copy_box<SHARERS>(dst + j * BK * ROW_BYTES, map, row0 + 64 * j, k0, full, blocks);
+  }
+}
+
+// The copies of slice kt into the slot at `slot`: this block's shares of A's and B's tiles.
 __device__ __forceinline__ void copy_slice(const tgemm::TmaGemmParams& p, const Unit& w, int kt,
                                            unsigned rank, unsigned slot, unsigned full) {
   const int k0 = (w.kt0 + kt) * BK;
-  if (K_MAJOR_A) {
-    tgemm::tensor_copy_2d(slot, &p.a, k0, w.m0, full);
-  } else {
-#pragma unroll
-    for (int j = 0; j < BM / 64; ++j)
-      tgemm::tensor_copy_2d(slot + j * BK * ROW_BYTES, &p.a, w.m0 + 64 * j, k0, full);
-  }
-  const unsigned b = slot + A_TILE_BYTES;
-  // The B tile's first column (the cluster shares it: rank 0's tile column).
-  const int n0 = w.n0;
-  if constexpr (CLUSTER == 1) {
-    if (K_MAJOR_B) {
-      tgemm::tensor_copy_2d(b, &p.b, k0, n0, full);
-    } else {
-#pragma unroll
-      for (int j = 0; j < BN / 64; ++j)
-        tgemm::tensor_copy_2d(b + j * BK * ROW_BYTES, &p.b, n0 + 64 * j, k0, full);
-    }
-  } else {
-    constexpr unsigned short kAll = (1u << CLUSTER) - 1;
-    if (K_MAJOR_B) {
-      constexpr int kRows = BN / CLUSTER;
-      tgemm::tensor_copy_2d_multicast(b + rank * kRows * ROW_BYTES, &p.b, k0, n0 + rank * kRows,
-                                      full, kAll);
-    } else {
-#pragma unroll
-      for (int j = 0; j < BN / 64; ++j)
-        if (j % CLUSTER == int(rank))
-          tgemm::tensor_copy_2d_multicast(b + j * BK * ROW_BYTES, &p.b, n0 + 64 * j, k0, full,
-                                          kAll);
-    }
-  }
+  copy_tile<BM, CLUSTER_N, K_MAJOR_A>(slot, &p.a, k0, w.m0, rank / CLUSTER, a_sharers(rank),
+                                      full);
+  copy_tile<BN, CLUSTER, K_MAJOR_B>(slot + A_TILE_BYTES, &p.b, k0, w.n0, rank % CLUSTER,
+                                    b_sharers(rank), full);
 }
 
 // A's descriptor for m64 rows from `row` (a multiple of 64) and k-step s of a slot's tile.
@@ -209,7 +243,7 @@ __device__ __forceinline__ void produce(const tgemm::TmaGemmParams& p, unsigned 
                                         int grid_n, int all_k_tiles) {
   RingPosition at;
   const int units = cluster_units(grid_m, grid_n);
-  for (int u = blockIdx.x / CLUSTER; u < units; u += gridDim.x / CLUSTER) {
+  for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
     const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
     for (int kt = 0; kt < w.k_tiles; ++kt) {
       tgemm::mbarrier_wait(empty + 8 * at.slot, at.phase ^ 1u);
@@ -246,6 +280,56 @@ __device__ __forceinline__ void store_tile(const tgemm::TmaGemmParams& p, const 
   }
 }
 
+// Two accumulators of one row, as C's elements, into shared memory at `at`.
+__device__ __forceinline__ void stage_pair(float*, unsigned at, float v0, float v1) {
+  tgemm::shared_store(at, v0, v1);
+}
+template <typename T>  // Half or BFloat16: one 32-bit word, the lower column first
+__device__ __forceinline__ void stage_pair(T*, unsigned at, float v0, float v1) {
+  tgemm::shared_store(at, unsigned(tgemm::from_f32<T>(v0).bits) |
+                              (unsigned(tgemm::from_f32<T>(v1).bits) << 16));
+}
+
+// One consumer warpgroup's rows of a unit's tile to C (alpha applied, beta 0) through its two
+// staging chunks, one tensor store each, written 128-byte swizzled as C's map reads them: the
+// 16-byte unit u of row r at u ^ (r % 8), which spreads a warp's stores over every bank.
+// `stored` counts the warpgroup's chunks across units; its parity picks the buffer. Chunk q's
+// buffer was last read by store q - 2, which the issuing thread awaited before chunk q - 1's
+// barrier, so one barrier per chunk orders both the reuse and the store.
+__device__ __forceinline__ void store_tile_by_copy(const tgemm::TmaGemmParams& p, const Unit& w,
+                                                   int wg, float (&acc)[MT][BN / 2],
+                                                   unsigned staging, unsigned& stored) {
+  constexpr int kCols = ROW_BYTES / C_BYTES;  // columns of C per chunk
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  const int g = lane / 4, t = lane % 4;
+  const bool issuer = threadIdx.x % 128 == 0;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int c0 = 0; c0 < BN; c0 += kCols) {
+      const unsigned chunk = staging + (stored % 2) * CHUNK_BYTES;
+#pragma unroll
+      for (int jj = 0; jj < kCols / 8; ++jj)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows g and g + 8 of the warp's 16 (both = g mod 8)
+          const int j = c0 / 8 + jj, row = warp * 16 + g + 8 * h;
+          const int byte = (jj * 8 + 2 * t) * C_BYTES;  // in the row's 128 bytes
+          stage_pair(static_cast<tgemm::ElementC*>(nullptr),
+                     chunk + row * ROW_BYTES + ((byte / 16) ^ g) * 16 + byte % 16,
+                     p.gemm.alpha * acc[mt][4 * j + 2 * h],
+                     p.gemm.alpha * acc[mt][4 * j + 2 * h + 1]);
+        }
+      tgemm::fence_shared_for_copies();
+      if (issuer) tgemm::tensor_stores_read();  // the other buffer's store has read it
+      tgemm::named_barrier(1 + wg, 128);
+      if (issuer) {
+        tgemm::tensor_store_2d(&p.c, w.n0 + c0, w.m0 + wg * WG_ROWS + mt * 64, chunk);
+        tgemm::tensor_store_commit();
+      }
+      ++stored;
+    }
+}
+
 // A consumer warpgroup's loop: for each unit, its slices' wgmmas on the ring, then its rows
 // of the tile stored while the producer already fills the ring for the next unit.
 __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned ring,
@@ -255,18 +339,22 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
   const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp on a slot's empty barrier
   float acc[MT][BN / 2];
   RingPosition at;
+  const unsigned staging = ring + STAGES * STAGE_BYTES + wg * 2 * CHUNK_BYTES;
+  unsigned stored = 0;  // chunks of C this warpgroup sent by tensor stores
   // A slot is free once every block that copies into it is done with it.
+  const unsigned short writers = a_sharers(rank) | b_sharers(rank);
   const auto release = [&](int slot) {
     if (!releases) return;
-    if constexpr (CLUSTER == 1) {
+    if constexpr (CLUSTER_SIZE == 1) {
       tgemm::mbarrier_arrive(empty + 8 * slot);
     } else {
 #pragma unroll
-      for (unsigned r = 0; r < CLUSTER; ++r) tgemm::mbarrier_arrive_in(empty + 8 * slot, r);
+      for (unsigned r = 0; r < CLUSTER_SIZE; ++r)
+        if (writers & (1u << r)) tgemm::mbarrier_arrive_in(empty + 8 * slot, r);
     }
   };
   const int units = cluster_units(grid_m, grid_n);
-  for (int u = blockIdx.x / CLUSTER; u < units; u += gridDim.x / CLUSTER) {
+  for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
     const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
     int held = -1;  // the slot whose wgmmas may still run (released after the next slice's issue)
     for (int kt = 0; kt < w.k_tiles; ++kt) {
@@ -294,13 +382,17 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
     }
-    store_tile(p, w, wg, acc);
+    if (TMA_STORE && SPLIT_K == 1 && p.gemm.beta == 0.0f && p.c_by_copy)
+      store_tile_by_copy(p, w, wg, acc, staging, stored);
+    else
+      store_tile(p, w, wg, acc);
   }
+  if (TMA_STORE && threadIdx.x % 128 == 0) tgemm::tensor_stores_done();
 }
 
 }  // namespace tgemm_tma_wgmma
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER, 1, 1)
+extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTER_SIZE, 1, 1)
     gemm_tma_wgmma(const __grid_constant__ tgemm::TmaGemmParams p) {
   using namespace tgemm_tma_wgmma;
   extern __shared__ char smem_raw[];
@@ -311,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
 
   const int grid_m = (p.gemm.m + BM - 1) / BM, grid_n = (p.gemm.n + BN - 1) / BN;
   const int all_k_tiles = (p.gemm.k + BK - 1) / BK;
-  const unsigned rank = CLUSTER == 1 ? 0u : tgemm::cluster_rank();
+  const unsigned rank = CLUSTER_SIZE == 1 ? 0u : tgemm::cluster_rank();
 
   if (threadIdx.x == 0) {
     tgemm::tensor_map_prefetch(&p.a);
@@ -323,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
     tgemm::mbarrier_init_fence();
   }
   // The cluster's barriers are initialised before any block copies into or arrives on them.
-  if (CLUSTER > 1)
+  if (CLUSTER_SIZE > 1)
     tgemm::cluster_sync();
   else
     __syncthreads();
@@ -344,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
   }
   tgemm::allow_next_grid();
   // No block leaves while a peer may still copy into its slots or arrive on its barriers.
-  if (CLUSTER > 1) tgemm::cluster_sync();
+  if (CLUSTER_SIZE > 1) tgemm::cluster_sync();
 }
 
 // C = alpha * (the SPLIT_K partial sums, in order) + beta * C, after the main launch.

@@ -27,11 +27,14 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 // One arrival on the barrier at `bar` (this block's address) in block `rank` of the cluster
-// (this block's own included), ordered after this thread's earlier reads (release).
+// (this block's own included). It releases at block scope only: what it announces, a slot the
+// arriving warp's wgmmas have finished reading (wgmma.wait_group), needs no ordering of this
+// thread's memory accesses towards the other block, and a cluster-scope release would wait
+// for its earlier global stores (the last tile's epilogue) on every slot it frees.
 __device__ __forceinline__ void mbarrier_arrive_in(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
 }

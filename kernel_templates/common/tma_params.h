@@ -24,6 +24,12 @@ struct TmaGemmParams {
   GemmParams gemm;
   TensorMap a;  // op(A)'s stored matrix, boxes of one shared-memory slice
   TensorMap b;
+  // Appended (older kernels read a and b only): C, boxes of one staged chunk, and whether the
+  // launch encoded it. Only for a plan that stores C by tensor copies and a call whose C allows
+  // them: 16-byte aligned rows and pointer, and rows of whole 16 bytes (a store clipped at C's
+  // last column still writes the rest of that 16-byte unit, the row's padding).
+  TensorMap c;
+  int c_by_copy;
 };
 
 }  // namespace tgemm

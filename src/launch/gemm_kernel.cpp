@@ -103,27 +103,34 @@ unsigned GemmKernel::resident_blocks(const KernelLaunch& l) const {
   return resident;
 }
 
+cudaError_t GemmKernel::EncodedMap::update(const TensorMapView& for_view, const void* for_base) {
+  if (base == for_base && view == for_view) return cudaSuccess;
+  *this = EncodedMap{};
+  if (const cudaError_t err = encode_tensor_map(for_view, for_base, &map); err != cudaSuccess)
+    return err;
+  base = for_base;
+  view = for_view;
+  return cudaSuccess;
+}
+
 cudaError_t GemmKernel::tensor_maps(const LaunchPlan& plan, const GemmParams& params,
                                     TmaGemmParams* out) const {
   out->gemm = params;
   std::lock_guard<std::mutex> lock(maps_mutex_);
   EncodedMaps& last = last_maps_;
-  if (last.a != params.a || last.b != params.b || !(last.view_a == plan.map_a) ||
-      !(last.view_b == plan.map_b)) {
-    last = EncodedMaps{};
-    if (const cudaError_t err = encode_tensor_map(plan.map_a, params.a, &last.map_a);
-        err != cudaSuccess)
-      return err;
-    if (const cudaError_t err = encode_tensor_map(plan.map_b, params.b, &last.map_b);
-        err != cudaSuccess)
-      return err;
-    last.a = params.a;
-    last.b = params.b;
-    last.view_a = plan.map_a;
-    last.view_b = plan.map_b;
+  if (const cudaError_t err = last.a.update(plan.map_a, params.a); err != cudaSuccess) return err;
+  if (const cudaError_t err = last.b.update(plan.map_b, params.b); err != cudaSuccess) return err;
+  out->a = last.a.map;
+  out->b = last.b.map;
+  // C's map only where the plan stores by tensor copies and this call's C allows them (see
+  // TmaGemmParams): the kernel stores C directly otherwise, and reads no map.
+  out->c = TensorMap{};
+  out->c_by_copy = plan.stores_by_tensor_map() && params.c_aligned16 &&
+                   params.n * element_bytes(plan.map_c.dtype) % 16 == 0;
+  if (out->c_by_copy) {
+    if (const cudaError_t err = last.c.update(plan.map_c, params.c); err != cudaSuccess) return err;
+    out->c = last.c.map;
   }
-  out->a = last.map_a;
-  out->b = last.map_b;
   return cudaSuccess;
 }
 

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "kernel_templates/common/tma_params.h"
-
 #include "src/core/kernel_config.h"
 #include "src/cuda/cuda_library.h"
 #include "src/launch/launch_plan.h"
@@ -44,14 +43,18 @@ class GemmKernel {
   std::vector<cudaKernel_t> entries_;
   bool early_launch_ = false;  // KernelLaunch::early honoured on this device
 
-  // The tensor maps of the last call that used them, and what they were encoded for.
-  struct EncodedMaps {
-    const void* a = nullptr;
-    const void* b = nullptr;
-    TensorMapView view_a, view_b;
-    TensorMap map_a{}, map_b{};
+  // A tensor map of the last call that used one, and what it was encoded for.
+  struct EncodedMap {
+    const void* base = nullptr;
+    TensorMapView view;
+    TensorMap map{};
+    cudaError_t update(const TensorMapView& for_view, const void* for_base);
   };
-  cudaError_t tensor_maps(const LaunchPlan& plan, const GemmParams& params, TmaGemmParams* out) const;
+  struct EncodedMaps {
+    EncodedMap a, b, c;
+  };
+  cudaError_t tensor_maps(const LaunchPlan& plan, const GemmParams& params,
+                          TmaGemmParams* out) const;
   // The main entry's blocks (whole clusters) resident at once for `launch`'s block and shared
   // memory, asked of the runtime on the first persistent launch; 0 when it cannot say.
   unsigned resident_blocks(const KernelLaunch& launch) const;

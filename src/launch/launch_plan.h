@@ -41,8 +41,8 @@ struct KernelLaunch {
 // map for the call's pointer (GemmKernel::launch); none of it depends on the pointer.
 struct TensorMapView {
   DType dtype = DType::f32;
-  int64_t inner = 0, outer = 0;  // extents in elements; 0: the plan reads no tensor maps
-  int64_t row_bytes = 0;         // bytes between consecutive outer rows (the leading dimension)
+  int64_t inner = 0, outer = 0;      // extents in elements; 0: the plan reads no tensor maps
+  int64_t row_bytes = 0;             // bytes between consecutive outer rows (the leading dimension)
   int box_inner = 0, box_outer = 0;  // elements; the inner box is 128 bytes, 128-byte swizzled
   bool operator==(const TensorMapView&) const = default;
 };
@@ -57,9 +57,11 @@ struct LaunchPlan {
   // one loaded kernel must run one after another, as calls sharing a workspace must.
   bool module_state = false;
   // Set for families whose kernels take TmaGemmParams (common/tma_params.h): the maps of A and
-  // B follow the common block in every launch's parameters.
-  TensorMapView map_a, map_b;
+  // B (and of C, for a kernel that stores C by tensor copies) follow the common block in every
+  // launch's parameters.
+  TensorMapView map_a, map_b, map_c;
   bool uses_tensor_maps() const { return map_a.inner > 0; }
+  bool stores_by_tensor_map() const { return map_c.inner > 0; }
 
   void add(const KernelLaunch& launch);  // throws Error past kMaxLaunches
   const KernelLaunch* begin() const { return launches.data(); }

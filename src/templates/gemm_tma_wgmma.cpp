@@ -3,8 +3,8 @@
 // (TMA) in a warp-specialized, persistent kernel, built for sm_90a and stored as sm_90's. f16 /
 // bf16 (C in the input type or f32) in any layout, tf32 with both operands K-major. The plan
 // launches one block per SM at most (each walks work units) and names the tensor maps of A and
-// B, which the launch encodes for the call's pointers (CLUSTER blocks, the kernel's cluster
-// shape, share B's tiles); SPLIT_K > 1 adds the reduction launch.
+// B, which the launch encodes for the call's pointers (a cluster's CLUSTER blocks along M share
+// B's tiles, its CLUSTER_N blocks along N share A's); SPLIT_K > 1 adds the reduction launch.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@ namespace {
 
 constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
 constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its slots to the swizzle period
+constexpr int64_t kChunkRows = 64;    // rows of C per staged chunk (TMA_STORE)
 
 class GemmTmaWgmma final : public GemmTemplate {
  public:
@@ -75,10 +76,12 @@ class GemmTmaWgmma final : public GemmTemplate {
                        int sm_count) const override {
     LaunchPlan plan;
     const TileShape t = tile(config);
-    const int64_t cluster = config.get_or("CLUSTER", 1);
-    // A cluster's blocks take neighbouring tile rows together: the units are cluster rows.
-    const int64_t units =
-        ceil_div(ceil_div(problem.m, t.m), cluster) * ceil_div(problem.n, t.n) * t.split_k;
+    const int64_t cluster_m = config.get_or("CLUSTER", 1),
+                  cluster_n = config.get_or("CLUSTER_N", 1);
+    const int64_t cluster = cluster_m * cluster_n;
+    // A cluster's blocks take neighbouring tiles together: the units are cluster positions.
+    const int64_t units = ceil_div(ceil_div(problem.m, t.m), cluster_m) *
+                          ceil_div(ceil_div(problem.n, t.n), cluster_n) * t.split_k;
     // Persistent: one block per SM walks the units (every unit its own cluster where no GPU is
     // known, which computes the same).
     const int64_t clusters = sm_count > 0 ? std::min<int64_t>(units, sm_count / cluster) : units;
@@ -89,9 +92,13 @@ class GemmTmaWgmma final : public GemmTemplate {
     main.block[0] = unsigned(block_resources(config).threads);
     main.smem_bytes = block_resources(config).dynamic_smem_bytes;
     plan.add(main);
-    plan.map_a = operand_map(problem, problem.op_a == Op::N, problem.m, problem.lda, t.m);
-    // A cluster's blocks each copy BN / CLUSTER rows of a K-major B (MN-major B: whole boxes).
-    plan.map_b = operand_map(problem, problem.op_b == Op::T, problem.n, problem.ldb, t.n / cluster);
+    // The blocks sharing a K-major operand each copy their share of its rows (MN-major ones:
+    // whole boxes of 64 columns).
+    plan.map_a =
+        operand_map(problem, problem.op_a == Op::N, problem.m, problem.lda, t.m / cluster_n);
+    plan.map_b =
+        operand_map(problem, problem.op_b == Op::T, problem.n, problem.ldb, t.n / cluster_m);
+    if (config.get_or("TMA_STORE", 0) == 1 && t.split_k == 1) plan.map_c = staged_c_map(problem);
     if (t.split_k > 1) add_split_k_reduce(&plan, problem, t.split_k, kReduceEntry, true);
     return plan;
   }
@@ -99,8 +106,10 @@ class GemmTmaWgmma final : public GemmTemplate {
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     r.threads = int((config.get("CONSUMERS") + 1) * 128);
+    // The ring's slots, the alignment, and two staging chunks of C per consumer warpgroup.
     r.dynamic_smem_bytes = size_t(
-        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem);
+        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem +
+        config.get_or("TMA_STORE", 0) * (config.get("CONSUMERS") * 2 * kChunkRows * kRowBytes));
     return r;
   }
 
@@ -117,6 +126,20 @@ class GemmTmaWgmma final : public GemmTemplate {
   static constexpr int kReduceEntry = 1;
   static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  // C as the kernel stores its staged chunks (TMA_STORE): boxes of 128 bytes of columns by 64
+  // rows. The launch encodes it only for a call whose C is 16-byte aligned.
+  static TensorMapView staged_c_map(const Problem& p) {
+    const int e = element_bytes(p.types.c);
+    TensorMapView v;
+    v.dtype = p.types.c;
+    v.row_bytes = p.ldc * e;
+    v.inner = p.n;
+    v.outer = p.m;
+    v.box_inner = int(kRowBytes / e);
+    v.box_outer = int(kChunkRows);
+    return v;
+  }
 
   // One operand as the kernel copies it: K-major (stored [rows][k]) in boxes of one 128-byte
   // row of K by the tile's rows; MN-major (stored [k][rows]) in boxes of 128 bytes of columns

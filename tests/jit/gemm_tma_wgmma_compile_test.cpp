@@ -56,20 +56,20 @@ TEST(GemmTmaWgmmaCompile, the_shipped_defaults_build_in_every_type_and_layout) {
   EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << first_of(problems);
 }
 
-// Every 29th legal config (a spread over tiles, consumers, stages and clusters), f16 NT and bf16
-// TN, and tf32 NT on every 87th.
+// Every 113th legal config (a spread over tiles, consumers, stages, cluster shapes and stores),
+// f16 NT and bf16 TN, and tf32 NT on every 339th.
 TEST(GemmTmaWgmmaCompile, a_sample_of_the_legal_space_builds_without_spills) {
   const auto legal = SearchSpace::load(kSpace).enumerate(arch_limits("sm_90")).legal;
   ASSERT_GT(legal.size(), 50u);
   std::vector<Case> cases;
   std::set<std::string> seen;
-  for (size_t i = 0; i < legal.size(); i += 29) {
+  for (size_t i = 0; i < legal.size(); i += 113) {
     KernelConfig c = legal[i];
     c.set("SWIZZLE", 1);  // changes no resource
     if (!seen.insert(c.canonical_name()).second) continue;
     cases.push_back({c, gemm_types("f16"), Op::N, Op::T});
     cases.push_back({c, gemm_types("bf16", "f32"), Op::T, Op::N});
-    if (i % 87 == 0) cases.push_back({c, gemm_types("tf32"), Op::N, Op::T});
+    if (i % 339 == 0) cases.push_back({c, gemm_types("tf32"), Op::N, Op::T});
   }
   EXPECT_LE(cases.size(), 60u) << "the case list grew: keep the build time bounded";
   const auto problems = unclean_builds(cases);
@@ -101,10 +101,14 @@ TEST(GemmTmaWgmmaPtx, holds_tensor_copies_the_mbarrier_ring_wgmma_and_the_regist
   const std::string pair =
       ptx_of(tma_config(128, 256, 2, 4, 8, 1, 2), gemm_types("f16"), Op::N, Op::T);
   EXPECT_TRUE(contains(pair, ".multicast::cluster")) << "B shared by the cluster's blocks";
-  EXPECT_TRUE(contains(pair, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+  EXPECT_TRUE(contains(pair, "mbarrier.arrive.shared::cluster.b64"));
   EXPECT_TRUE(contains(pair, "barrier.cluster.arrive"));
   EXPECT_TRUE(contains(pair, ".explicitcluster") || contains(pair, ".reqnctapercluster 2"))
       << "the kernel declares its cluster shape";
+  const std::string four =
+      ptx_of(tma_config(128, 128, 2, 4, 8, 1, 2, 2), gemm_types("bf16"), Op::N, Op::N);
+  EXPECT_TRUE(contains(four, ".reqnctapercluster 4")) << "2 x 2 blocks in one cluster";
+  EXPECT_TRUE(contains(four, ".multicast::cluster"));
 }
 
 TEST(GemmTmaWgmmaSpace, refuses_sm_75_and_sm_80_and_f32x3_with_a_readable_reason) {
@@ -178,6 +182,20 @@ TEST(GemmTmaWgmmaHost, plans_a_persistent_grid_with_the_operands_tensor_maps) {
   EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), few, 132).map_b.box_outer,
             128);
   EXPECT_EQ(family().plan_launch(tma_config(128, 256, 2, 4, 8, 1, 2), p, 132).map_b.box_outer, 64);
+  // Sharing A along N: two tile columns per unit (32 x 4 units), each block copies half of a
+  // K-major A's rows; 3 x 1 units of the few tiles (the second column outside C).
+  const KernelConfig along_n = tma_config(128, 256, 2, 4, 8, 1, 1, 2);
+  EXPECT_EQ(family().plan_launch(along_n, p, 132).launches[0].grid[0], 132u);
+  EXPECT_EQ(family().plan_launch(along_n, p, 132).map_a.box_outer, 64);
+  EXPECT_EQ(family().plan_launch(along_n, p, 132).map_b.box_outer, 64);
+  EXPECT_EQ(family().plan_launch(along_n, few, 132).launches[0].grid[0], 6u);
+  EXPECT_EQ(family().plan_launch(along_n, few, 132).launches[0].cluster, 2u);
+  // Both: 2 x 1 units of four blocks each, a quarter of neither operand (halves of both).
+  const KernelConfig both = tma_config(128, 256, 2, 4, 8, 1, 2, 2);
+  EXPECT_EQ(family().plan_launch(both, few, 132).launches[0].grid[0], 8u);
+  EXPECT_EQ(family().plan_launch(both, few, 132).launches[0].cluster, 4u);
+  EXPECT_EQ(family().plan_launch(both, few, 132).map_a.box_outer, 64);
+  EXPECT_EQ(family().plan_launch(both, few, 132).map_b.box_outer, 128);
   EXPECT_EQ(plan.launches[0].block[0], 384u);
   EXPECT_TRUE(plan.launches[0].persistent) << "the launch may cut the grid to what is resident";
   EXPECT_EQ(plan.launches[0].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024));
@@ -199,6 +217,30 @@ TEST(GemmTmaWgmmaHost, plans_a_persistent_grid_with_the_operands_tensor_maps) {
   const Problem small = Problem::packed(gemm_types("f16"), Op::N, Op::T, 256, 512, 64);
   EXPECT_EQ(family().plan_launch(c, small, 132).launches[0].grid[0], 4u);
   EXPECT_EQ(family().plan_launch(c, p, 0).launches[0].grid[0], 256u);
+}
+
+// TMA_STORE: C's map in boxes of one staged chunk (128 bytes of columns by 64 rows), two
+// chunks per consumer in shared memory; split configs stage nothing.
+TEST(GemmTmaWgmmaHost, tensor_stores_map_c_in_chunks_and_stage_them_after_the_ring) {
+  const KernelConfig staged = tma_config(128, 256, 2, 4, 8, 1, 2, 1, 1);
+  Problem p = Problem::packed(gemm_types("bf16"), Op::N, Op::T, 1000, 520, 64);
+  p.ldc = 528;
+  const LaunchPlan plan = family().plan_launch(staged, p, 132);
+  ASSERT_TRUE(plan.stores_by_tensor_map());
+  EXPECT_EQ(plan.map_c.dtype, DType::bf16);
+  EXPECT_EQ(plan.map_c.inner, 520);
+  EXPECT_EQ(plan.map_c.outer, 1000);
+  EXPECT_EQ(plan.map_c.row_bytes, 528 * 2);
+  EXPECT_EQ(plan.map_c.box_inner, 64);
+  EXPECT_EQ(plan.map_c.box_outer, 64);
+  EXPECT_EQ(plan.launches[0].smem_bytes, size_t(4 * (128 + 256) * 128 + 1024 + 2 * 2 * 64 * 128));
+  const Problem f32_out = Problem::packed(gemm_types("bf16", "f32"), Op::N, Op::T, 64, 64, 64);
+  EXPECT_EQ(family().plan_launch(staged, f32_out, 132).map_c.box_inner, 32);
+  EXPECT_FALSE(family().plan_launch(tma_config(128, 256, 2, 4, 8), p, 132).stores_by_tensor_map());
+  EXPECT_FALSE(family()
+                   .plan_launch(tma_config(128, 128, 2, 4, 1, 2, 1, 1, 1), p, 132)
+                   .stores_by_tensor_map())
+      << "split partial sums go to the workspace";
 }
 
 TEST(GemmTmaWgmmaHost, split_k_adds_the_reduction_and_its_workspace_for_any_c) {

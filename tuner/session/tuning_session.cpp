@@ -364,7 +364,7 @@ class Session {
     for (const DefaultKernel& d : shipped_default_kernels()) {
       if (d.arch != "*" && d.arch != limits_.arch) continue;
       if (d.types != types || d.config.template_name != fs.space.template_name()) continue;
-      KernelConfig config = in_space_order(fs.space, d.config);
+      KernelConfig config = in_space_order(fs, d.config);
       if (!config.params.empty() && !fs.space.rejection(config, limits_)) out.push_back(config);
     }
     return out;
@@ -631,7 +631,7 @@ class Session {
       sources.nearest =
           nearest_tuned_configs(problems, trials, fs->space.template_name(), 2, kNearestPerShape);
       const AdmitConfig admit = [this, fs, &group](const KernelConfig& c) {
-        KernelConfig ordered = in_space_order(fs->space, c);
+        KernelConfig ordered = in_space_order(*fs, c);
         if (ordered.params.empty() || fs->space.rejection(ordered, limits_) ||
             fs->family->types_unsupported_by(ordered, group.variant.types, limits_.arch))
           return std::optional<KernelConfig>();
@@ -688,7 +688,7 @@ class Session {
     if (opt_.strategy == "nearest") {
       for (const KernelConfig& c :
            nearest_tuned_configs(ctx.model.problems, trials, fs.space.template_name())) {
-        KernelConfig ordered = in_space_order(fs.space, c);
+        KernelConfig ordered = in_space_order(fs, c);
         if (!ordered.params.empty() && !fs.space.rejection(ordered, limits_))
           ctx.nearest.push_back(std::move(ordered));
       }
@@ -747,12 +747,17 @@ class Session {
 
   // `config` with its parameters in the space's order (empty when it lacks one of them or
   // belongs to another template), so it compares equal to the space's own points.
-  static KernelConfig in_space_order(const SearchSpace& space, const KernelConfig& config) {
+  // A parameter the config leaves out (one added to the family after it was stored) takes
+  // the template's default, which its kernel was built with.
+  static KernelConfig in_space_order(const FamilySpace& fs, const KernelConfig& config) {
+    const SearchSpace& space = fs.space;
     KernelConfig out{space.template_name(), {}};
     if (config.template_name != space.template_name()) return out;
     for (const SpaceParameter& p : space.parameters()) {
-      if (!config.has(p.name)) return {space.template_name(), {}};
-      out.params.emplace_back(p.name, config.get(p.name));
+      std::optional<int64_t> value = declared_integer_default(fs.family->source().text, p.name);
+      if (config.has(p.name)) value = config.get(p.name);
+      if (!value) return {space.template_name(), {}};
+      out.params.emplace_back(p.name, *value);
     }
     return out;
   }
