@@ -21,6 +21,10 @@
 --   8: kernels.library ('tgemm', or a vendor call 'cublas' / 'cublasLt': the vendor library
 --      as a contender for the best, stored without a cubin); best_kernels gains `library`, and
 --      tgemm_best_kernels lists our own fastest kernel per (problem, device).
+--   9: binaries.code_hash TEXT, the hash of the cubin's machine code and launch attributes
+--      (src/jit/code_hash.h; NULL before: not known), so a trial whose template text changed
+--      is kept where its config still builds to the same code (tgemm-db refresh); an index
+--      trials_by_binary.
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

@@ -175,6 +175,15 @@ LEFT JOIN cublas_times c ON c.problem_id = r.problem_id AND c.device_id = r.devi
 WHERE r.rank = 1;
 )sql";
 
+// 8 -> 9: the code hash of every cubin compiled from now on (src/jit/code_hash.h), so a trial
+// whose template text changed can be kept when its config still builds to the same machine
+// code (tgemm-db refresh). Stored, not only recomputed, because a pruned file drops the cubins
+// no best uses. NULL for cubins stored before: not known (their bytes are hashed instead).
+// The trials of a binary are found by an index: re-keying moves them binary by binary.
+constexpr const char* kCodeHashes =
+    "ALTER TABLE binaries ADD COLUMN code_hash TEXT;\n"
+    "CREATE INDEX trials_by_binary ON trials (binary_id);";
+
 // Step i takes a database from user_version i to i + 1, in the same transaction as the new
 // user_version; a new file runs them all. A schema change is one more step here, never an
 // edit of an earlier one (db/schema.sql stays the version-1 baseline).
@@ -191,12 +200,14 @@ const MigrationStep kMigrations[] = {
     {"record each trial's NVRTC and driver versions", kTrialVersions},      // 5 -> 6
     {"add the Nsight Compute kernel profiles", kKernelProfiles},            // 6 -> 7
     {"record vendor library calls as contenders", kVendorCalls},            // 7 -> 8
+    {"add the code hash of every cubin", kCodeHashes},                      // 8 -> 9
 };
 constexpr int kSchemaVersion = int(std::size(kMigrations));
 // A read-only open reads files from this version up (it cannot migrate them); read_only
 // queries that touch a newer column say what an older file has instead (binary_columns).
 constexpr int kOldestReadableVersion = 1;
 constexpr int kChecksumVersion = 2;  // the first version with binaries.checksum
+constexpr int kCodeHashVersion = 9;  // the first version with binaries.code_hash
 
 // Two tuners may write the same file; a writer waits this long for the other's transaction
 // (set_busy_timeout_ms changes it per connection).
@@ -504,7 +515,7 @@ MeasuredWith measured_with_at(const Statement& s, int first) {
   return w;
 }
 
-// Then b.checksum, or NULL in a version-1 file (TuningDb::binary_columns).
+// Then b.checksum and b.code_hash, or NULL in a file older than each (binary_columns).
 constexpr const char* kBinaryColumns =
     "b.id, b.kernel_id, b.status, b.reason, b.arch, b.nvrtc_version, b.op_a, b.op_b, b.entry, "
     "b.options, b.cache_key, b.cubin, b.registers, b.smem_bytes, b.stack_bytes, "
@@ -538,6 +549,7 @@ BinaryRecord binary_at(const Statement& s) {
   c.compile_ms = s.double_at(18);
   c.log = s.text_at(19);
   c.types = decoded(s, "binaries", r.id, "types", [&] { return parse_gemm_types(s.text_at(20)); });
+  c.code_hash = s.text_at(22);  // "" for NULL: not known
   // A cubin that does not match its checksum (damage, a hand edit, a file without checksums)
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {
@@ -996,7 +1008,8 @@ void TuningDb::leave_wal_mode() {
 
 std::string TuningDb::binary_columns() const {
   return std::string(kBinaryColumns) +
-         (file_version_ >= kChecksumVersion ? ", b.checksum" : ", NULL");
+         (file_version_ >= kChecksumVersion ? ", b.checksum" : ", NULL") +
+         (file_version_ >= kCodeHashVersion ? ", b.code_hash" : ", NULL");
 }
 
 int64_t TuningDb::begin_run(const std::string& command_line, const std::string& tool_version,
@@ -1117,8 +1130,9 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
               "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
               "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
               "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id, "
-              "types, checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) ON CONFLICT (cache_key) DO UPDATE SET "
+              "types, checksum, code_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23) "
+              "ON CONFLICT (cache_key) DO UPDATE SET "
               "types = excluded.types, "
               "kernel_id = excluded.kernel_id, arch = excluded.arch, "
               "nvrtc_version = excluded.nvrtc_version, op_a = excluded.op_a, op_b = excluded.op_b, "
@@ -1129,6 +1143,7 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
               "resources_found = excluded.resources_found, compile_ms = excluded.compile_ms, "
               "status = excluded.status, reason = excluded.reason, log = excluded.log, "
               "run_id = excluded.run_id, checksum = excluded.checksum, "
+              "code_hash = excluded.code_hash, "
               "created_at = excluded.created_at RETURNING id");
   const PtxasResources& r = compiled.resources;
   s.bind(1, kernel_id).bind(2, compiled.arch).bind(3, compiled.nvrtc_version);
@@ -1142,7 +1157,93 @@ int64_t TuningDb::store_binary(int64_t run_id, int64_t kernel_id, const Compiled
     s.bind_null(22);
   else
     s.bind(22, cubin_checksum(compiled.cubin));
+  if (compiled.code_hash.empty())
+    s.bind_null(23);
+  else
+    s.bind(23, compiled.code_hash);
   return s.single_int();
+}
+
+std::vector<TrialBinary> TuningDb::trial_binaries() {
+  Statement s(db_, path_, "read the binaries trials ran",
+              fmt::format("SELECT {}, kr.id, kr.template, kr.params, kr.template_hash, r.trials "
+                          "FROM (SELECT binary_id, count(*) AS trials FROM trials "
+                          "WHERE binary_id IS NOT NULL GROUP BY binary_id) r "
+                          "JOIN binaries b ON b.id = r.binary_id "
+                          "JOIN kernels kr ON kr.id = b.kernel_id ORDER BY b.id",
+                          binary_columns()));
+  constexpr int kernel = 23;  // the first column after binary_columns()
+  std::vector<TrialBinary> out;
+  SkippedRows skipped(path_, "read the binaries trials ran");
+  while (s.step()) {
+    TrialBinary b;
+    if (!skipped.keep([&] {
+          b.binary = binary_at(s);
+          b.config = decoded(s, "kernels", s.int_at(kernel), "params", [&] {
+            return KernelConfig::from_params_text(s.text_at(kernel + 1), s.text_at(kernel + 2));
+          });
+        }))
+      continue;
+    const std::string& arch = b.binary.compiled.arch;
+    if (!checks_.usable(fmt::format("kernels row {} (on {})", s.int_at(kernel), arch),
+                        checks_.config_rejection(s.int_at(kernel), b.config, arch)))
+      continue;
+    b.template_hash = s.text_at(kernel + 3);
+    b.trials = s.int_at(kernel + 4);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+int64_t TuningDb::rekey_trials(int64_t run_id, const TrialBinary& stored,
+                               const std::string& template_hash, const CompiledKernel& current,
+                               const std::function<CurrentBuild(const DeviceInfo&)>& current_for) {
+  const int64_t kernel = upsert_kernel(stored.config, template_hash);
+  const int64_t binary =
+      store_binary(run_id, kernel, current, stored.binary.status, stored.binary.reason);
+  // The trials to move, with what judging them current takes: status, versions, device.
+  Statement movable(
+      db_, path_, "find the trials to re-key",
+      "SELECT t.id, t.problem_id, t.device_id, t.status = 'ok' AND t.time_median_us > 0, "
+      "t.nvrtc_version, t.driver_version, d.name, d.arch, d.sm_count, d.driver_version "
+      "FROM trials t JOIN devices d ON d.id = t.device_id "
+      "WHERE t.binary_id = ?1 AND t.kernel_id = ?2 AND NOT EXISTS (SELECT 1 FROM trials o "
+      "WHERE o.problem_id = t.problem_id AND o.device_id = t.device_id AND o.kernel_id = ?3)");
+  movable.bind(1, stored.binary.id).bind(2, stored.binary.kernel_id).bind(3, kernel);
+  struct Movable {
+    int64_t trial, problem, device;
+    bool measured_ok;
+    MeasuredWith with;
+  };
+  std::vector<Movable> trials;             // read whole before any is updated
+  std::map<int64_t, CurrentBuild> builds;  // by device id
+  while (movable.step()) {
+    Movable m{movable.int_at(0), movable.int_at(1), movable.int_at(2), movable.int_at(3) != 0, {}};
+    if (!movable.is_null(4)) m.with.nvrtc_version = movable.text_at(4);
+    if (!movable.is_null(5)) m.with.driver_version = int(movable.int_at(5));
+    if (!builds.count(m.device)) {
+      DeviceInfo d;
+      d.name = movable.text_at(6);
+      d.arch = movable.text_at(7);
+      d.sm_count = int(movable.int_at(8));
+      d.driver_version = int(movable.int_at(9));
+      builds[m.device] = current_for(d);
+    }
+    trials.push_back(std::move(m));
+  }
+  Statement move(db_, path_, "re-key a trial",
+                 "UPDATE trials SET kernel_id = ?2, binary_id = ?3 WHERE id = ?1");
+  std::set<std::pair<int64_t, int64_t>> gained;  // (problem, device) with a current ok trial
+  for (const Movable& m : trials) {
+    move.reset();
+    move.bind(1, m.trial).bind(2, kernel).bind(3, binary).run();
+    if (m.measured_ok &&
+        !builds[m.device].stale_reason(stored.config.template_name, template_hash, m.with))
+      gained.insert({m.problem, m.device});
+  }
+  // Only where a current ok trial now exists: there the best stays a row, never dropped.
+  for (auto [problem, device] : gained) update_best(problem, device, &builds[device]);
+  return int64_t(trials.size());
 }
 
 bool TuningDb::has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_id) {

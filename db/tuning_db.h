@@ -63,6 +63,15 @@ struct PruneCounts {
   int64_t failed_trials = 0, failed_binaries = 0, cubins = 0, stale_trials = 0, kernels = 0;
 };
 
+// A binary that recorded trials ran, with its kernel: what re-keying trials by the machine
+// code their config builds to (tuner/compile/code_refresh.h) judges.
+struct TrialBinary {
+  KernelConfig config;
+  std::string template_hash;
+  BinaryRecord binary;  // its stored code hash, and its cubin where that passes its checks
+  int64_t trials = 0;   // the trials that ran it
+};
+
 class TuningDb {
  public:
   enum class Mode { read_write, read_only };
@@ -103,6 +112,19 @@ class TuningDb {
   std::optional<BinaryRecord> find_binary(const std::string& cache_key);
   int64_t store_binary(int64_t run_id, int64_t kernel_id, const CompiledKernel& compiled,
                        BinaryStatus status, const std::string& reason);
+
+  // Every binary that trials ran (vendor calls have none), in id order; a binary whose
+  // kernel's config does not hold on its arch is skipped with a warning.
+  std::vector<TrialBinary> trial_binaries();
+  // Moves the trials that ran `stored` to the kernel of its config under `template_hash`, with
+  // `current` as their binary (stored like store_binary, keeping `stored`'s status): for a build
+  // from a new template text to the same machine code, whose times still hold. A trial whose
+  // problem and device already have one of that kernel stays where it is. The best of each
+  // (problem, device) that gains an ok trial current by `current_for` its device is recomputed
+  // as tgemm-tune does. Returns the trials moved.
+  int64_t rekey_trials(int64_t run_id, const TrialBinary& stored, const std::string& template_hash,
+                       const CompiledKernel& current,
+                       const std::function<CurrentBuild(const DeviceInfo&)>& current_for);
 
   // Trials: one per (problem, kernel, device); a rerun skips those already recorded.
   bool has_trial(int64_t problem_id, int64_t kernel_id, int64_t device_id);

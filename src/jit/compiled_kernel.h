@@ -20,6 +20,7 @@ struct CompiledKernel {
   std::string options;    // every NVRTC option, space separated
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)
   std::vector<char> cubin;
+  std::string code_hash;  // cubin_code_hash(cubin): what it runs, whatever the source text
   PtxasResources resources;
   double compile_ms = 0;       // wall time of the NVRTC call
   double compile_cpu_ms = 0;   // CPU time of the compiling thread over it

@@ -51,6 +51,19 @@ class ElfView {
   }
   const char* data(const Elf64_Shdr& s) const { return b_.data() + s.sh_offset; }
 
+  // The name of entry `index` of the symbol table `symtab`, a section symbol's being its
+  // section's name; "" for an index outside the table or a symbol without a name.
+  std::string symbol_name(const Elf64_Shdr& symtab, uint64_t index) const {
+    if (symtab.sh_type != SHT_SYMTAB || !in_bounds(symtab) ||
+        symtab.sh_link >= uint32_t(sections()) || index >= symtab.sh_size / sizeof(Elf64_Sym))
+      return "";
+    Elf64_Sym entry;
+    std::memcpy(&entry, data(symtab) + index * sizeof(Elf64_Sym), sizeof entry);
+    if (ELF64_ST_TYPE(entry.st_info) == STT_SECTION)
+      return entry.st_shndx < sections() ? section_name(section(entry.st_shndx)) : "";
+    return string_at(section(int(symtab.sh_link)), entry.st_name);
+  }
+
   struct Symbol {
     uint32_t index;  // in its symbol table, as .nv.info attributes refer to it
     Elf64_Sym entry;
@@ -73,5 +86,35 @@ class ElfView {
  private:
   const std::vector<char>& b_;
 };
+
+// One attribute of a .nv.info section: {format, attribute, 16-bit size or value}, then, for
+// EIFMT_SVAL, `size` bytes of payload. Attribute codes as cuobjdump -elf names them.
+struct NvInfoEntry {
+  static constexpr uint8_t kFormatSval = 0x04;
+  uint8_t format = 0, attribute = 0;
+  uint16_t size_or_value = 0;
+  const uint8_t* payload = nullptr;  // the SVAL payload, `size_or_value` bytes; else nullptr
+};
+
+// The entries of the .nv.info section `s` of `elf` (in bounds), up to the first one cut short.
+inline std::vector<NvInfoEntry> nv_info_entries(const ElfView& elf, const Elf64_Shdr& s) {
+  std::vector<NvInfoEntry> out;
+  if (s.sh_type == SHT_NOBITS) return out;  // no bytes in the file, whatever its size says
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(elf.data(s));
+  for (uint64_t at = 0; at + 4 <= s.sh_size;) {
+    NvInfoEntry e;
+    e.format = p[at];
+    e.attribute = p[at + 1];
+    e.size_or_value = uint16_t(p[at + 2] | p[at + 3] << 8);
+    at += 4;
+    if (e.format == NvInfoEntry::kFormatSval) {  // else the value lives in the size field
+      if (at + e.size_or_value > s.sh_size) break;
+      e.payload = p + at;
+      at += e.size_or_value;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
 
 }  // namespace tgemm

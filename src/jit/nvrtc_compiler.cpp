@@ -13,6 +13,7 @@
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
 #include "src/core/hash.h"
+#include "src/jit/code_hash.h"
 #include "src/jit/cubin_resources.h"
 
 namespace tgemm {
@@ -143,6 +144,7 @@ CompiledKernel NvrtcCompiler::compile(const KernelSource& source,
     out.error = fmt::format("NVRTC produced no cubin for {} ({})", display_name, arch);
     return out;
   }
+  out.code_hash = cubin_code_hash(out.cubin);
   out.resources = parse_ptxas_log(out.log, out.entry);
   if (!out.resources.found)
     out.resources = read_cubin_resources(out.cubin, out.entry, base_arch(arch));

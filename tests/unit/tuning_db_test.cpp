@@ -961,11 +961,11 @@ TEST(TuningDbWriters, write_behind_a_held_lock_fails_as_locked_after_the_timeout
 
 // --- cubin checksums and the version-2 migration ----------------------------------------
 
-TEST(TuningDbChecksum, schema_version_is_8_with_a_checksum_per_cubin) {
+TEST(TuningDbChecksum, schema_version_is_9_with_a_checksum_per_cubin) {
   TempDir dir;
   const std::string path = dir.file("tgemm.db");
   TuningDb db(path, TuningDb::Mode::read_write);
-  EXPECT_EQ(TuningDb::schema_version(), 8);
+  EXPECT_EQ(TuningDb::schema_version(), 9);
   const int64_t kernel = db.upsert_kernel(config(128), "hash");
   db.store_binary(0, kernel, compiled("a"), BinaryStatus::ok, "");
   CompiledKernel failed = compiled("b");

@@ -1,6 +1,7 @@
 // tgemm-db: answers questions about a tuning database without ever writing it: the tuned
 // problems, the best config of one shape, every trial of a shape, or all trials as CSV/JSON.
-// What changes a database (merge, prune, vacuum) writes a new file and leaves the input as is.
+// What changes a database (merge, prune, vacuum, refresh) writes a new file and leaves the input
+// as is.
 // The one exception, `profile`, stores Nsight Compute profiles of the best kernels.
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -21,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -29,8 +31,10 @@
 #include "src/core/printable.h"
 #include "src/core/vendor_call.h"
 #include "src/templates/build_versions.h"
+#include "src/templates/template_registry.h"
 #include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/compile/code_refresh.h"
 #include "tuner/output/output_file.h"
 #include "tuner/profile/ncu_profiler.h"
 #include "tuner/report/explain.h"
@@ -364,32 +368,73 @@ int run_report(tgemm::TuningDb& db, const std::string& out_path, int top) {
   return 0;
 }
 
-// The best entries and trials that this build would not serve: another template source or
-// NVRTC, or a driver older than the one last seen on that device.
-int run_stale(tgemm::TuningDb& db) {
-  const tgemm::BuildsByDevice builds(
-      db.devices(), [](const tgemm::DeviceInfo& d) { return tgemm::this_build(d.driver_version); });
+// The best entries and trials of `judged` that this build would not serve: another template
+// source or NVRTC, or a driver older than the one last seen on that device. `shown` names the
+// database in messages.
+void print_stale(tgemm::TuningDb& judged, const std::string& shown) {
+  const tgemm::BuildsByDevice builds(judged.devices(), [](const tgemm::DeviceInfo& d) {
+    return tgemm::this_build(d.driver_version);
+  });
   TextColumns table({"device", "problem", "kernel", "why it is stale"},
                     {false, false, false, false});
-  for (const tgemm::BestEntry& e : db.best_entries())
+  for (const tgemm::BestEntry& e : judged.best_entries())
     if (auto why = builds.stale_reason(e.device_name, e.arch, e.config.template_name,
                                        e.template_hash, e.measured_with))
       table.add({e.device_name, e.problem.key(), e.config.canonical_name(), *why});
   int64_t stale_trials = 0, trials = 0;
-  for (const tgemm::TrialRecord& t : db.trials()) {
+  for (const tgemm::TrialRecord& t : judged.trials()) {
     ++trials;
     if (builds.stale_reason(t.device_name, t.arch, t.trial.config.template_name, t.template_hash,
                             t.measured_with))
       ++stale_trials;
   }
   if (table.empty())
-    fmt::print("no stale best entries in '{}'\n", db.path());
+    fmt::print("no stale best entries in '{}'\n", shown);
   else
     table.print();
   fmt::print(
       "{} of {} trial(s) stale; the dispatcher does not serve stale entries and tgemm-tune "
       "measures them again\n",
       stale_trials, trials);
+}
+
+// Refreshing by code with this build: its registered families, its NVRTC, each stored
+// device's driver.
+tgemm::RefreshOptions this_builds_refresh() {
+  tgemm::RefreshOptions options;
+  options.family = [](const std::string& name) { return tgemm::find_template(name); };
+  options.current = [](const tgemm::DeviceInfo& d) { return tgemm::this_build(d.driver_version); };
+  options.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  return options;
+}
+
+// What refresh_by_code left stale for want of a build, if anything, as a sentence.
+std::string not_built_note(const tgemm::RefreshCounts& counts) {
+  if (counts.not_built == 0) return "";
+  return fmt::format(" ({} trial(s) could not be rebuilt to compare, e.g. {})", counts.not_built,
+                     counts.example_not_built);
+}
+
+// By default a trial whose template text changed is stale only where its config now builds to
+// other machine code: judged on a scratch copy refreshed by code (the input is only read).
+// by_text: as the library judges, without compiling.
+int run_stale(tgemm::TuningDb& db, bool by_text) {
+  if (by_text) {
+    print_stale(db, db.path());
+    return 0;
+  }
+  const tgemm::ScratchDir scratch(std::filesystem::temp_directory_path().string(), "stale check");
+  db.copy_to(scratch.file("refreshed.db"));
+  tgemm::TuningDb copy(scratch.file("refreshed.db"), tgemm::TuningDb::Mode::read_write);
+  const tgemm::RefreshCounts counts = tgemm::refresh_by_code(copy, this_builds_refresh());
+  print_stale(copy, db.path());
+  if (counts.rekeyed > 0)
+    fmt::print(
+        "{} trial(s) whose template text changed still build to the same machine code: not "
+        "stale, but the dispatcher serves them only once `tgemm-db refresh OUT` has re-keyed "
+        "them\n",
+        counts.rekeyed);
+  if (counts.not_built > 0) fmt::print("stale without a code check{}\n", not_built_note(counts));
   return 0;
 }
 
@@ -414,24 +459,46 @@ void write_new_database(const std::string& what, const std::string& out_path,
   out.commit();
 }
 
+// The database copied to `scratch`, after a full check: a damaged input is not copied.
+void copy_intact(tgemm::TuningDb& db, const std::string& scratch) {
+  if (const std::string problems = db.integrity_problems(); !problems.empty())
+    fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
+  db.copy_to(scratch);
+}
+
+// A new file OUT: a copy of the database in which the trials whose template text changed but
+// whose config builds to the same machine code are re-keyed to this build (served again). The
+// input is never written.
+int run_refresh(tgemm::TuningDb& db, const std::string& out_path) {
+  tgemm::RefreshCounts counts;
+  write_new_database("refreshed database", out_path, [&](const std::string& scratch) {
+    copy_intact(db, scratch);
+    tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
+    counts = tgemm::refresh_by_code(out, this_builds_refresh());
+  });
+  fmt::print(
+      "wrote '{}': {} trial(s) re-keyed to this build's templates (same machine code), {} left "
+      "stale as their code changed, {} already measured again by tgemm-tune{}\n",
+      out_path, counts.rekeyed, counts.changed, counts.superseded, not_built_note(counts));
+  return 0;
+}
+
 // A new file OUT: a copy of the database, pruned (prune) or only compacted (vacuum). The input
 // is never written.
 int run_compact(tgemm::TuningDb& db, const std::string& out_path, bool prune, bool stale) {
   tgemm::PruneCounts counts;
-  write_new_database(
-      prune ? "pruned database" : "compacted database", out_path, [&](const std::string& scratch) {
-        if (const std::string problems = db.integrity_problems(); !problems.empty())
-          fail("'{}' is damaged, so no copy of it is written: {}", db.path(), problems);
-        db.copy_to(scratch);
-        tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
-        tgemm::PruneOptions options;
-        options.failed = options.unused_cubins = prune;
-        if (stale)
-          options.stale = [](const tgemm::DeviceInfo& d) {
-            return tgemm::this_build(d.driver_version);
-          };
-        counts = out.prune(options);
-      });
+  write_new_database(prune ? "pruned database" : "compacted database", out_path,
+                     [&](const std::string& scratch) {
+                       copy_intact(db, scratch);
+                       tgemm::TuningDb out(scratch, tgemm::TuningDb::Mode::read_write);
+                       tgemm::PruneOptions options;
+                       options.failed = options.unused_cubins = prune;
+                       if (stale)
+                         options.stale = [](const tgemm::DeviceInfo& d) {
+                           return tgemm::this_build(d.driver_version);
+                         };
+                       counts = out.prune(options);
+                     });
   namespace fs = std::filesystem;
   fmt::print(
       "wrote '{}' ({} bytes, from {} bytes): dropped {} failed trial(s), {} failed binaries, {} "
@@ -663,9 +730,23 @@ static int run_main(int argc, char** argv) {
       "ceilings", "the measured copy bandwidth and peak rates stored per device");
   ceilings->add_option("--device", ceilings_device, "GPU name as stored (default: all)");
 
+  bool stale_by_text = false;
   auto* stale = app.add_subcommand(
       "stale",
-      "best entries and trials this build would not serve (template, NVRTC or driver changed)");
+      "best entries and trials whose kernels this build runs differently (machine code, NVRTC "
+      "or driver changed); a template whose text changed is rebuilt with NVRTC to compare its "
+      "code, so a comment edit leaves nothing stale");
+  stale->add_flag("--by-text", stale_by_text,
+                  "judge by the template text alone, as the dispatcher does (fast, no "
+                  "compiling): any edit of a template makes its trials stale");
+  std::string refresh_out;
+  auto* refresh = app.add_subcommand(
+      "refresh",
+      "write a copy OUT in which the trials whose template text changed but whose machine code "
+      "did not (rebuilt with NVRTC to compare) belong to this build, so the dispatcher serves "
+      "them again; the input is only read");
+  refresh->add_option("OUT", refresh_out, "the refreshed database to create (must not exist)")
+      ->required();
   std::string prune_out, vacuum_out;
   bool prune_stale = false;
   auto* prune = app.add_subcommand(
@@ -673,7 +754,9 @@ static int run_main(int argc, char** argv) {
       "write a smaller copy OUT: without failed trials and binaries and the cubins no best uses "
       "(--stale: without stale trials too); bests, problems and cuBLAS times stay");
   prune->add_option("OUT", prune_out, "the pruned database to create (must not exist)")->required();
-  prune->add_flag("--stale", prune_stale, "also drop the trials `tgemm-db stale` counts");
+  prune->add_flag("--stale", prune_stale,
+                  "also drop the stale trials, judged by text (`tgemm-db stale --by-text`); "
+                  "`tgemm-db refresh` first keeps those whose machine code did not change");
   auto* vacuum = app.add_subcommand("vacuum", "write a compacted copy OUT, dropping nothing");
   vacuum->add_option("OUT", vacuum_out, "the compacted database to create (must not exist)")
       ->required();
@@ -740,7 +823,8 @@ static int run_main(int argc, char** argv) {
     if (*replay) return run_replay(db, truth_path, leave_one_out);
     if (*report) return run_report(db, report_out, report_top);
     if (*ceilings) return run_ceilings(db, ceilings_device);
-    if (*stale) return run_stale(db);
+    if (*stale) return run_stale(db, stale_by_text);
+    if (*refresh) return run_refresh(db, refresh_out);
     if (*prune) return run_compact(db, prune_out, true, prune_stale);
     if (*vacuum) return run_compact(db, vacuum_out, false, false);
     if (*profiles) return run_profiles(db, profiles_device);

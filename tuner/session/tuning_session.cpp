@@ -28,6 +28,7 @@
 #include "src/templates/build_versions.h"
 #include "src/templates/search_space.h"
 #include "src/templates/template_registry.h"
+#include "tuner/compile/code_refresh.h"
 #include "tuner/compile/compile_stage.h"
 #include "tuner/evaluate/worker_client.h"
 #include "tuner/input/problem_set.h"
@@ -190,6 +191,7 @@ class Session {
       device_id_ = db.upsert_device(*device_);
       store_ceilings_once(db);
     }
+    rekey_unchanged_code(db);
     CompileStage compile(db, run_id_, limits_, opt_.jobs);
     std::vector<ShapeReport> reports;
     std::vector<GroupState> states(groups.size());  // each filled as it starts
@@ -743,6 +745,32 @@ class Session {
     current_ = this_build(device_ ? device_->driver_version : 0);
     for (const auto& fs : spaces_)
       current_.template_hashes[fs->family->name()] = fs->family->source().hash;
+  }
+
+  // The stored trials of this arch whose family's text changed but whose config builds to the
+  // same machine code are re-keyed to this build first, so they count as recorded instead of
+  // being measured again (and their new binaries are found in the cache).
+  void rekey_unchanged_code(TuningDb& db) {
+    RefreshOptions options;
+    options.family = [this](const std::string& name) -> const GemmTemplate* {
+      for (const auto& fs : spaces_)
+        if (fs->family->name() == name) return fs->family;
+      return find_template(name);
+    };
+    options.current = [this](const DeviceInfo& d) {
+      CurrentBuild build = current_;
+      build.driver_version = d.driver_version;
+      return build;
+    };
+    options.arch = limits_.arch;
+    options.run_id = run_id_;
+    options.jobs = opt_.jobs;
+    const RefreshCounts c = refresh_by_code(db, options);
+    if (c.rekeyed + c.changed + c.not_built > 0)
+      spdlog::info(
+          "trials whose template text changed: {} kept (same machine code), {} to measure again "
+          "(code changed), {} not rebuilt to compare",
+          c.rekeyed, c.changed, c.not_built);
   }
 
   // `config` with its parameters in the space's order (empty when it lacks one of them or
