@@ -18,14 +18,15 @@
  * forbids; it only launches kernels (or cuBLAS, cuBLASLt calls). What the first call of a
  * problem does besides that (choose its kernel, load it from the database or compile it with
  * NVRTC, allocate the workspace it needs, create a cuBLAS handle) must be done before the
- * capture by tgemmPrepare, or by one call of the problem outside it; a captured call of a
- * problem not prepared returns TGEMM_STATUS_NOT_PREPARED, launches nothing and leaves the
- * capture valid. A graph's calls use the handle's workspace: lend one with tgemmSetWorkspace
- * (as cublasSetWorkspace) and the library never allocates one; keep that buffer alive while a
- * graph uses it. Without one, the handle's own workspace is grown when a later prepare or call
- * needs more, which frees the buffer earlier graphs hold: capture after preparing every
- * problem. Captured calls are not ordered across streams as eager ones are: launch graphs that
- * hold calls of one handle one at a time, and only while the handle lives. While another
+ * capture by tgemmPrepare, or by one call of the problem outside it (a problem: the ops,
+ * sizes, types, leading dimensions and pointer alignments, on one device under one math mode);
+ * a captured call of a problem not prepared returns TGEMM_STATUS_NOT_PREPARED, launches
+ * nothing and leaves the capture valid. A graph's calls use the handle's workspace: lend one with
+ * tgemmSetWorkspace (as cublasSetWorkspace) and the library never allocates one; keep that buffer
+ * alive while a graph uses it. Without one, the handle's own workspace is grown when a later
+ * prepare or call needs more, which frees the buffer earlier graphs hold: capture after preparing
+ * every problem. Captured calls are not ordered across streams as eager ones are: launch graphs
+ * that hold calls of one handle one at a time, and only while the handle lives. While another
  * thread captures in cudaStreamCaptureModeGlobal, CUDA refuses allocations and module loads on
  * every thread: prepare before any capture starts.
  *

@@ -32,6 +32,12 @@ void raise_to(std::atomic<size_t>& most, size_t bytes) {
   }
 }
 
+// What a problem no tgemm kernel serves is with the cuBLAS fallback off.
+NotSupportedError fallback_off(const Problem& problem) {
+  return NotSupportedError(
+      fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+}
+
 void check_launch(const KernelConfig& config, cudaError_t err) {
   if (err != cudaSuccess)
     throw ExecutionError(
@@ -479,12 +485,14 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
     throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
 }
 
-Reservation Dispatcher::reserve_workspace(DeviceState& state, size_t bytes, bool may_grow) {
+void Dispatcher::hold_workspace(DeviceState& state, size_t bytes, const std::string& what) {
   raise_to(state.needed_workspace, bytes);
   Reservation reserved;
-  state.shared_order.between_launches(
-      [&] { reserved = state.workspace->reserve(bytes, may_grow); });
-  return reserved;
+  state.shared_order.between_launches([&] { reserved = state.workspace->reserve(bytes); });
+  check_reserved(state, reserved, bytes, false, what);
+  if (reserved.error != cudaSuccess)
+    throw ExecutionError(fmt::format("{} needs {} bytes of workspace: {}", what, bytes,
+                                     cudaGetErrorString(reserved.error)));
 }
 
 void Dispatcher::check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes,
@@ -533,8 +541,9 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
       reserved = state.workspace->reserve(vendor.algo.workspace_bytes, !captured);
       return reserved.ok() ? launch(reserved.ptr) : cudaSuccess;
     });
-    check_reserved(state, reserved, vendor.algo.workspace_bytes, captured,
-                   describe_vendor_call(vendor.config) + " for " + problem.key());
+    if (reserved.too_small)
+      check_reserved(state, reserved, vendor.algo.workspace_bytes, captured,
+                     describe_vendor_call(vendor.config) + " for " + problem.key());
   }
   if (reserved.error != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
     library_log().warn("tgemm: {} cannot run {} ({}); this call runs cuBLAS",
@@ -560,9 +569,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
     return;
   }
   if (r.path == Selection::cublas) {
-    if (!cublas_fallback_)
-      throw NotSupportedError(
-          fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+    if (!cublas_fallback_) throw fallback_off(problem);
     run_cublas(device_state(device), call, stream);
     return;
   }
@@ -582,9 +589,9 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
     return reserved.ok() ? r.kernel->launch(r.plan, params, reserved.ptr, stream)
                          : cudaSuccess;  // nothing launched
   });
-  const std::string what = r.kernel->config().canonical_name() + " for " + problem.key();
-  check_reserved(state, reserved, r.plan.workspace_bytes, captured, what);
-  if (reserved.error != cudaSuccess) {
+  if (!reserved.ok()) {
+    const std::string what = r.kernel->config().canonical_name() + " for " + problem.key();
+    check_reserved(state, reserved, r.plan.workspace_bytes, captured, what);
     const std::string why = fmt::format("{} needs {} bytes of workspace: {}", what,
                                         r.plan.workspace_bytes, cudaGetErrorString(reserved.error));
     if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
@@ -597,31 +604,16 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
 
 void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem& problem) {
   if (r.vendor && r.vendor->lt) {
-    const Reservation reserved =
-        reserve_workspace(state, r.vendor->algo.workspace_bytes, /*may_grow=*/true);
-    const std::string what = describe_vendor_call(r.vendor->config) + " for " + problem.key();
-    check_reserved(state, reserved, r.vendor->algo.workspace_bytes, false, what);
-    if (reserved.error != cudaSuccess)
-      throw ExecutionError(fmt::format("{} needs {} bytes of workspace: {}", what,
-                                       r.vendor->algo.workspace_bytes,
-                                       cudaGetErrorString(reserved.error)));
-    return;
-  }
-  if (r.vendor || r.path == Selection::cublas) {
-    if (!r.vendor && !cublas_fallback_)
-      throw NotSupportedError(
-          fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+    hold_workspace(state, r.vendor->algo.workspace_bytes,
+                   describe_vendor_call(r.vendor->config) + " for " + problem.key());
+  } else if (r.vendor || r.path == Selection::cublas) {
+    if (!r.vendor && !cublas_fallback_) throw fallback_off(problem);
     std::lock_guard lock(state.cublas_mutex);
     cublas_handle(state, std::nullopt);
-    return;
+  } else {
+    hold_workspace(state, r.plan.workspace_bytes,
+                   r.kernel->config().canonical_name() + " for " + problem.key());
   }
-  const size_t bytes = r.plan.workspace_bytes;
-  const Reservation reserved = reserve_workspace(state, bytes, /*may_grow=*/true);
-  const std::string what = r.kernel->config().canonical_name() + " for " + problem.key();
-  check_reserved(state, reserved, bytes, false, what);
-  if (reserved.error != cudaSuccess)
-    throw ExecutionError(fmt::format("{} needs {} bytes of workspace: {}", what, bytes,
-                                     cudaGetErrorString(reserved.error)));
 }
 
 void Dispatcher::prepare(const std::vector<PrepareRequest>& requests) {

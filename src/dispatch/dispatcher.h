@@ -181,8 +181,9 @@ class Dispatcher {
                   std::optional<cudaStream_t> capture_check = std::nullopt);
   // Prepares one resolved problem (see prepare()).
   void make_ready(DeviceState& state, const Resolved& r, const Problem& problem);
-  // A workspace of `bytes` for `what`, reserved between the launches of the device's order.
-  Reservation reserve_workspace(DeviceState& state, size_t bytes, bool may_grow);
+  // Reserves `bytes` of workspace for `what` (growing it between the launches of the device's
+  // order); throws as check_reserved does, and ExecutionError when the allocation fails.
+  void hold_workspace(DeviceState& state, size_t bytes, const std::string& what);
   // Throws for a reservation that failed for want of a larger lent buffer or of a capture's
   // leave to allocate; an allocation's own failure returns for the caller to handle.
   void check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes, bool capturing,

@@ -309,6 +309,35 @@ TEST_F(GraphCaptureGpu, a_workspace_not_reserved_is_not_allocated_inside_a_captu
   EXPECT_EQ(*allocations.count, 1);
 }
 
+// Calls of one shape with other leading dimensions are another problem: a plan's tensor maps
+// hold the leading dimensions, so each has its own plan (a cached one of the first would read
+// the second's operands with the first's row pitch) and its own preparation.
+TEST_F(GraphCaptureGpu, other_leading_dimensions_are_another_prepared_problem) {
+  const testing::GraphCase* tma = nullptr;
+  for (const testing::GraphCase& c : testing::graph_cases())
+    if (c.kernel().config.template_name == "gemm_tma_wgmma" && !tma) tma = &c;
+  ASSERT_TRUE(tma);
+  const DefaultKernel kernel = tma->kernel();
+  const Problem packed = tma->problem();
+  if (const auto why = template_named(kernel.config.template_name)
+                           .unsupported_reason(kernel.config, packed, arch_))
+    GTEST_SKIP() << *why;
+  Problem padded = packed;
+  padded.lda += 64;
+  padded.ldb += 64;
+  padded.ldc += 64;
+  CountingAllocator allocations;
+  Dispatcher d({"/nonexistent/tgemm.db", std::vector<DefaultKernel>{kernel}, false});
+  d.set_workspace_allocator(allocations.make());
+  const Operands first(packed, 0, 1.0f, 0.5f, 100), second(padded, 0, 1.0f, 0.5f, 101);
+  capture_replay_and_compare(d, allocations, first, 0, cudaStreamCaptureModeGlobal);
+  CudaStream stream;
+  EXPECT_THROW(CapturedGraph(stream.get(), cudaStreamCaptureModeGlobal,
+                             [&] { d.gemm(second.call(*second.captured_c), stream.get()); }),
+               NotPreparedError);
+  capture_replay_and_compare(d, allocations, second, 0, cudaStreamCaptureModeGlobal);
+}
+
 // A lent workspace is the one the kernels use, and the dispatcher never allocates one; a lent
 // buffer too small is a status at prepare and at the call, never an allocation.
 TEST_F(GraphCaptureGpu, a_lent_workspace_is_used_and_one_too_small_is_the_status) {
