@@ -4,8 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include <stdexcept>
-#include <string>
+#include <cstddef>
 
 #include "src/cuda/cuda_check.h"
 
