@@ -34,10 +34,9 @@ std::string recorded_problems_file();
 
 // A handle on a tuning database. Thread-safe; calls run on the calling thread's current device.
 // Calls may use any streams: the few kernels that share state between calls (a workspace,
-// per-call counters) are run in turn across streams, each after the one before it. Calls
-// captured into a CUDA graph are not ordered that way: launch such graphs one at a time, and
-// only while the handle lives and no call has needed a larger workspace since the capture
-// (growing it frees the buffer a graph holds, as with cublasSetWorkspace).
+// per-call counters) are run in turn across streams, each after the one before it. Calls may
+// be captured into CUDA graphs once their problems are prepared (prepare, or one eager call);
+// tgemm_c.h has the rules.
 class Handle {
  public:
   // db_path: the tuning database, else $TGEMM_DB, else "tgemm.db". A missing or corrupt
@@ -78,6 +77,20 @@ class Handle {
                       const float* b, int ldb, float* c, int ldc);
 
   void set_cublas_fallback(bool enabled);
+
+  // CUDA graphs, as tgemmPrepare: does ahead, on the current device, what the first call of
+  // this problem does besides launching, so that its calls (any alpha and beta) may be
+  // captured. types: "f32", "tf32", "f32x3" (float inputs and C, the compute type), "f16",
+  // "bf16", "f16_out_f32" or "bf16_out_f32"; alignment: the bytes (a power of two) every A,
+  // B and C pointer of the calls is aligned to. A call on a capturing stream of a problem not
+  // prepared throws Error, launching nothing.
+  void prepare(const std::string& types, char op_a, char op_b, int m, int n, int k, int lda,
+               int ldb, int ldc, size_t alignment = 256);
+  // As tgemmSetWorkspace: lends `bytes` of device memory (256-byte aligned) as the current
+  // device's workspace; nullptr and 0 return to the handle's own.
+  void set_workspace(void* workspace, size_t bytes);
+  // As tgemmGetWorkspaceSize: the workspace the problems prepared or called so far need.
+  size_t workspace_size();
 
  private:
   // The dispatcher; throws Error naming the call on a moved-from handle, which holds none.

@@ -12,10 +12,23 @@
  * kernels index them. Calls are thread-safe: any number of host threads may share a handle;
  * each call runs on the device current on the calling thread. Calls may use any streams: the
  * few kernels that keep state between calls in the handle (a workspace, per-call counters) are
- * run in turn across streams, each after the one before it. Calls captured into a CUDA graph
- * are not ordered that way: launch such graphs one at a time, and only while the handle lives
- * and no call has needed a larger workspace since the capture (growing it frees the buffer a
- * graph holds, as with cublasSetWorkspace).
+ * run in turn across streams, each after the one before it.
+ *
+ * CUDA graphs: a call on a stream being captured (any capture mode) does nothing a capture
+ * forbids; it only launches kernels (or cuBLAS, cuBLASLt calls). What the first call of a
+ * problem does besides that (choose its kernel, load it from the database or compile it with
+ * NVRTC, allocate the workspace it needs, create a cuBLAS handle) must be done before the
+ * capture by tgemmPrepare, or by one call of the problem outside it (a problem: the ops,
+ * sizes, types, leading dimensions and pointer alignments, on one device under one math mode);
+ * a captured call of a problem not prepared returns TGEMM_STATUS_NOT_PREPARED, launches
+ * nothing and leaves the capture valid. A graph's calls use the handle's workspace: lend one with
+ * tgemmSetWorkspace (as cublasSetWorkspace) and the library never allocates one; keep that buffer
+ * alive while a graph uses it. Without one, the handle's own workspace is grown when a later
+ * prepare or call needs more, which frees the buffer earlier graphs hold: capture after preparing
+ * every problem. Captured calls are not ordered across streams as eager ones are: launch graphs
+ * that hold calls of one handle one at a time, and only while the handle lives. While another
+ * thread captures in cudaStreamCaptureModeGlobal, CUDA refuses allocations and module loads on
+ * every thread: prepare before any capture starts.
  *
  * Every function that takes a handle returns TGEMM_STATUS_NOT_INITIALIZED for a null
  * handle, a destroyed one (a second tgemmDestroy included) and any value tgemmCreate did not
@@ -36,6 +49,7 @@
 #define TGEMM_TGEMM_C_H_
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,7 +63,11 @@ typedef enum {
   TGEMM_STATUS_NOT_SUPPORTED = 4,    /* no kernel can run the problem (cuBLAS fallback off) */
   TGEMM_STATUS_EXECUTION_FAILED = 5, /* the launch failed; see tgemmGetLastError */
   TGEMM_STATUS_INTERNAL_ERROR = 6,
-  TGEMM_STATUS_TYPE_NOT_SUPPORTED = 7 /* a type combination no kernel and no fallback computes */
+  TGEMM_STATUS_TYPE_NOT_SUPPORTED = 7, /* a type combination no kernel and no fallback computes */
+  /* a call on a capturing stream needs work the capture forbids (compiling or loading a
+   * kernel, allocating a workspace): call tgemmPrepare for its problem before capturing */
+  TGEMM_STATUS_NOT_PREPARED = 8,
+  TGEMM_STATUS_WORKSPACE_TOO_SMALL = 9 /* the buffer lent by tgemmSetWorkspace is too small */
 } tgemmStatus_t;
 
 /* Element types of A, B and C (cudaDataType's CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF). */
@@ -104,6 +122,39 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
                           int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
                           void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                           cudaStream_t stream);
+
+/* One problem for tgemmPrepare: tgemmGemmEx's arguments without the scalars, buffers and
+ * stream (tgemmSgemm's: the three types TGEMM_R_32F, computeType TGEMM_COMPUTE_32F), and
+ * the byte alignment that the calls' A, B and C pointers will have: a power of two, or 0 for
+ * 256 (what cudaMalloc returns; a pointer a few elements into a buffer has less). Alignments
+ * past 16 bytes choose alike. A prepared problem serves calls of any alpha and beta. */
+typedef struct {
+  tgemmOperation_t op_a, op_b;
+  int m, n, k;
+  tgemmDataType_t Atype, Btype, Ctype;
+  int lda, ldb, ldc;
+  tgemmComputeType_t computeType;
+  int Aalignment, Balignment, Calignment;
+} tgemmProblem_t;
+
+/* Does ahead, on the current device and under the handle's current math mode, what the first
+ * call of each problem would do besides launching: chooses its kernel, loads it (from the
+ * database, or compiled by NVRTC), plans its launches, reserves the workspace it needs (or
+ * checks the lent one: TGEMM_STATUS_WORKSPACE_TOO_SMALL) and creates the cuBLAS handle
+ * where cuBLAS serves. Then calls of these problems may be captured into CUDA graphs.
+ * Every problem is checked before any is prepared (tgemmGetLastError names the bad one);
+ * count == 0 does nothing. */
+tgemmStatus_t tgemmPrepare(tgemmHandle_t handle, const tgemmProblem_t* problems, int count);
+
+/* Lends `bytes` of device memory of the current device at `workspace` (256-byte aligned) to
+ * the handle as that device's workspace, as cublasSetWorkspace: the library frees its own,
+ * never allocates one again, and a problem needing more returns
+ * TGEMM_STATUS_WORKSPACE_TOO_SMALL. The buffer must outlive the calls and graphs using it.
+ * NULL with 0 bytes returns to the library's own workspace, allocated when needed. */
+tgemmStatus_t tgemmSetWorkspace(tgemmHandle_t handle, void* workspace, size_t bytes);
+/* The most workspace any problem prepared or called on the current device needed so far:
+ * a buffer of this size, lent by tgemmSetWorkspace, serves them all. */
+tgemmStatus_t tgemmGetWorkspaceSize(tgemmHandle_t handle, size_t* bytes);
 
 tgemmStatus_t tgemmSetMathMode(tgemmHandle_t handle, tgemmMath_t mode);
 tgemmStatus_t tgemmGetMathMode(tgemmHandle_t handle, tgemmMath_t* mode);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "src/dispatch/dispatcher.h"
 #include "src/dispatch/problem_recorder.h"
@@ -79,6 +80,12 @@ tgemmStatus_t guarded(Body&& body) {
   } catch (const tgemm::ExecutionError& e) {
     last_error = e.what();
     return TGEMM_STATUS_EXECUTION_FAILED;
+  } catch (const tgemm::NotPreparedError& e) {
+    last_error = e.what();
+    return TGEMM_STATUS_NOT_PREPARED;
+  } catch (const tgemm::WorkspaceTooSmallError& e) {
+    last_error = e.what();
+    return TGEMM_STATUS_WORKSPACE_TOO_SMALL;
   } catch (const std::exception& e) {
     last_error = e.what();
     return TGEMM_STATUS_INTERNAL_ERROR;
@@ -154,6 +161,25 @@ tgemm::ComputeType compute_type(tgemmComputeType_t type) {
       "TGEMM_COMPUTE_32F_3XTF32");
 }
 
+// The request of one tgemmProblem_t (its checks are the Dispatcher's, as for a call's).
+tgemm::PrepareRequest prepare_request(const tgemmProblem_t& p) {
+  tgemm::PrepareRequest request;
+  request.call =
+      make_call(p.op_a, p.op_b, p.m, p.n, p.k, nullptr, p.lda, nullptr, p.ldb, nullptr, p.ldc);
+  request.call.types.a = element_type(p.Atype, "Atype");
+  request.call.types.b = element_type(p.Btype, "Btype");
+  request.call.types.c = element_type(p.Ctype, "Ctype");
+  request.call.types.compute = compute_type(p.computeType);
+  const auto alignment = [](const char* name, int bytes) {
+    if (bytes < 0) throw tgemm::InvalidValueError(fmt::format("{} = {} is negative", name, bytes));
+    return bytes == 0 ? size_t(256) : size_t(bytes);
+  };
+  request.align_a = alignment("Aalignment", p.Aalignment);
+  request.align_b = alignment("Balignment", p.Balignment);
+  request.align_c = alignment("Calignment", p.Calignment);
+  return request;
+}
+
 }  // namespace
 
 extern "C" {
@@ -205,6 +231,35 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
     call.alpha = *static_cast<const float*>(alpha);
     call.beta = *static_cast<const float*>(beta);
     dispatcher.gemm(call, stream);
+  });
+}
+
+tgemmStatus_t tgemmPrepare(tgemmHandle_t handle, const tgemmProblem_t* problems, int count) {
+  return with_handle("tgemmPrepare", handle, [&](tgemm::Dispatcher& dispatcher) {
+    if (count < 0) throw tgemm::InvalidValueError(fmt::format("count = {} is negative", count));
+    if (count > 0 && !problems) throw tgemm::InvalidValueError("problems is a null pointer");
+    std::vector<tgemm::PrepareRequest> requests;
+    for (int i = 0; i < count; ++i) {
+      try {
+        requests.push_back(prepare_request(problems[i]));
+      } catch (const tgemm::InvalidValueError& e) {
+        throw tgemm::InvalidValueError(fmt::format("problems[{}]: {}", i, e.what()));
+      }
+    }
+    dispatcher.prepare(requests);
+  });
+}
+
+tgemmStatus_t tgemmSetWorkspace(tgemmHandle_t handle, void* workspace, size_t bytes) {
+  return with_handle("tgemmSetWorkspace", handle, [&](tgemm::Dispatcher& dispatcher) {
+    dispatcher.set_workspace(workspace, bytes);
+  });
+}
+
+tgemmStatus_t tgemmGetWorkspaceSize(tgemmHandle_t handle, size_t* bytes) {
+  return with_handle("tgemmGetWorkspaceSize", handle, [&](tgemm::Dispatcher& dispatcher) {
+    if (!bytes) throw tgemm::InvalidValueError("bytes is a null pointer");
+    *bytes = dispatcher.needed_workspace_bytes();
   });
 }
 
@@ -279,6 +334,10 @@ const char* tgemmGetStatusString(tgemmStatus_t status) {
       return "TGEMM_STATUS_INTERNAL_ERROR";
     case TGEMM_STATUS_TYPE_NOT_SUPPORTED:
       return "TGEMM_STATUS_TYPE_NOT_SUPPORTED";
+    case TGEMM_STATUS_NOT_PREPARED:
+      return "TGEMM_STATUS_NOT_PREPARED";
+    case TGEMM_STATUS_WORKSPACE_TOO_SMALL:
+      return "TGEMM_STATUS_WORKSPACE_TOO_SMALL";
   }
   return "unknown tgemmStatus_t";
 }

@@ -25,6 +25,19 @@ template <typename... Args>
   throw InvalidValueError(fmt::format(format, std::forward<Args>(args)...));
 }
 
+// Raises `most` to `bytes` unless it holds more already.
+void raise_to(std::atomic<size_t>& most, size_t bytes) {
+  size_t seen = most.load(std::memory_order_relaxed);
+  while (seen < bytes && !most.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
+// What a problem no tgemm kernel serves is with the cuBLAS fallback off.
+NotSupportedError fallback_off(const Problem& problem) {
+  return NotSupportedError(
+      fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+}
+
 void check_launch(const KernelConfig& config, cudaError_t err) {
   if (err != cudaSuccess)
     throw ExecutionError(
@@ -51,6 +64,7 @@ struct Dispatcher::DeviceState {
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
   std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
+  std::atomic<size_t> needed_workspace{0};     // the most a prepared or called plan needed
   SharedLaunchOrder shared_order;  // the calls that use the workspace or a module's counters
   ~DeviceState() {
     vendor_calls.clear();  // their descriptors before the handle
@@ -67,6 +81,8 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   mix(uint64_t(key.m));
   mix(uint64_t(key.n));
   mix(uint64_t(key.k));
+  mix(uint64_t(uint32_t(key.lda)) | uint64_t(uint32_t(key.ldb)) << 32);
+  mix(uint64_t(key.ldc));
   mix(uint64_t(key.op_a) | uint64_t(key.op_b) << 8 | uint64_t(key.align_a) << 16 |
       uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
   mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
@@ -106,7 +122,21 @@ int Dispatcher::current_device() {
   return device;
 }
 
-Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
+bool Dispatcher::capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t err = cudaStreamIsCapturing(stream, &status);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw ExecutionError(
+        fmt::format("cudaStreamIsCapturing on the call's stream failed: {} (the legacy default "
+                    "stream cannot be used while another stream is captured)",
+                    cudaGetErrorString(err)));
+  }
+  // An invalidated capture is still one: nothing it forbids may run until it ends.
+  return status != cudaStreamCaptureStatusNone;
+}
+
+Problem Dispatcher::shape_of(const GemmCall& call, bool* empty) {
   // The kernels index sizes and leading dimensions with 32-bit ints; a call holds nothing
   // wider, so 2^31 cannot arrive. Widening GemmCall needs the range check Problem::validate has.
   static_assert(sizeof(call.m) == 4 && sizeof(call.n) == 4 && sizeof(call.k) == 4 &&
@@ -135,6 +165,11 @@ Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
   if (call.ldc < std::max(1, call.n))
     invalid("ldc = {} is smaller than the row length of C ({})", call.ldc, call.n);
   *empty = call.m == 0 || call.n == 0;
+  return p;
+}
+
+Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
+  Problem p = shape_of(call, empty);
   if (*empty) return p;
   if (!call.c) invalid("C is a null pointer");
   if (call.k > 0 && (!call.a || !call.b)) invalid("A or B is a null pointer");
@@ -144,11 +179,31 @@ Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
   return p;
 }
 
+Problem Dispatcher::to_problem(const PrepareRequest& request, bool* empty) {
+  // An address of `alignment` bytes is aligned exactly as the calls' pointers will be.
+  const auto address = [](const char* name, size_t alignment) {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      invalid("{} must be a power of two (got {})", name, alignment);
+    return uintptr_t(std::min<size_t>(alignment, 256));
+  };
+  const uintptr_t a = address("Aalignment", request.align_a);
+  const uintptr_t b = address("Balignment", request.align_b);
+  const uintptr_t c = address("Calignment", request.align_c);
+  Problem p = shape_of(request.call, empty);
+  p.align_a = alignment_bytes(p.lda, a, element_bytes(p.types.a));
+  p.align_b = alignment_bytes(p.ldb, b, element_bytes(p.types.b));
+  p.align_c = alignment_bytes(p.ldc, c, element_bytes(p.types.c));
+  return p;
+}
+
 Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
   return {device,
           int(p.m),
           int(p.n),
           int(p.k),
+          int(p.lda),
+          int(p.ldb),
+          int(p.ldc),
           uint8_t(p.op_a),
           uint8_t(p.op_b),
           uint8_t(p.align_a),
@@ -330,6 +385,7 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
     out.kernel = load_kernel(state, choice, problem);
     out.plan = template_named(choice.config.template_name)
                    .plan_launch(choice.config, problem, state.info.sm_count);
+    out.kernel->prepare(out.plan);  // a cached plan's launches need nothing else first
   } catch (const std::exception& e) {
     // A kernel that cannot be built or loaded must not fail the call when cuBLAS can serve.
     library_log().warn("tgemm: {} unavailable for {}: {}", choice.config.canonical_name(),
@@ -360,12 +416,20 @@ Dispatcher::Resolved Dispatcher::resolve(const CallKey& key, const Problem& prob
   return load_choice(state, choice, problem);
 }
 
-Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem) {
+Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem,
+                                        std::optional<cudaStream_t> capture_check) {
   const CallKey key = make_key(device, problem);
   {
     std::shared_lock lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
+  if (capture_check && capturing(*capture_check))
+    throw NotPreparedError(fmt::format(
+        "{} (lda {}, ldb {}, ldc {}) on device {} is not prepared, and a call on a capturing "
+        "stream cannot choose, compile or load its kernel: call tgemmPrepare with this "
+        "problem (its types, sizes, leading dimensions and pointer alignment) before the "
+        "capture",
+        problem.key(), problem.lda, problem.ldb, problem.ldc, device));
   // Resolving may compile (hundreds of ms): done outside the cache lock so that other
   // threads' cached calls never wait on it. Two threads racing on a new key both resolve it
   // (the kernel itself is loaded once) and the first insert wins.
@@ -392,17 +456,58 @@ ServedBy Dispatcher::served_by(const GemmCall& call) {
   return out;
 }
 
+cublasHandle_t Dispatcher::cublas_handle(DeviceState& state,
+                                         std::optional<cudaStream_t> capture_check) {
+  // The caller holds state.cublas_mutex.
+  if (state.cublas) return state.cublas;
+  if (capture_check && capturing(*capture_check))
+    throw NotPreparedError(
+        "cuBLAS serves this call and its handle is not created yet, which a capturing stream "
+        "cannot do: call tgemmPrepare with this problem before the capture");
+  if (cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS) {
+    state.cublas = nullptr;
+    fail("cublasCreate failed");
+  }
+  return state.cublas;
+}
+
+// cuBLAS (12.2 and later) takes its own workspace in stream order, which a capture records;
+// only creating its handle must happen outside one.
 void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream) {
   std::lock_guard lock(state.cublas_mutex);
-  if (!state.cublas && cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS)
-    fail("cublasCreate failed");
-  cublasSetStream(state.cublas, stream);
-  cublasStatus_t st = row_major_gemm(state.cublas, call, CublasMath::matching);
+  cublasHandle_t handle = cublas_handle(state, stream);
+  cublasSetStream(handle, stream);
+  cublasStatus_t st = row_major_gemm(handle, call, CublasMath::matching);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED)
     throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
                                             call.types.name(), cublasGetStatusString(st)));
   if (st != CUBLAS_STATUS_SUCCESS)
     throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
+}
+
+void Dispatcher::hold_workspace(DeviceState& state, size_t bytes, const std::string& what) {
+  raise_to(state.needed_workspace, bytes);
+  Reservation reserved;
+  state.shared_order.between_launches([&] { reserved = state.workspace->reserve(bytes); });
+  check_reserved(state, reserved, bytes, false, what);
+  if (reserved.error != cudaSuccess)
+    throw ExecutionError(fmt::format("{} needs {} bytes of workspace: {}", what, bytes,
+                                     cudaGetErrorString(reserved.error)));
+}
+
+void Dispatcher::check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes,
+                                bool capturing, const std::string& what) const {
+  if (!reserved.too_small) return;
+  const size_t held = state.workspace->bytes();
+  if (state.workspace->lent())
+    throw WorkspaceTooSmallError(fmt::format(
+        "{} needs {} bytes of workspace and the buffer set by tgemmSetWorkspace holds {}: lend "
+        "one of at least tgemmGetWorkspaceSize's bytes after preparing every problem",
+        what, bytes, held));
+  throw NotPreparedError(fmt::format(
+      "{} needs {} bytes of workspace and the handle holds {}{}: call tgemmPrepare with this "
+      "problem before the capture, or lend a buffer with tgemmSetWorkspace",
+      what, bytes, held, capturing ? ", which a capturing stream cannot allocate" : ""));
 }
 
 // A tuned vendor best is the database's choice, served whatever the cuBLAS fallback says.
@@ -422,7 +527,7 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
     lt = other.get();
   }
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  cudaError_t reserved = cudaSuccess;
+  Reservation reserved;
   const auto launch = [&](void* workspace) {
     status = lt->run(vendor.algo, call, workspace, stream);
     return cudaSuccess;
@@ -430,17 +535,21 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
   if (vendor.algo.workspace_bytes == 0) {
     launch(nullptr);
   } else {
+    const bool captured = capturing(stream);
+    raise_to(state.needed_workspace, vendor.algo.workspace_bytes);
     state.shared_order.run(stream, [&] {
-      void* workspace = nullptr;
-      reserved = state.workspace->reserve(vendor.algo.workspace_bytes, &workspace);
-      return reserved == cudaSuccess ? launch(workspace) : cudaSuccess;
+      reserved = state.workspace->reserve(vendor.algo.workspace_bytes, !captured);
+      return reserved.ok() ? launch(reserved.ptr) : cudaSuccess;
     });
+    if (reserved.too_small)
+      check_reserved(state, reserved, vendor.algo.workspace_bytes, captured,
+                     describe_vendor_call(vendor.config) + " for " + problem.key());
   }
-  if (reserved != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    library_log().warn(
-        "tgemm: {} cannot run {} ({}); this call runs cuBLAS", describe_vendor_call(vendor.config),
-        problem.key(),
-        reserved != cudaSuccess ? cudaGetErrorString(reserved) : cublasGetStatusString(status));
+  if (reserved.error != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    library_log().warn("tgemm: {} cannot run {} ({}); this call runs cuBLAS",
+                       describe_vendor_call(vendor.config), problem.key(),
+                       reserved.error != cudaSuccess ? cudaGetErrorString(reserved.error)
+                                                     : cublasGetStatusString(status));
     run_cublas(state, call, stream);
     return;
   }
@@ -453,16 +562,14 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   const Problem problem = to_problem(call, &empty);
   if (empty) return;
   const int device = current_device();
-  const Resolved r = lookup(device, problem);
+  const Resolved r = lookup(device, problem, stream);
   if (r.path != Selection::exact) problem_recorder().note(problem);
   if (r.vendor) {
     run_vendor_call(device_state(device), *r.vendor, problem, call, stream);
     return;
   }
   if (r.path == Selection::cublas) {
-    if (!cublas_fallback_)
-      throw NotSupportedError(
-          fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
+    if (!cublas_fallback_) throw fallback_off(problem);
     run_cublas(device_state(device), call, stream);
     return;
   }
@@ -474,23 +581,82 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   // The workspace and a module's counters are the device's, not the call's: calls that use them
   // take turns across streams, and the workspace is reserved in turn (growing it frees the old).
   DeviceState& state = device_state(device);
-  cudaError_t reserved = cudaSuccess;
+  const bool captured = r.plan.workspace_bytes > 0 && capturing(stream);
+  raise_to(state.needed_workspace, r.plan.workspace_bytes);
+  Reservation reserved;
   const cudaError_t err = state.shared_order.run(stream, [&] {
-    void* workspace = nullptr;
-    reserved = state.workspace->reserve(r.plan.workspace_bytes, &workspace);
-    return reserved == cudaSuccess ? r.kernel->launch(r.plan, params, workspace, stream)
-                                   : cudaSuccess;  // nothing launched: cuBLAS below
+    reserved = state.workspace->reserve(r.plan.workspace_bytes, !captured);
+    return reserved.ok() ? r.kernel->launch(r.plan, params, reserved.ptr, stream)
+                         : cudaSuccess;  // nothing launched
   });
-  if (reserved != cudaSuccess) {
-    const std::string why = fmt::format("{} needs {} bytes of workspace for {}: {}",
-                                        r.kernel->config().canonical_name(), r.plan.workspace_bytes,
-                                        problem.key(), cudaGetErrorString(reserved));
+  if (!reserved.ok()) {
+    const std::string what = r.kernel->config().canonical_name() + " for " + problem.key();
+    check_reserved(state, reserved, r.plan.workspace_bytes, captured, what);
+    const std::string why = fmt::format("{} needs {} bytes of workspace: {}", what,
+                                        r.plan.workspace_bytes, cudaGetErrorString(reserved.error));
     if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
     library_log().warn("tgemm: {}; this call runs cuBLAS", why);
     run_cublas(state, call, stream);
     return;
   }
   check_launch(r.kernel->config(), err);
+}
+
+void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem& problem) {
+  if (r.vendor && r.vendor->lt) {
+    hold_workspace(state, r.vendor->algo.workspace_bytes,
+                   describe_vendor_call(r.vendor->config) + " for " + problem.key());
+  } else if (r.vendor || r.path == Selection::cublas) {
+    if (!r.vendor && !cublas_fallback_) throw fallback_off(problem);
+    std::lock_guard lock(state.cublas_mutex);
+    cublas_handle(state, std::nullopt);
+  } else {
+    hold_workspace(state, r.plan.workspace_bytes,
+                   r.kernel->config().canonical_name() + " for " + problem.key());
+  }
+}
+
+void Dispatcher::prepare(const std::vector<PrepareRequest>& requests) {
+  std::vector<Problem> problems;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    bool empty = false;
+    try {
+      Problem p = to_problem(requests[i], &empty);
+      if (!empty) problems.push_back(p);
+    } catch (const InvalidValueError& e) {
+      throw InvalidValueError(fmt::format("problems[{}]: {}", i, e.what()));
+    } catch (const TypeNotSupportedError& e) {
+      throw TypeNotSupportedError(fmt::format("problems[{}]: {}", i, e.what()));
+    }
+  }
+  if (problems.empty()) return;
+  const int device = current_device();
+  DeviceState& state = device_state(device);
+  // A call's beta is not part of its request: both cases are prepared.
+  for (const Problem& problem : problems)
+    for (const bool beta_zero : {true, false}) {
+      Problem p = problem;
+      p.beta_zero = beta_zero;
+      make_ready(state, lookup(device, p), p);
+    }
+}
+
+void Dispatcher::set_workspace(void* ptr, size_t bytes) {
+  if (!ptr && bytes > 0) invalid("workspace is a null pointer but bytes is {}", bytes);
+  if (ptr && bytes == 0) invalid("workspace is not null but bytes is 0");
+  if (reinterpret_cast<uintptr_t>(ptr) % 256 != 0)
+    invalid("workspace {} is not 256-byte aligned", ptr);
+  const int device = current_device();
+  if (ptr) {
+    cudaPointerAttributes attributes{};
+    const cudaError_t err = cudaPointerGetAttributes(&attributes, ptr);
+    if (err != cudaSuccess) cudaGetLastError();
+    if (err != cudaSuccess || attributes.type != cudaMemoryTypeDevice ||
+        attributes.device != device)
+      invalid("workspace {} is not device memory of device {} (the current one)", ptr, device);
+  }
+  DeviceState& state = device_state(device);
+  state.shared_order.between_launches([&] { state.workspace->lend(ptr, bytes); });
 }
 
 void Dispatcher::set_workspace_allocator(WorkspaceAllocator allocator) {
@@ -501,6 +667,10 @@ void Dispatcher::set_workspace_allocator(WorkspaceAllocator allocator) {
 }
 
 size_t Dispatcher::workspace_bytes() { return device_state(current_device()).workspace->bytes(); }
+
+size_t Dispatcher::needed_workspace_bytes() {
+  return device_state(current_device()).needed_workspace.load();
+}
 
 const char* to_string(Selection selection) {
   switch (selection) {

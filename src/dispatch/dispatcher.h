@@ -3,7 +3,10 @@
 // device, caches the choice per problem and launches the plan its template makes; cuBLAS is
 // the last resort. A problem whose tuned best is a vendor call (cuBLAS, or cuBLASLt with its
 // stored algorithm) is served by that call. Every element and compute type goes the same way;
-// the cached path does no allocation, no SQL and no NVRTC.
+// the cached path does no allocation, no SQL and no NVRTC. A call on a stream being captured
+// into a CUDA graph does nothing a capture forbids: what it would need first (a kernel to
+// compile or load, a workspace to allocate, a cuBLAS handle) is NotPreparedError, done ahead by
+// prepare().
 #pragma once
 
 #include <cublas_v2.h>
@@ -51,6 +54,14 @@ struct ExecutionError : Error {
 struct TypeNotSupportedError : Error {
   using Error::Error;
 };
+// A call on a capturing stream that needs work the capture forbids; prepare() does it ahead.
+struct NotPreparedError : Error {
+  using Error::Error;
+};
+// The workspace the user lent (set_workspace) is smaller than a problem needs.
+struct WorkspaceTooSmallError : Error {
+  using Error::Error;
+};
 
 // Opt-in modes in the spirit of cublasSetMathMode.
 enum class MathMode {
@@ -64,6 +75,13 @@ struct ServedBy {
   Selection path = Selection::cublas;
   std::optional<KernelConfig> kernel;
   GemmTypes types;
+};
+
+// A problem to prepare: a call's arguments without its scalars and buffers (the pointers are
+// ignored), and the byte alignment (a power of two) its A, B and C pointers will have.
+struct PrepareRequest {
+  GemmCall call;
+  size_t align_a = 256, align_b = 256, align_c = 256;  // 256: as cudaMalloc returns
 };
 
 struct DispatcherOptions {
@@ -88,9 +106,26 @@ class Dispatcher {
   // Plans that need a workspace share one per device, grown on demand, and some kernels keep
   // per-call counters in their loaded module (LaunchPlan::module_state): such calls are put in
   // one order across streams (SharedLaunchOrder), so callers may use any streams.
+  // On a stream being captured, a call of a problem not prepared (or needing more workspace
+  // than is held) throws NotPreparedError, a lent workspace too small WorkspaceTooSmallError.
   void gemm(const GemmCall& call, cudaStream_t stream);
+  // Does for each request, on the current device and under the current math mode, what the
+  // first call of its problem would do besides launching (for beta zero and not): chooses the
+  // kernel, compiles or loads it, plans its launches, reserves the workspace it needs (or
+  // checks the lent one: WorkspaceTooSmallError) and creates a cuBLAS handle where cuBLAS
+  // serves. Afterwards such a call on a capturing stream only launches. Every request is
+  // checked before anything is done (InvalidValueError naming the request).
+  void prepare(const std::vector<PrepareRequest>& requests);
+  // Lends `bytes` of device memory at `ptr` (of the current device, 256-byte aligned) as the
+  // current device's workspace, as cublasSetWorkspace: the dispatcher then never allocates
+  // one, frees its own, and a plan needing more fails with WorkspaceTooSmallError. A null
+  // `ptr` (with 0 bytes) returns to the dispatcher's own, allocated when needed.
+  void set_workspace(void* ptr, size_t bytes);
   // Bytes of the device workspace held for the current device (0 before a plan needed one).
   size_t workspace_bytes();
+  // The most workspace any problem prepared or called on the current device needed: a buffer
+  // of this size serves them all.
+  size_t needed_workspace_bytes();
   // The path gemm takes for this call (resolved and cached like gemm does).
   Selection selection(const GemmCall& call);
   // The path and kernel gemm launches for this call, under the current math mode.
@@ -111,6 +146,7 @@ class Dispatcher {
   // Everything a problem's choice depends on, as plain integers: hashing it allocates nothing.
   struct CallKey {
     int device, m, n, k;
+    int lda, ldb, ldc;  // a plan's tensor maps hold the leading dimensions
     uint8_t op_a, op_b, align_a, align_b, align_c, beta_zero;
     uint8_t type_a, type_b, type_c, compute;
     uint8_t via_3xtf32;  // 1: an f32 call under MathMode::f32_via_3xtf32
@@ -131,10 +167,29 @@ class Dispatcher {
   };
   struct DeviceState;
 
-  // Validates and turns the call into its key and Problem; m/n == 0 leaves `empty` set.
+  // Validates the call's sizes, types and leading dimensions into its Problem (no
+  // alignment); m/n == 0 leaves `empty` set.
+  static Problem shape_of(const GemmCall& call, bool* empty);
+  // shape_of with the buffers checked and their alignment.
   static Problem to_problem(const GemmCall& call, bool* empty);
+  // The request's problem, aligned as it says; throws InvalidValueError.
+  static Problem to_problem(const PrepareRequest& request, bool* empty);
   CallKey make_key(int device, const Problem& problem) const;
-  Resolved lookup(int device, const Problem& problem);
+  // The cached choice, else resolved and cached; a call's stream (`capture_check`) being
+  // captured refuses to resolve (NotPreparedError).
+  Resolved lookup(int device, const Problem& problem,
+                  std::optional<cudaStream_t> capture_check = std::nullopt);
+  // Prepares one resolved problem (see prepare()).
+  void make_ready(DeviceState& state, const Resolved& r, const Problem& problem);
+  // Reserves `bytes` of workspace for `what` (growing it between the launches of the device's
+  // order); throws as check_reserved does, and ExecutionError when the allocation fails.
+  void hold_workspace(DeviceState& state, size_t bytes, const std::string& what);
+  // Throws for a reservation that failed for want of a larger lent buffer or of a capture's
+  // leave to allocate; an allocation's own failure returns for the caller to handle.
+  void check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes, bool capturing,
+                      const std::string& what) const;
+  // The device's cuBLAS handle, created first unless `stream` is being captured.
+  cublasHandle_t cublas_handle(DeviceState& state, std::optional<cudaStream_t> capture_check);
   Resolved resolve(const CallKey& key, const Problem& problem);
   // The chosen kernel loaded with its plan; an empty Resolved when it cannot be loaded.
   Resolved load_choice(DeviceState& state, const KernelChoice& choice, const Problem& problem);
@@ -149,6 +204,8 @@ class Dispatcher {
   const VendorCall* load_vendor_call(DeviceState& state, const KernelChoice& choice,
                                      const Problem& problem);
   void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);
+  // Whether `stream` is being captured into a graph; throws ExecutionError when CUDA cannot say.
+  static bool capturing(cudaStream_t stream);
   void run_vendor_call(DeviceState& state, const VendorCall& vendor, const Problem& problem,
                        const GemmCall& call, cudaStream_t stream);
   static int current_device();

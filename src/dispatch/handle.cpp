@@ -114,4 +114,26 @@ void Handle::set_cublas_fallback(bool enabled) {
   live("set_cublas_fallback").set_cublas_fallback(enabled);
 }
 
+void Handle::prepare(const std::string& types, char op_a, char op_b, int m, int n, int k, int lda,
+                     int ldb, int ldc, size_t alignment) {
+  Dispatcher& dispatcher = live("prepare");
+  GemmTypes parsed;
+  try {
+    parsed = parse_gemm_types(types);
+  } catch (const Error& e) {
+    throw InvalidValueError(std::string("types: ") + e.what());
+  }
+  PrepareRequest request;
+  request.call =
+      make_call(parsed, op_a, op_b, m, n, k, 1.0f, nullptr, lda, nullptr, ldb, 0.0f, nullptr, ldc);
+  request.align_a = request.align_b = request.align_c = alignment;
+  dispatcher.prepare({request});
+}
+
+void Handle::set_workspace(void* workspace, size_t bytes) {
+  live("set_workspace").set_workspace(workspace, bytes);
+}
+
+size_t Handle::workspace_size() { return live("workspace_size").needed_workspace_bytes(); }
+
 }  // namespace tgemm

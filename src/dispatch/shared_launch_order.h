@@ -54,6 +54,14 @@ class SharedLaunchOrder {
     return err != cudaSuccess || !ordered ? err : record_after(stream);
   }
 
+  // Runs `change` while no launch is being enqueued through this order (to swap what those
+  // launches use, such as the workspace).
+  template <typename Change>
+  void between_launches(Change&& change) {
+    std::lock_guard lock(mutex_);
+    change();
+  }
+
  private:
   // Under the lock: *ordered is false for a stream being captured (nothing to wait or record);
   // else the event exists and `stream` waits on it once a launch was recorded.

@@ -29,7 +29,13 @@ GemmKernel::GemmKernel(const KernelConfig& config, const std::vector<char>& cubi
       library_(std::make_unique<CudaLibrary>(cubin)),
       early_launch_(early_launch_available()) {
   if (entries.empty()) fail("{}: a kernel needs at least one entry", config.canonical_name());
-  for (const std::string& entry : entries) entries_.push_back(library_->kernel(entry));
+  for (const std::string& entry : entries) {
+    entries_.push_back(library_->kernel(entry));
+    // Querying an entry loads it (lazy loading would at its first launch).
+    cudaFuncAttributes attributes{};
+    TGEMM_CUDA_CHECK(
+        cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(entries_.back())));
+  }
   // Above 48 KiB a block gets dynamic shared memory only after opting in.
   TGEMM_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(entries_.front()),
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -77,6 +83,11 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
     if (err != cudaSuccess) return err;
   }
   return cudaSuccess;
+}
+
+void GemmKernel::prepare(const LaunchPlan& plan) const {
+  for (const KernelLaunch& l : plan)
+    if (l.persistent && l.entry == 0) resident_blocks(l);
 }
 
 unsigned GemmKernel::resident_blocks(const KernelLaunch& l) const {

@@ -19,7 +19,8 @@ namespace tgemm {
 
 class GemmKernel {
  public:
-  // Loads the cubin and its entries (throws Error when it cannot) and raises the main
+  // Loads the cubin and every entry on the current device now, not at its first launch (which
+  // may be inside a stream capture), throwing Error when it cannot, and raises the main
   // entry's dynamic shared-memory limit to `main_smem_bytes` on the current device. Launches
   // marked early start early there when it is sm_90 or later, unless the environment sets
   // TGEMM_EARLY_LAUNCH=0 (then every launch waits for the one before it to end).
@@ -27,6 +28,9 @@ class GemmKernel {
              const std::vector<std::string>& entries, size_t main_smem_bytes);
 
   const KernelConfig& config() const { return config_; }
+  // Does what a first launch of `plan` would do besides launching (the occupancy query of a
+  // persistent grid), so that launches inside a stream capture only launch. Never throws.
+  void prepare(const LaunchPlan& plan) const;
   // Enqueues the plan's launches on `stream` with `workspace` (the caller's device scratch of
   // at least plan.workspace_bytes) in the parameter block; returns the first failure
   // (cudaErrorInvalidValue for a plan that needs a workspace and got none), never throws.

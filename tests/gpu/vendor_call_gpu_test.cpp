@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -14,10 +15,12 @@
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/cuda_event.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
 #include "src/templates/build_versions.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/common/graph_capture.h"
 #include "tests/common/sgemm_configs.h"
 
 namespace tgemm {
@@ -54,8 +57,28 @@ struct VendorServed : ::testing::Test {
     db.update_best(problem_id, device);
   }
 
-  // The dispatcher's C for alpha = 1.5, beta = 0, against a double reference.
-  double served_error(Dispatcher& d, ServedBy* served) const {
+  // The problem's call on these buffers, alpha = 1.5, beta = 0.
+  GemmCall call_on(const void* a, const void* b, void* c) const {
+    return {problem.op_a,
+            problem.op_b,
+            int(problem.m),
+            int(problem.n),
+            int(problem.k),
+            1.5f,
+            0.0f,
+            a,
+            int(problem.lda),
+            b,
+            int(problem.ldb),
+            c,
+            int(problem.ldc),
+            problem.types};
+  }
+
+  // The dispatcher's C for alpha = 1.5, beta = 0, against a double reference; `run` runs the
+  // call (eagerly unless given).
+  double served_error(Dispatcher& d, ServedBy* served,
+                      const std::function<void(const GemmCall&)>& run = {}) const {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> a(size_t(problem.m * problem.lda)), b(size_t(problem.n * problem.ldb));
@@ -64,22 +87,12 @@ struct VendorServed : ::testing::Test {
     DeviceBuffer da(a.size() * 4), db(b.size() * 4), dc(size_t(problem.m * problem.ldc) * 4);
     TGEMM_CUDA_CHECK(cudaMemcpy(da.get(), a.data(), a.size() * 4, cudaMemcpyHostToDevice));
     TGEMM_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice));
-    const GemmCall call{problem.op_a,
-                        problem.op_b,
-                        int(problem.m),
-                        int(problem.n),
-                        int(problem.k),
-                        1.5f,
-                        0.0f,
-                        da.get(),
-                        int(problem.lda),
-                        db.get(),
-                        int(problem.ldb),
-                        dc.get(),
-                        int(problem.ldc),
-                        problem.types};
+    const GemmCall call = call_on(da.get(), db.get(), dc.get());
     *served = d.served_by(call);
-    d.gemm(call, nullptr);
+    if (run)
+      run(call);
+    else
+      d.gemm(call, nullptr);
     TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> c(size_t(problem.m * problem.ldc));
     TGEMM_CUDA_CHECK(cudaMemcpy(c.data(), dc.get(), c.size() * 4, cudaMemcpyDeviceToHost));
@@ -122,6 +135,58 @@ TEST_F(VendorServed, a_cublaslt_best_is_served_with_its_algorithm_and_is_right) 
   EXPECT_EQ(served.path, Selection::exact);
   ASSERT_TRUE(served.kernel);
   EXPECT_EQ(*served.kernel, call);
+}
+
+// Prepared, a cuBLASLt best (and the workspace its algorithm takes) captures into a CUDA graph
+// in every capture mode, and each replay is right.
+TEST_F(VendorServed, a_cublaslt_best_replays_in_a_graph_after_prepare) {
+  cublasLtHandle_t handle = nullptr;
+  ASSERT_EQ(cublasLtCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  std::vector<LtAlgoConfig> algos;
+  {
+    LtGemm lt(handle, problem);
+    algos = lt.heuristic(8, size_t(32) << 20);
+  }
+  cublasLtDestroy(handle);
+  ASSERT_FALSE(algos.empty());
+  const KernelConfig call = cublaslt_call(algos.front());
+  write_db(call);
+  for (cudaStreamCaptureMode mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
+                                     cudaStreamCaptureModeRelaxed}) {
+    SCOPED_TRACE(int(mode));
+    Dispatcher d({path, {}, /*cublas_fallback=*/false});
+    PrepareRequest request;
+    request.call = call_on(nullptr, nullptr, nullptr);
+    d.prepare({request});
+    CudaStream stream;
+    ServedBy served;
+    const double err = served_error(d, &served, [&](const GemmCall& c) {
+      const testing::CapturedGraph graph(stream.get(), mode, [&] { d.gemm(c, stream.get()); });
+      EXPECT_GE(graph.nodes(), 1u);
+      graph.launch(stream.get());
+      graph.launch(stream.get());  // beta = 0: a second replay gives the same C
+      stream.synchronize();
+    });
+    EXPECT_LT(err, 1e-5);
+    ASSERT_TRUE(served.kernel);
+    EXPECT_EQ(*served.kernel, call);
+  }
+}
+
+// Without prepare, the first call of the problem on a capturing stream is refused, not run.
+TEST_F(VendorServed, a_vendor_best_not_prepared_is_refused_inside_a_capture) {
+  write_db(cublas_default_call());
+  Dispatcher d({path, {}, /*cublas_fallback=*/false});
+  DeviceBuffer buffer(
+      size_t(problem.m * problem.k + problem.n * problem.k + problem.m * problem.n) * 4);
+  float* a = buffer.get<float>();
+  const GemmCall call =
+      call_on(a, a + problem.m * problem.k, a + (problem.m + problem.n) * problem.k);
+  CudaStream stream;
+  EXPECT_THROW(testing::CapturedGraph(stream.get(), cudaStreamCaptureModeGlobal,
+                                      [&] { d.gemm(call, stream.get()); }),
+               NotPreparedError);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST_F(VendorServed, a_cublas_best_is_served_by_cublas_and_is_right) {

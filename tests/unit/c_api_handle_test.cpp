@@ -17,10 +17,14 @@ const float kOne = 1, kZero = 0;
 float* const kFake = reinterpret_cast<float*>(uintptr_t(1) << 20);  // never dereferenced
 
 // Every C function that takes a handle, called with `h`; their statuses in this order:
-// Sgemm, GemmEx, SetMathMode, GetMathMode, SetCublasFallback, GetSelection.
+// Sgemm, GemmEx, SetMathMode, GetMathMode, SetCublasFallback, GetSelection, Prepare,
+// SetWorkspace, GetWorkspaceSize.
 std::vector<tgemmStatus_t> call_everything(tgemmHandle_t h) {
   tgemmMath_t mode = TGEMM_DEFAULT_MATH;
   tgemmSelection_t selection = TGEMM_SELECTION_EXACT;
+  tgemmProblem_t problem = {};
+  problem.m = problem.n = problem.k = problem.lda = problem.ldb = problem.ldc = 4;
+  size_t bytes = 0;
   return {
       tgemmSgemm(h, TGEMM_OP_N, TGEMM_OP_N, 4, 4, 4, &kOne, kFake, 4, kFake, 4, &kZero, kFake, 4,
                  nullptr),
@@ -31,6 +35,9 @@ std::vector<tgemmStatus_t> call_everything(tgemmHandle_t h) {
       tgemmSetCublasFallback(h, 1),
       tgemmGetSelection(h, TGEMM_OP_N, TGEMM_OP_N, 4, 4, 4, kFake, 4, kFake, 4, kFake, 4,
                         &selection),
+      tgemmPrepare(h, &problem, 1),
+      tgemmSetWorkspace(h, nullptr, 0),
+      tgemmGetWorkspaceSize(h, &bytes),
   };
 }
 
@@ -39,7 +46,10 @@ const char* const kNames[] = {"tgemmSgemm",
                               "tgemmSetMathMode",
                               "tgemmGetMathMode",
                               "tgemmSetCublasFallback",
-                              "tgemmGetSelection"};
+                              "tgemmGetSelection",
+                              "tgemmPrepare",
+                              "tgemmSetWorkspace",
+                              "tgemmGetWorkspaceSize"};
 
 // Makes the last error non-empty with a failure that has nothing to do with handles.
 void set_unrelated_error() {
@@ -102,8 +112,12 @@ TEST(CApiHandle, null_handle_failures_set_the_last_error_naming_the_function) {
       << tgemmGetLastError();
   set_unrelated_error();
   EXPECT_EQ(call_everything(nullptr).back(), TGEMM_STATUS_NOT_INITIALIZED);
-  EXPECT_NE(std::string(tgemmGetLastError()).find("tgemmGetSelection: null handle"),
+  EXPECT_NE(std::string(tgemmGetLastError()).find("tgemmGetWorkspaceSize: null handle"),
             std::string::npos)
+      << tgemmGetLastError();
+  set_unrelated_error();
+  EXPECT_EQ(tgemmPrepare(nullptr, nullptr, 0), TGEMM_STATUS_NOT_INITIALIZED);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("tgemmPrepare: null handle"), std::string::npos)
       << tgemmGetLastError();
   set_unrelated_error();
   tgemmMath_t mode;

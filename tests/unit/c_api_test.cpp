@@ -113,6 +113,35 @@ TEST_F(CApi, math_mode_round_trips_and_refuses_unknown_modes) {
   EXPECT_EQ(tgemmSetMathMode(nullptr, TGEMM_DEFAULT_MATH), TGEMM_STATUS_NOT_INITIALIZED);
 }
 
+TEST(CppApi, bad_prepare_and_workspace_arguments_throw_tgemm_error) {
+  tgemm::Handle handle(kNoDb);
+  const auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const tgemm::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no Error");
+  };
+  EXPECT_NE(message([&] { handle.prepare("f64", 'N', 'N', 4, 4, 4, 4, 4, 4); }).find("types"),
+            std::string::npos);
+  EXPECT_NE(message([&] { handle.prepare("f32", 'N', 'X', 4, 4, 4, 4, 4, 4); }).find("op_b"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              handle.prepare("f16", 'N', 'N', 4, 4, 4, 4, 4, 4, 3);
+            }).find("Aalignment must be a power of two"),
+            std::string::npos);
+  EXPECT_NE(message([&] { handle.prepare("bf16", 'T', 'N', 4, 4, 4, 3, 4, 4); }).find("lda = 3"),
+            std::string::npos);
+  EXPECT_NE(message([&] { handle.set_workspace(nullptr, 64); }).find("null pointer"),
+            std::string::npos);
+  EXPECT_NO_THROW(handle.prepare("f32", 'N', 'N', 0, 4, 4, 4, 4, 4));  // nothing to prepare
+  if (tgemm::cuda_device_count() == 0) {
+    EXPECT_THROW(handle.prepare("tf32", 'N', 'T', 4, 4, 4, 4, 4, 4), tgemm::Error);
+    EXPECT_THROW(handle.workspace_size(), tgemm::Error);
+  }
+}
+
 TEST(CppApi, bad_arguments_throw_tgemm_error) {
   tgemm::Handle handle(kNoDb);
   float* p = reinterpret_cast<float*>(uintptr_t(1) << 20);

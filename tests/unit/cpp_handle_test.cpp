@@ -38,6 +38,9 @@ TEST(CppHandle, moved_from_handle_throws_on_every_call) {
   expect_not_initialized([&] { from.gemm('N', 'N', 1, 1, 1, 1, &h, 1, &h, 1, 0, &c, 1); });
   expect_not_initialized([&] { from.gemm('N', 'N', 1, 1, 1, 1, &bf, 1, &bf, 1, 0, &c, 1); });
   expect_not_initialized([&] { from.selection('N', 'N', 1, 1, 1, &a, 1, &b, 1, &c, 1); });
+  expect_not_initialized([&] { from.prepare("f32", 'N', 'N', 1, 1, 1, 1, 1, 1); });
+  expect_not_initialized([&] { from.set_workspace(nullptr, 0); });
+  expect_not_initialized([&] { from.workspace_size(); });
   // Assigned a live handle again, it works.
   from = std::move(to);
   EXPECT_NO_THROW(from.set_cublas_fallback(true));

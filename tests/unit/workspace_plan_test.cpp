@@ -215,17 +215,18 @@ TEST(DeviceWorkspace, allocates_lazily_grows_and_never_shrinks) {
     DeviceWorkspace ws(fake.make());
     EXPECT_EQ(ws.bytes(), 0u);
     EXPECT_EQ(fake.allocations, 0);
-    void* p = &fake;
-    ASSERT_EQ(ws.reserve(0, &p), cudaSuccess);
-    EXPECT_EQ(p, nullptr);
+    Reservation r = ws.reserve(0);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.ptr, nullptr);
     EXPECT_EQ(fake.allocations, 0);
-    ASSERT_EQ(ws.reserve(1000, &p), cudaSuccess);
-    EXPECT_NE(p, nullptr);
+    r = ws.reserve(1000);
+    ASSERT_TRUE(r.ok());
+    EXPECT_NE(r.ptr, nullptr);
     EXPECT_EQ(ws.bytes(), 1000u);
-    ASSERT_EQ(ws.reserve(500, &p), cudaSuccess);
+    ASSERT_TRUE(ws.reserve(500).ok());
     EXPECT_EQ(ws.bytes(), 1000u);
     EXPECT_EQ(fake.allocations, 1);
-    ASSERT_EQ(ws.reserve(4000, &p), cudaSuccess);
+    ASSERT_TRUE(ws.reserve(4000).ok());
     EXPECT_EQ(ws.bytes(), 4000u);
     EXPECT_EQ(fake.allocations, 2);
     EXPECT_EQ(fake.releases, 1);
@@ -236,14 +237,64 @@ TEST(DeviceWorkspace, allocates_lazily_grows_and_never_shrinks) {
 TEST(DeviceWorkspace, failed_allocation_is_a_status_and_leaves_none) {
   FakeAllocator fake;
   DeviceWorkspace ws(fake.make());
-  void* p = nullptr;
-  ASSERT_EQ(ws.reserve(100, &p), cudaSuccess);
-  p = &fake;
-  EXPECT_EQ(ws.reserve(fake.limit + 1, &p), cudaErrorMemoryAllocation);
-  EXPECT_EQ(p, nullptr);
+  ASSERT_TRUE(ws.reserve(100).ok());
+  const Reservation failed = ws.reserve(fake.limit + 1);
+  EXPECT_EQ(failed.error, cudaErrorMemoryAllocation);
+  EXPECT_FALSE(failed.too_small);
+  EXPECT_EQ(failed.ptr, nullptr);
   EXPECT_EQ(ws.bytes(), 0u);
-  ASSERT_EQ(ws.reserve(100, &p), cudaSuccess);  // a later, smaller plan still gets one
-  EXPECT_NE(p, nullptr);
+  const Reservation later = ws.reserve(100);  // a later, smaller plan still gets one
+  ASSERT_TRUE(later.ok());
+  EXPECT_NE(later.ptr, nullptr);
+}
+
+// During a stream capture the buffer may not grow: what it holds serves, more is too_small
+// and nothing is allocated or freed (either would break the capture).
+TEST(DeviceWorkspace, a_buffer_that_may_not_grow_serves_what_it_holds) {
+  FakeAllocator fake;
+  DeviceWorkspace ws(fake.make());
+  const Reservation none = ws.reserve(100, /*may_grow=*/false);
+  EXPECT_TRUE(none.too_small);
+  EXPECT_EQ(none.ptr, nullptr);
+  EXPECT_EQ(fake.allocations, 0);
+  ASSERT_TRUE(ws.reserve(1000).ok());
+  const Reservation held = ws.reserve(1000, false);
+  ASSERT_TRUE(held.ok());
+  EXPECT_NE(held.ptr, nullptr);
+  EXPECT_TRUE(ws.reserve(1001, false).too_small);
+  EXPECT_EQ(fake.allocations, 1);
+  EXPECT_EQ(fake.releases, 0);
+  EXPECT_EQ(ws.bytes(), 1000u);
+}
+
+// A lent buffer (tgemmSetWorkspace) serves up to its size, is never grown nor freed, and
+// lending frees the library's own; a null one returns to the library's own, allocated anew.
+TEST(DeviceWorkspace, a_lent_buffer_is_used_never_grown_nor_freed) {
+  FakeAllocator fake;
+  std::vector<char> user(64);
+  {
+    DeviceWorkspace ws(fake.make());
+    ASSERT_TRUE(ws.reserve(500).ok());
+    EXPECT_FALSE(ws.lent());
+    ws.lend(user.data(), user.size());
+    EXPECT_EQ(fake.releases, 1);
+    EXPECT_TRUE(ws.lent());
+    EXPECT_EQ(ws.bytes(), 64u);
+    const Reservation r = ws.reserve(64);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.ptr, user.data());
+    const Reservation more = ws.reserve(65);
+    EXPECT_TRUE(more.too_small);
+    EXPECT_EQ(more.ptr, nullptr);
+    EXPECT_EQ(fake.allocations, 1);
+    EXPECT_EQ(ws.bytes(), 64u);
+    ws.lend(nullptr, 0);
+    EXPECT_FALSE(ws.lent());
+    EXPECT_EQ(ws.bytes(), 0u);
+    ws.lend(user.data(), user.size());
+  }
+  EXPECT_EQ(fake.allocations, 1);
+  EXPECT_EQ(fake.releases, 1);  // the lent buffer is never freed
 }
 
 }  // namespace
