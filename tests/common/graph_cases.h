@@ -100,6 +100,10 @@ inline std::vector<GraphCase> graph_cases() {
        Op::N, Op::T, 128, 128, 4096, 0},
       {"sm_90 tf32 gemm_tma_wgmma BM=128,BN=128,CONSUMERS=2,STAGES=6,SWIZZLE=8,SPLIT_K=1,CLUSTER=1",
        Op::N, Op::T, 256, 128, 256, 0},
+      // Clusters sharing B's tiles, C leaving by tensor stores (a third map, for C).
+      {"sm_90 bf16 gemm_tma_wgmma BM=128,BN=256,CONSUMERS=2,STAGES=4,SWIZZLE=8,SPLIT_K=1,CLUSTER=2,"
+       "CLUSTER_N=1,TMA_STORE=1",
+       Op::N, Op::N, 512, 512, 256, 0},
   };
 }
 

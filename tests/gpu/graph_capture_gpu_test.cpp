@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -158,6 +159,7 @@ class GraphCaptureGpu : public ::testing::Test {
                     }));
     EXPECT_GE(graph->nodes(), 1u);
     EXPECT_EQ(*allocations.count, allocated) << "allocated during the capture";
+    ops.eager_c->upload(ops.p.types.c, ops.c0, stream.get());  // C as before any call
     d.gemm(ops.call(*ops.eager_c), stream.get());
     stream.synchronize();
     const std::vector<float> eager = ops.result(*ops.eager_c);
@@ -207,7 +209,7 @@ TEST_F(GraphCaptureGpu, every_family_replays_its_eager_result_after_prepare) {
 
 // Every capture mode, with beta zero and not: prepare covers both.
 TEST_F(GraphCaptureGpu, every_capture_mode_and_either_beta_replays_after_prepare) {
-  const testing::GraphCase& c = testing::graph_cases().at(1);  // split-K through a workspace
+  const testing::GraphCase c = testing::graph_cases().at(1);  // split-K through a workspace
   for (cudaStreamCaptureMode mode : kModes)
     for (float beta : {0.0f, 0.75f}) {
       SCOPED_TRACE(fmt::format("mode {} beta {}", int(mode), beta));
@@ -293,7 +295,7 @@ TEST_F(GraphCaptureGpu, a_call_not_prepared_returns_the_status_and_the_capture_s
 // A problem resolved without its workspace (selection() chooses but reserves nothing) is
 // refused on a capturing stream, which cannot allocate it: NotPreparedError, nothing launched.
 TEST_F(GraphCaptureGpu, a_workspace_not_reserved_is_not_allocated_inside_a_capture) {
-  const testing::GraphCase& c = testing::graph_cases().at(1);  // split-K through a workspace
+  const testing::GraphCase c = testing::graph_cases().at(1);  // split-K through a workspace
   CountingAllocator allocations;
   Dispatcher d({"/nonexistent/tgemm.db", std::vector<DefaultKernel>{c.kernel()}, false});
   d.set_workspace_allocator(allocations.make());
@@ -313,9 +315,9 @@ TEST_F(GraphCaptureGpu, a_workspace_not_reserved_is_not_allocated_inside_a_captu
 // hold the leading dimensions, so each has its own plan (a cached one of the first would read
 // the second's operands with the first's row pitch) and its own preparation.
 TEST_F(GraphCaptureGpu, other_leading_dimensions_are_another_prepared_problem) {
-  const testing::GraphCase* tma = nullptr;
+  std::optional<testing::GraphCase> tma;  // a copy: graph_cases() returns a temporary
   for (const testing::GraphCase& c : testing::graph_cases())
-    if (c.kernel().config.template_name == "gemm_tma_wgmma" && !tma) tma = &c;
+    if (c.kernel().config.template_name == "gemm_tma_wgmma" && !tma) tma = c;
   ASSERT_TRUE(tma);
   const DefaultKernel kernel = tma->kernel();
   const Problem packed = tma->problem();
@@ -341,7 +343,7 @@ TEST_F(GraphCaptureGpu, other_leading_dimensions_are_another_prepared_problem) {
 // A lent workspace is the one the kernels use, and the dispatcher never allocates one; a lent
 // buffer too small is a status at prepare and at the call, never an allocation.
 TEST_F(GraphCaptureGpu, a_lent_workspace_is_used_and_one_too_small_is_the_status) {
-  const testing::GraphCase& c = testing::graph_cases().at(1);  // split-K through a workspace
+  const testing::GraphCase c = testing::graph_cases().at(1);  // split-K through a workspace
   CountingAllocator allocations;
   Dispatcher d({"/nonexistent/tgemm.db", std::vector<DefaultKernel>{c.kernel()}, false});
   d.set_workspace_allocator(allocations.make());
