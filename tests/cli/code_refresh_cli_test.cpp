@@ -188,10 +188,14 @@ TEST(TgemmTune, rekeys_the_trials_whose_code_is_unchanged_before_it_tunes) {
   TempDir dir("code_refresh_cli");
   const std::string path = dir.file("tuned.db");
   tune_with(path, testing::sgemm_simt_comment_edited());
-  const std::string space = dir.write("one.yaml",
-                                      "template: sgemm_simt\n"
-                                      "parameters: {BM: [64], BN: [64], BK: [8], TM: [4], TN: [4], "
-                                      "WARP_N: [8], VEC: [1], PAD_A: [4], PAD_B: [4]}\n");
+  // tests/data/spaces/tiny_sgemm_simt.yaml narrowed to one config.
+  std::string one =
+      read_bytes(std::string(TGEMM_SOURCE_DIR) + "/tests/data/spaces/tiny_sgemm_simt.yaml");
+  for (const char* list : {"BM: [64, 128]", "BN: [64, 128]", "TM: [4, 8]", "VEC: [1, 4]"}) {
+    const std::string from = list, to = from.substr(0, from.find(',')) + "]";
+    one = testing::replaced_once(one, from, to);
+  }
+  const std::string space = dir.write("one.yaml", one);
   const auto r = testing::run_tool(
       "tgemm-tune", "--compile-only --arch sm_80 --strategy exhaustive --budget 0 --shapes " +
                         std::string(TGEMM_SOURCE_DIR) + "/tests/data/shapes/tiny.yaml --space '" +
