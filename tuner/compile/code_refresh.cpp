@@ -19,7 +19,9 @@ bool text_changed(const TrialBinary& stored, const GemmTemplate* family) {
 CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family) {
   CodeCheck out;
   const CompiledKernel& old = stored.binary.compiled;
-  const std::string old_hash = !old.code_hash.empty() ? old.code_hash : cubin_code_hash(old.cubin);
+  // The stored cubin is what was measured (its checksum verified); the hash recorded at compile
+  // time stands in where the cubin was pruned.
+  const std::string old_hash = !old.cubin.empty() ? cubin_code_hash(old.cubin) : old.code_hash;
   if (old_hash.empty()) {
     out.why = stored.binary.cubin_rejected.empty()
                   ? "no code hash or cubin is stored to compare with"
