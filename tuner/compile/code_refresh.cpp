@@ -41,13 +41,16 @@ CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family) {
 namespace {
 
 // check_code of each (binary, family) pair, `jobs` at once: NVRTC compiles are independent.
+// Only a build of the same code is stored, so the others' cubins are not kept.
 std::vector<CodeCheck> check_all(
     const std::vector<std::pair<const TrialBinary*, const GemmTemplate*>>& work, int jobs) {
   std::vector<CodeCheck> out(work.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < work.size();)
+    for (size_t i; (i = next++) < work.size();) {
       out[i] = check_code(*work[i].first, *work[i].second);
+      if (out[i].verdict != CodeVerdict::same) out[i].current.cubin = {};
+    }
   };
   std::vector<std::thread> threads;
   const size_t count =
