@@ -108,6 +108,26 @@ TEST(RefreshByCode, moved_code_is_rekeyed_also_from_a_file_without_code_hashes) 
   EXPECT_EQ(why_stale(db), std::nullopt);
 }
 
+TEST(RefreshByCode, a_pruned_cubin_is_judged_by_the_code_hash_recorded_at_compile_time) {
+  TempDir dir("code_refresh");
+  const std::string path = dir.file("tuned.db");
+  tune_with(path, testing::sgemm_simt_comment_edited());
+  testing::edit_database(path, "UPDATE binaries SET cubin = NULL, checksum = NULL");
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    EXPECT_EQ(refresh_by_code(db, this_builds_options()).rekeyed, 1);
+    EXPECT_EQ(why_stale(db), std::nullopt);
+  }
+  // A recorded hash of other code (as a changed constant gives) leaves the trial stale.
+  tune_with(dir.file("other.db"), testing::sgemm_simt_comment_edited());
+  testing::edit_database(dir.file("other.db"),
+                         "UPDATE binaries SET cubin = NULL, checksum = NULL, code_hash = "
+                         "'0123456789abcdef'");
+  TuningDb db(dir.file("other.db"), TuningDb::Mode::read_write);
+  EXPECT_EQ(refresh_by_code(db, this_builds_options()).changed, 1);
+  EXPECT_TRUE(why_stale(db));
+}
+
 TEST(RefreshByCode, a_changed_constant_stays_stale) {
   TempDir dir("code_refresh");
   const std::string path = dir.file("tuned.db");
@@ -188,10 +208,14 @@ TEST(TgemmTune, rekeys_the_trials_whose_code_is_unchanged_before_it_tunes) {
   TempDir dir("code_refresh_cli");
   const std::string path = dir.file("tuned.db");
   tune_with(path, testing::sgemm_simt_comment_edited());
-  const std::string space = dir.write("one.yaml",
-                                      "template: sgemm_simt\n"
-                                      "parameters: {BM: [64], BN: [64], BK: [8], TM: [4], TN: [4], "
-                                      "WARP_N: [8], VEC: [1], PAD_A: [4], PAD_B: [4]}\n");
+  // tests/data/spaces/tiny_sgemm_simt.yaml narrowed to one config.
+  std::string one =
+      read_bytes(std::string(TGEMM_SOURCE_DIR) + "/tests/data/spaces/tiny_sgemm_simt.yaml");
+  for (const char* list : {"BM: [64, 128]", "BN: [64, 128]", "TM: [4, 8]", "VEC: [1, 4]"}) {
+    const std::string from = list, to = from.substr(0, from.find(',')) + "]";
+    one = testing::replaced_once(one, from, to);
+  }
+  const std::string space = dir.write("one.yaml", one);
   const auto r = testing::run_tool(
       "tgemm-tune", "--compile-only --arch sm_80 --strategy exhaustive --budget 0 --shapes " +
                         std::string(TGEMM_SOURCE_DIR) + "/tests/data/shapes/tiny.yaml --space '" +

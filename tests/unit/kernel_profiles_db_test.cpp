@@ -46,6 +46,7 @@ std::string schema_5_file(const TempDir& dir) {
                       {{kCopyBandwidthCeiling, 4.1e12, "cudaMemcpyAsync", "1 GiB"}});
   }
   exec_sql(path,
+           "DROP INDEX trials_by_binary; ALTER TABLE binaries DROP COLUMN code_hash; "
            "DROP VIEW tgemm_best_kernels; DROP VIEW best_kernels; "
            "ALTER TABLE kernels DROP COLUMN library; "
            "DROP TABLE kernel_profiles; ALTER TABLE trials DROP COLUMN nvrtc_version; "

@@ -19,7 +19,9 @@ bool text_changed(const TrialBinary& stored, const GemmTemplate* family) {
 CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family) {
   CodeCheck out;
   const CompiledKernel& old = stored.binary.compiled;
-  const std::string old_hash = !old.code_hash.empty() ? old.code_hash : cubin_code_hash(old.cubin);
+  // The stored cubin is what was measured (its checksum verified); the hash recorded at compile
+  // time stands in where the cubin was pruned.
+  const std::string old_hash = !old.cubin.empty() ? cubin_code_hash(old.cubin) : old.code_hash;
   if (old_hash.empty()) {
     out.why = stored.binary.cubin_rejected.empty()
                   ? "no code hash or cubin is stored to compare with"
@@ -39,13 +41,16 @@ CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family) {
 namespace {
 
 // check_code of each (binary, family) pair, `jobs` at once: NVRTC compiles are independent.
+// Only a build of the same code is stored, so the others' cubins are not kept.
 std::vector<CodeCheck> check_all(
     const std::vector<std::pair<const TrialBinary*, const GemmTemplate*>>& work, int jobs) {
   std::vector<CodeCheck> out(work.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < work.size();)
+    for (size_t i; (i = next++) < work.size();) {
       out[i] = check_code(*work[i].first, *work[i].second);
+      if (out[i].verdict != CodeVerdict::same) out[i].current.cubin = {};
+    }
   };
   std::vector<std::thread> threads;
   const size_t count =

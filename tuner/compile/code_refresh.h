@@ -30,7 +30,8 @@ using FamilyLookup = std::function<const GemmTemplate*(const std::string& name)>
 bool text_changed(const TrialBinary& stored, const GemmTemplate* family);
 
 // Builds `stored`'s config for its layout, types and arch from `family`'s text and compares
-// the code hashes: the stored one, else that of the stored cubin (older files).
+// code hashes with that of the stored cubin, or where it was pruned the one recorded when it
+// was compiled.
 CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family);
 
 struct RefreshOptions {
