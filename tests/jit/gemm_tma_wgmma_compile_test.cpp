@@ -141,6 +141,23 @@ TEST(GemmTmaWgmmaSpace, refuses_sm_75_and_sm_80_and_f32x3_with_a_readable_reason
   EXPECT_TRUE(contains(*smem, "shared memory")) << *smem;
 }
 
+// Cluster shapes past two blocks a side and stores the kernel does not build are refused with
+// the space's reason, the check a stored row goes through too.
+TEST(GemmTmaWgmmaSpace, refuses_clusters_past_two_a_side_and_staged_split_configs) {
+  const SearchSpace space = SearchSpace::load(kSpace);
+  const ArchLimits sm90 = arch_limits("sm_90");
+  const auto expect_refused = [&](const KernelConfig& c, const std::string& reason) {
+    const auto why = space.rejection(c, sm90);
+    ASSERT_TRUE(why) << c.canonical_name();
+    EXPECT_TRUE(contains(*why, reason)) << *why;
+  };
+  expect_refused(tma_config(128, 256, 2, 4, 8, 1, 1, 3), "two cluster blocks along N");
+  expect_refused(tma_config(128, 256, 2, 4, 8, 1, 4, 1), "two cluster blocks along M");
+  expect_refused(tma_config(128, 128, 2, 4, 8, 1, 1, 1, 2), "TMA_STORE is 0 or 1");
+  expect_refused(tma_config(128, 128, 2, 4, 1, 2, 1, 1, 1), "stage nothing");
+  EXPECT_FALSE(space.rejection(tma_config(128, 128, 2, 4, 8, 1, 2, 2, 1), sm90));
+}
+
 TEST(GemmTmaWgmmaHost, refuses_misaligned_operands_tf32_outside_nt_and_empty_sizes) {
   const KernelConfig c = tma_config(128, 256, 2, 4);
   Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4096, 4096, 4096);
