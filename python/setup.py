@@ -4,7 +4,7 @@
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 
@@ -21,4 +21,10 @@ class BuildPyWithLibrary(build_py):
         shutil.copyfile(source, os.path.join(target_dir, "libtgemm.so"))
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary})
+# The direct call of tgemmGemmEx (tgemm/_fastcall.c) on the stable ABI. Optional: where no C
+# compiler or Python headers are, the package installs without it and calls through ctypes.
+fastcall = Extension("tgemm._fastcall", ["tgemm/_fastcall.c"], py_limited_api=True,
+                     optional=True)
+
+setup(cmdclass={"build_py": BuildPyWithLibrary}, ext_modules=[fastcall],
+      options={"bdist_wheel": {"py_limited_api": "cp310"}})

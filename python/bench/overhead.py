@@ -1,16 +1,20 @@
-"""Host cost of one tgemm call from Python, against the same call from C++, and Python-side
+"""Host cost of one tgemm call from Python, against the same call from C, and Python-side
 GPU times against tgemm-bench's on a shape set.
 
     python python/bench/overhead.py --db tgemm.db                      # per-call overhead
     python python/bench/overhead.py --db tgemm.db --shapes configs/shapes/llm.yaml
 
-Per-call: tgemm-dispatch-bench's `gemm` (a cached f32 64x64x64 NN call from C++, Google
-Benchmark's CPU time) against, from Python on the same problem and database,
+Per-call: tgemm-dispatch-bench's `c_api_gemm` (a cached f32 64x64x64 NN tgemmGemmEx call
+from C, the direct C call; its `gemm`, the C++ dispatcher without the C API, for scale; both
+Google Benchmark's wall time, as the Python rows are) against, from Python on the same problem
+and database,
   matmul        tgemm.matmul(a, b, out): the whole Python path,
-  c_call        the prepared tgemmGemmEx call alone through ctypes (no tensor inspection),
+  run_plan      a prepared plan's call alone (no tensor inspection): tgemmGemmEx through the
+                _fastcall module, or ctypes where the package was built without it,
   torch.matmul  torch.matmul(a, b, out=out), for scale.
 Host time per call: batches of calls timed on the host clock, the GPU drained between
-batches, so the launch queue never fills and blocks. Target: matmul at most 3 us above C++.
+batches, so the launch queue never fills and blocks. Target: matmul at most 3 us above the C
+call.
 
 With --shapes: tgemm-bench times each shape (CSV), then the same shapes through
 tgemm.matmul are timed with CUDA events; the ratio should be within 5 %.
@@ -53,13 +57,16 @@ def host_us_per_call(call, batch=200, batches=50):
     return statistics.median(samples)
 
 
-def cpp_gemm_us(db):
+def native_us(db):
+    """Wall time per call of dispatch-bench's C (`c_api_gemm`) and C++ (`gemm`) cached calls."""
     output = subprocess.run(
-        [tool_path("tgemm-dispatch-bench"), "--db", db, "--benchmark_filter=^gemm$",
+        [tool_path("tgemm-dispatch-bench"), "--db", db, "--benchmark_filter=^(c_api_gemm|gemm)$",
          "--benchmark_format=json"], check=True, stdout=subprocess.PIPE, text=True).stdout
-    runs = json.loads(output)["benchmarks"]
-    unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[runs[0].get("time_unit", "ns")]
-    return runs[0]["cpu_time"] * unit
+    times = {}
+    for run in json.loads(output)["benchmarks"]:
+        unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[run.get("time_unit", "ns")]
+        times[run["name"]] = run["real_time"] * unit
+    return times["c_api_gemm"], times["gemm"]
 
 
 def per_call(db):
@@ -69,16 +76,17 @@ def per_call(db):
     plan = tgemm.plan_gemm(_arrays.describe(a, "a"), _arrays.describe(b, "b"),
                            _arrays.describe(out, "out"))
     stream = torch.cuda.current_stream().cuda_stream
+    c_call, cpp_call = native_us(db)
     rows = {
-        "C++ (tgemm-dispatch-bench gemm)": cpp_gemm_us(db),
+        "C (tgemmGemmEx, dispatch-bench c_api_gemm)": c_call,
+        "C++ (Dispatcher::gemm, dispatch-bench gemm)": cpp_call,
         "tgemm.matmul": host_us_per_call(lambda: tgemm.matmul(a, b, out)),
-        "tgemmGemmEx via ctypes": host_us_per_call(lambda: run_plan(plan, 1.0, 0.0, stream)),
+        "run_plan (the call alone)": host_us_per_call(lambda: run_plan(plan, 1.0, 0.0, stream)),
         "torch.matmul": host_us_per_call(lambda: torch.matmul(a, b, out=out)),
     }
-    base = rows["C++ (tgemm-dispatch-bench gemm)"]
-    print(f"{'f32 64x64x64 NN, host us per call':40s} {'us':>8s} {'vs C++':>8s}")
+    print(f"{'f32 64x64x64 NN, host us per call':44s} {'us':>8s} {'vs C':>8s}")
     for name, us in rows.items():
-        print(f"{name:40s} {us:8.2f} {us - base:+8.2f}")
+        print(f"{name:44s} {us:8.2f} {us - c_call:+8.2f}")
 
 
 def operands(row):

@@ -1,7 +1,8 @@
 """libtgemm through ctypes: loading it, its status codes and one handle per database.
 
-The C API (include/tgemm/tgemm_c.h) is the only interface used, so the package does not
-depend on the Python ABI. The library is searched in this order:
+The C API (include/tgemm/tgemm_c.h) is the only interface used, through ctypes; a cached
+plan's calls go through the optional C module _fastcall where it was built (it calls the
+tgemmGemmEx loaded here, on the stable ABI). The library is searched in this order:
   1. $TGEMM_LIBRARY, a path to libtgemm.so (an error if it does not load);
   2. the package's own copy, tgemm/lib/libtgemm.so (installed with TGEMM_BUNDLE_LIBRARY);
   3. the dynamic loader's path: libtgemm.so.0, then libtgemm.so (LD_LIBRARY_PATH, ldconfig).
@@ -45,6 +46,7 @@ class LibraryNotFound(TgemmError, OSError):
 _lock = threading.Lock()
 _lib = None
 _raw_gemm = None
+_fast_gemm = None
 _handles = {}
 
 
@@ -104,8 +106,9 @@ def library():
                 if explicit:
                     break
                 continue
-            global _raw_gemm
+            global _raw_gemm, _fast_gemm
             _raw_gemm = lib["tgemmGemmEx"]  # a second function object, without argtypes
+            _fast_gemm = _bound_fastcall(lib)
             _lib = lib
             return lib
         raise LibraryNotFound(
@@ -122,6 +125,23 @@ def raw_gemm():
     if _raw_gemm is None:
         library()
     return _raw_gemm
+
+
+def _bound_fastcall(lib):
+    try:
+        from . import _fastcall
+    except ImportError:
+        return None
+    _fastcall.bind(ctypes.cast(lib.tgemmGemmEx, ctypes.c_void_p).value)
+    return _fastcall.gemm
+
+
+def fast_gemm():
+    """tgemmGemmEx through the compiled _fastcall module, taking plain ints and floats in the C
+    call's order (pointers as ints), or None where the package was installed without it."""
+    if _lib is None:
+        library()
+    return _fast_gemm
 
 
 def status_name(status):

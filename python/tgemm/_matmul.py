@@ -4,8 +4,8 @@ import ctypes
 
 from . import _arrays
 from ._layout import TensorDesc, check_operands, matrix_layout, plan_gemm
-from ._library import (COMPUTE_TYPES, DATA_TYPES, OPS, TgemmError, check, handle, library,
-                       raw_gemm)
+from ._library import (COMPUTE_TYPES, DATA_TYPES, OPS, TgemmError, check, fast_gemm, handle,
+                       library, raw_gemm)
 
 
 # Plans by everything of the operands but their addresses (shape, strides, dtype, device), for
@@ -107,6 +107,12 @@ def _converted_args(plan):
 def _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr):
     """run_plan for a cached plan on new addresses, with its arguments converted once."""
     sizes, a_rest, b_rest, c_rest = args
+    fast = fast_gemm()
+    if fast is not None:
+        status = fast(handle(db), *sizes, alpha, a_ptr, *a_rest, b_ptr, *b_rest, beta, c_ptr,
+                      *c_rest, stream)
+        _check_status(status, plan)
+        return
     void_p, float_ref = ctypes.c_void_p, ctypes.byref
     status = raw_gemm()(void_p(handle(db)), *sizes, float_ref(ctypes.c_float(alpha)),
                         void_p(a_ptr), *a_rest, void_p(b_ptr), *b_rest,

@@ -23,5 +23,6 @@ TGEMM_BUNDLE_LIBRARY=$library "$work/venv/bin/python" -m pip install --quiet --n
 cd "$work"
 # No TGEMM_LIBRARY: the installed package must find its own copy.
 unset TGEMM_LIBRARY
-TGEMM_TOOLS_DIR=$tools TGEMM_SOURCE_DIR=$source \
+# The C module must have been built here (setup.py makes it optional for users).
+TGEMM_EXPECT_FASTCALL=${TGEMM_EXPECT_FASTCALL:-1} TGEMM_TOOLS_DIR=$tools TGEMM_SOURCE_DIR=$source \
   exec "$work/venv/bin/python" -m unittest discover -s "$source/tests/python" -p 'test_*.py' -v

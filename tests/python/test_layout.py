@@ -229,10 +229,10 @@ class MatmulPlanCacheTest(unittest.TestCase):
 
 
 class CachedCallArgumentsTest(unittest.TestCase):
-    """A cached plan's call (raw_gemm, arguments converted once) passes tgemmGemmEx exactly
-    the values the declared call of a fresh plan passes."""
+    """A cached plan's call (the compiled fast call, or raw_gemm with its arguments converted
+    once) passes tgemmGemmEx exactly the values the declared call of a fresh plan passes."""
 
-    def test_cached_and_declared_calls_pass_the_same_values(self):
+    def cached_and_declared(self, fast):
         calls = {}
 
         def recorder(name):
@@ -241,9 +241,11 @@ class CachedCallArgumentsTest(unittest.TestCase):
         class FakeLibrary:
             tgemmGemmEx = staticmethod(recorder("declared"))
 
-        saved = tgemm_matmul.library, tgemm_matmul.raw_gemm, tgemm_matmul.handle
+        patched = ("library", "raw_gemm", "fast_gemm", "handle")
+        saved = [getattr(tgemm_matmul, name) for name in patched]
         tgemm_matmul.library = lambda: FakeLibrary
-        tgemm_matmul.raw_gemm = lambda: recorder("raw")
+        tgemm_matmul.raw_gemm = lambda: recorder("cached")
+        tgemm_matmul.fast_gemm = lambda: recorder("cached") if fast else None
         tgemm_matmul.handle = lambda db=None: 0x1234
         try:
             memory = Memory()
@@ -255,16 +257,23 @@ class CachedCallArgumentsTest(unittest.TestCase):
             tgemm_matmul._run_cached(plan, tgemm_matmul._converted_args(plan), 0.5, 2.0, 77,
                                      None, plan.a_ptr, plan.b_ptr, plan.c_ptr)
         finally:
-            tgemm_matmul.library, tgemm_matmul.raw_gemm, tgemm_matmul.handle = saved
+            for name, value in zip(patched, saved):
+                setattr(tgemm_matmul, name, value)
 
         def plain(value):  # ctypes objects as the numbers they hold
             value = getattr(value, "_obj", value)
             return getattr(value, "value", value)
-        declared, raw = ([plain(v) for v in calls[k]] for k in ("declared", "raw"))
-        self.assertEqual(len(raw), 19)
-        self.assertEqual(raw, declared)
-        self.assertEqual(raw[:6], [0x1234, 1, 0, 3, 4, 5])  # handle, op_a = T, op_b = N, m, n, k
-        self.assertEqual((raw[6], raw[13], raw[18]), (0.5, 2.0, 77))
+        declared, cached = ([plain(v) for v in calls[k]] for k in ("declared", "cached"))
+        self.assertEqual(len(cached), 19)
+        self.assertEqual(cached, declared)
+        self.assertEqual(cached[:6], [0x1234, 1, 0, 3, 4, 5])  # handle, op_a = T, op_b = N, m, n, k
+        self.assertEqual((cached[6], cached[13], cached[18]), (0.5, 2.0, 77))
+
+    def test_the_fast_call_passes_what_the_declared_call_passes(self):
+        self.cached_and_declared(fast=True)
+
+    def test_the_ctypes_call_passes_what_the_declared_call_passes(self):
+        self.cached_and_declared(fast=False)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 the library's status text, never a crash; record mode, tgemm-tune and database queries
 through the tools. Run by run_python_tests.sh with $TGEMM_LIBRARY and $TGEMM_TOOLS_DIR set."""
 
+import ctypes
 import os
 import sqlite3
 import subprocess
@@ -73,6 +74,52 @@ class NoDeviceTest(unittest.TestCase):
                 os.environ.pop("TGEMM_LIBRARY", None)
             else:
                 os.environ["TGEMM_LIBRARY"] = saved_env
+
+
+class FastCallTest(unittest.TestCase):
+    """The compiled fast call reaches the real tgemmGemmEx with every argument in its place:
+    for each argument made invalid in turn, it gets the declared ctypes call's status and
+    message. (Every call is refused before anything runs, so the addresses are never read.)"""
+
+    VALID = dict(handle=None, op_a=0, op_b=0, m=4, n=4, k=8, alpha=1.0, a=1 << 20, a_type=0,
+                 lda=8, b=1 << 21, b_type=0, ldb=4, beta=0.0, c=1 << 22, c_type=0, ldc=4,
+                 compute=0, stream=0)
+    INVALID = dict(op_a=5, op_b=5, m=-1, n=-1, k=-1, a_type=9, lda=2, b_type=9, ldb=2,
+                   c_type=9, ldc=2, compute=9)
+
+    def setUp(self):
+        self.fast = _library.fast_gemm()
+        if self.fast is None:
+            if os.environ.get("TGEMM_EXPECT_FASTCALL") == "1":
+                self.fail("tgemm._fastcall was not built (TGEMM_EXPECT_FASTCALL=1)")
+            self.skipTest("the package was installed without its C module")
+
+    def outcome(self, call, args):
+        status = call(*args)
+        return status, (_library.library().tgemmGetLastError() or b"").decode()
+
+    def test_each_invalid_argument_gets_the_declared_calls_status_and_message(self):
+        lib = _library.library()
+        handle = _library.handle()
+        for name, bad in self.INVALID.items():
+            with self.subTest(argument=name):
+                values = dict(self.VALID, handle=handle, **{name: bad})
+                fast = self.outcome(self.fast, list(values.values()))
+                declared_args = list(values.values())
+                for at in (6, 13):  # alpha and beta by reference
+                    declared_args[at] = ctypes.byref(ctypes.c_float(declared_args[at]))
+                declared = self.outcome(lib.tgemmGemmEx, declared_args)
+                self.assertNotEqual(fast[0], _library.STATUS_SUCCESS)
+                self.assertEqual(fast, declared)
+
+    def test_wrong_arguments_are_python_errors(self):
+        values = list(dict(self.VALID, handle=_library.handle()).values())
+        with self.assertRaisesRegex(TypeError, "19 arguments"):
+            self.fast(*values[:-1])
+        with self.assertRaises(TypeError):
+            self.fast(*values[:3], "4", *values[4:])
+        with self.assertRaisesRegex(OverflowError, "C int"):
+            self.fast(*values[:3], 1 << 40, *values[4:])
 
 
 class RecordTest(unittest.TestCase):

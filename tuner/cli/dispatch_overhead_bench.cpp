@@ -4,7 +4,9 @@
 // so gemm - raw_launch is what the dispatcher adds to a launch. `tensor_gemm` is a cached bf16
 // call (on Hopper a family that reads tensor maps: the maps of the last pointers reused), and
 // `tensor_gemm_new_pointers` the same with B's pointer changed every call (the maps encoded
-// again). Also counts heap allocations per cached call, which must be zero.
+// again). `c_api_gemm` is `gemm` through the C API (tgemmGemmEx on a handle): the direct C
+// call a binding is measured against. Also counts heap allocations per cached call, which
+// must be zero.
 //   tgemm-dispatch-bench [--db tgemm.db] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -19,6 +21,7 @@
 #include "src/dispatch/dispatcher.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tgemm/tgemm_c.h"
 
 namespace {
 
@@ -93,6 +96,29 @@ void cached_calls(benchmark::State& state, Fixture& f) {
 
 void gemm(benchmark::State& state) { cached_calls(state, fixture()); }
 
+// The fixture's call through tgemmGemmEx, on a handle of the same database.
+void c_api_gemm(benchmark::State& state) {
+  Fixture& f = fixture();
+  static tgemmHandle_t handle = [] {
+    tgemmHandle_t h = nullptr;
+    return tgemmCreate(&h, g_db_path.c_str()) == TGEMM_STATUS_SUCCESS ? h : nullptr;
+  }();
+  if (handle == nullptr) return state.SkipWithError("tgemmCreate failed");
+  const float alpha = 1.0f, beta = 0.0f;
+  const uint64_t before = g_allocations;
+  int64_t n = 0;
+  for (auto _ : state) {
+    const tgemmStatus_t status = tgemmGemmEx(
+        handle, TGEMM_OP_N, TGEMM_OP_N, kM, kN, kK, &alpha, f.call.a, TGEMM_R_32F, kK, f.call.b,
+        TGEMM_R_32F, kN, &beta, f.call.c, TGEMM_R_32F, kN, TGEMM_COMPUTE_32F, f.stream.get());
+    if (status != TGEMM_STATUS_SUCCESS) return state.SkipWithError(tgemmGetStatusString(status));
+    if (++n % 512 == 0) f.stream.synchronize();
+  }
+  f.stream.synchronize();
+  state.counters["allocs_per_call"] =
+      double(g_allocations - before) / double(std::max<int64_t>(1, state.iterations()));
+}
+
 void tensor_gemm(benchmark::State& state) {
   cached_calls(state, tensor_fixture());
   state.SetLabel(tgemm::to_string(tensor_fixture().dispatcher.selection(tensor_fixture().call)));
@@ -136,6 +162,7 @@ void raw_launch(benchmark::State& state) {
 
 BENCHMARK(selection);
 BENCHMARK(gemm);
+BENCHMARK(c_api_gemm);
 BENCHMARK(raw_launch);
 BENCHMARK(tensor_gemm);
 BENCHMARK(tensor_gemm_new_pointers);
