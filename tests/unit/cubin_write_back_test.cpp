@@ -11,8 +11,12 @@
 #include "tests/cli/cli_runner.h"
 #include "tests/common/fake_cubin.h"
 #include "tests/common/result_databases.h"
+#include "tests/common/sql_edit.h"
 
 namespace tgemm {
+
+extern const char kSchemaSql[];  // db/schema.sql: the version-1 baseline
+
 namespace {
 
 using testing::TempDir;
@@ -49,10 +53,29 @@ TEST(CubinWriteBack, is_off_by_default_and_the_file_keeps_its_bytes) {
 TEST(CubinWriteBack, stores_the_cubin_when_turned_on) {
   TempDir dir{"write_back_on"};
   const std::string db = testing::unpack_tuned_database(dir);
+  TuningDb(db, TuningDb::Mode::read_write);  // a tool migrates the file (schema 7) first
   open_tuning_records(db, CubinWriteBack::on)->write_back(kConfig, "hash", compiled_miss());
   const auto found = TuningDb(db, TuningDb::Mode::read_only).find_binary("compiled-on-a-miss");
   ASSERT_TRUE(found);
   EXPECT_EQ(found->compiled.cubin, compiled_miss().cubin);
+}
+
+// The library reads an older file through a copy migrated in memory, but never migrates the
+// file itself: the write-back is refused and the next process compiles again.
+TEST(CubinWriteBack, is_refused_on_an_older_schema_and_the_file_keeps_its_bytes) {
+  TempDir dir{"write_back_older"};
+  const std::string db = dir.file("v1.db");
+  testing::edit_database(db, std::string(kSchemaSql) + ";PRAGMA user_version = 1;");
+  const std::string before = testing::read_bytes(db);
+  auto records = open_tuning_records(db, CubinWriteBack::on);
+  try {
+    records->write_back(kConfig, "hash", compiled_miss());
+    ADD_FAILURE() << "write_back migrated an older file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("older than this build's"), std::string::npos) << e.what();
+  }
+  records.reset();
+  EXPECT_EQ(testing::read_bytes(db), before);
 }
 
 }  // namespace
