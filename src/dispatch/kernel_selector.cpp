@@ -57,8 +57,8 @@ int operands_alike(Op op_a, Op op_b, const Problem& problem) {
   return int(op_a == problem.op_a) + int(op_b == problem.op_b);
 }
 
-TileShape tile_of(const KernelConfig& config) {
-  return template_named(config.template_name).tile(config);
+TileShape tile_of(const KernelConfig& config, const Problem& problem) {
+  return template_named(config.template_name).describe(config, problem).tile;
 }
 
 // A config measured on a tuned shape is evidence for others only when it ran within this
@@ -119,7 +119,7 @@ double median(std::vector<double> v) {
 
 bool can_run(const KernelConfig& config, const Problem& problem, const std::string& arch) {
   if (!launchable(config, problem, arch)) return false;
-  const TileShape t = tile_of(config);
+  const TileShape t = tile_of(config, problem);
   const int64_t k_tiles = (problem.k + t.k - 1) / t.k;
   return t.split_k <= std::max<int64_t>(1, k_tiles);
 }
@@ -180,7 +180,7 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 // Per config, the median of measured / predicted over the problems where it ran within
 // kGoodThere of the fastest on this GPU: how far the model's absolute times are off for it
 // here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
-// A config's transposed twin (GemmTemplate::transposed) gets the same ratio on the transposed
+// A config's transposed twin (KernelDescription::transposed) gets the same ratio on the transposed
 // layout: seen on the H200, decode-qkvo (1x4096x4096 NT) left out was served a
 // 43 us default, as the line that runs it at 21.5 us had no record; its twin had one on
 // 4096x1x4096 NN.
@@ -196,13 +196,12 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
       const double model = model_us(m.config, *problem->second);
       if (!std::isfinite(model) || model <= 0) continue;
       const Problem& p = *problem->second;
-      const GemmTemplate& family = template_named(m.config.template_name);
+      const KernelDescription d = template_named(m.config.template_name).describe(m.config, p);
       // The twin reads the same stored operands the same way, so it runs the same loop.
-      const std::string path = family.code_path(m.config, p);
-      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, path, m.time_us / model});
-      if (auto twin = family.transposed(m.config))
-        model_scale_[config_id(*twin)].push_back(
-            {flip(p.op_b), flip(p.op_a), path, m.time_us / model});
+      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, d.code_path, m.time_us / model});
+      if (d.transposed)
+        model_scale_[config_id(*d.transposed)].push_back(
+            {flip(p.op_b), flip(p.op_a), d.code_path, m.time_us / model});
     }
   }
 }
@@ -217,7 +216,7 @@ std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
                                                 const Problem& problem) const {
   auto it = model_scale_.find(config_id(config));
   if (it == model_scale_.end()) return std::nullopt;
-  const std::string path = template_named(config.template_name).code_path(config, problem);
+  const std::string path = template_named(config.template_name).describe(config, problem).code_path;
   const auto shared = [&](const LayoutRatio& r) { return operands_alike(r.op_a, r.op_b, problem); };
   int most = -1;
   for (const LayoutRatio& r : it->second)
@@ -245,13 +244,13 @@ int64_t launched_blocks(const KernelConfig& config, const Problem& problem, int 
       template_named(config.template_name).plan_launch(config, problem, sm_count);
   for (const KernelLaunch& l : plan)
     if (l.entry == 0) return int64_t(l.grid[0]) * l.grid[1] * l.grid[2];
-  const TileShape t = tile_of(config);
+  const TileShape t = tile_of(config, problem);
   return ((problem.m + t.m - 1) / t.m) * ((problem.n + t.n - 1) / t.n) * t.split_k;
 }
 
 // Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
 double tile_fill(const KernelConfig& config, const Problem& problem) {
-  const TileShape t = tile_of(config);
+  const TileShape t = tile_of(config, problem);
   const int64_t bm = t.m, bn = t.n;
   const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
   const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
@@ -274,7 +273,7 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
 // expects the build to take; without an estimate, no limit.
 int64_t KernelSelector::resident_capacity(const GemmTemplate& family, const KernelConfig& config,
                                           const Problem& problem, const BlockResources& res) const {
-  const int registers = family.estimated_registers(config, problem);
+  const int registers = family.describe(config, problem).estimated_registers;
   if (registers <= 0) return std::numeric_limits<int64_t>::max();
   const Occupancy occ =
       occupancy(arch_limits(arch_), res.threads, registers, res.dynamic_smem_bytes);
@@ -314,7 +313,7 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
   // blocks past them form a last partial wave (stream_tail_factor).
   constexpr double kStreamWarpsPerSm = 12;
   const GemmTemplate* family = find_template(config.template_name);
-  if (family && family->bandwidth_bound()) {
+  if (family && family->describe(config, problem).bandwidth_bound) {
     const BlockResources res = family->block_resources(config);
     const int64_t warps = (res.threads + 31) / 32;
     const int64_t blocks = launched_blocks(config, problem, sm_count_);
@@ -325,7 +324,7 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
     return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
            std::max(rate, 1e-3);
   }
-  const TileShape t = tile_of(config);
+  const TileShape t = tile_of(config, problem);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const BlockGroups groups =
       PerformanceModel::block_groups(t, problem, launched_blocks(config, problem, sm_count_));

@@ -127,7 +127,7 @@ class KernelSelector {
   // Per problem key, the families of every trial recorded on it, failures included.
   std::map<std::string, std::set<std::string>> tried_families_;
   // A config's measured / predicted here on one tuned problem, with that problem's layout and
-  // the family's loop for it (GemmTemplate::code_path).
+  // the family's loop for it (KernelDescription::code_path).
   struct LayoutRatio {
     Op op_a, op_b;
     std::string path;

@@ -140,7 +140,8 @@ double PerformanceModel::occupancy_efficiency(int warps_per_sm) {
 double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p) const {
   const GemmTemplate& family = *ctx_.family;
   if (family.unsupported_reason(config, p, ctx_.limits.arch)) return kInf;
-  const TileShape t = family.tile(config);
+  const KernelDescription d = family.describe(config, p);
+  const TileShape& t = d.tile;
   const int64_t k_tiles = (p.k + t.k - 1) / t.k;
   if (t.split_k > std::max<int64_t>(1, k_tiles)) return kInf;
   const BlockResources res = family.block_resources(config);
@@ -160,9 +161,9 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
 
   // A streaming family reads its operands once at the copy rate; its tile is no register tile.
   // Its blocks each cover t.k of K, so K / t.k partial sums meet in C.
-  const double narrow = narrow_copy_factor(family.copy_bytes(config));
-  const double serial_us = kSerialReadUs * double(family.serial_partial_reads(config, p));
-  if (family.bandwidth_bound())
+  const double narrow = narrow_copy_factor(d.copy_bytes);
+  const double serial_us = kSerialReadUs * double(d.serial_partial_reads);
+  if (d.bandwidth_bound)
     return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count) +
            padded_compute_us(t, p) + serial_us;
 

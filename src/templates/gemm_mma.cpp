@@ -129,10 +129,14 @@ class GemmMma final : public GemmTemplate {
     return r;
   }
 
-  int copy_bytes(const KernelConfig& config) const override { return int(config.get("VEC_BYTES")); }
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config), copy_bytes(config));
+  }
+
+  int copy_bytes(const KernelConfig& config) const { return int(config.get("VEC_BYTES")); }
 
   // K depth in 16-bit elements (f32 slices are half as deep).
-  TileShape tile(const KernelConfig& config) const override {
+  TileShape tile(const KernelConfig& config) const {
     return {config.get("BM"), config.get("BN"), config.get("BK_BYTES") / 2,
             config.get_or("SPLIT_K", 1), 1};
   }

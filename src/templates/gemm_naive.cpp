@@ -42,8 +42,12 @@ class GemmNaive final : public GemmTemplate {
     return {int(config.get("BLOCK_X") * config.get("BLOCK_Y")), 0};
   }
 
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config));
+  }
+
   // A block covers BLOCK_Y x BLOCK_X of C and walks K one element at a time.
-  TileShape tile(const KernelConfig& config) const override {
+  TileShape tile(const KernelConfig& config) const {
     return {config.get("BLOCK_Y"), config.get("BLOCK_X"), 1, 1, 1};
   }
 };

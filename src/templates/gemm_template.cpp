@@ -58,6 +58,13 @@ std::vector<std::string> problem_defines(const Problem& problem) {
           fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
 }
 
+KernelDescription tiled_description(const TileShape& tile, int copy_bytes) {
+  KernelDescription d;
+  d.tile = tile;
+  d.copy_bytes = copy_bytes;
+  return d;
+}
+
 TileShape tile_from_block_params(const KernelConfig& config) {
   return {config.get("BM"), config.get("BN"), config.get("BK"), config.get_or("SPLIT_K", 1),
           config.get_or("MIN_BLOCKS", 1)};

@@ -1,7 +1,8 @@
 // GemmTemplate: the host side of one kernel template family, behind one small interface
 // (CUTLASS's can_implement / run split). For a config it answers which problems it can
-// compute and why not, its launches, its resources for static pruning, its tile for the
-// selector and its NVRTC defines. Nothing outside a family's own files names a family.
+// compute and why not, its launches, its resources for static pruning, its description for
+// the model and the selector, and its NVRTC defines. Nothing outside a family's own files
+// names a family.
 #pragma once
 
 #include <cstddef>
@@ -15,16 +16,9 @@
 #include "src/core/problem.h"
 #include "src/jit/kernel_source.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/kernel_description.h"
 
 namespace tgemm {
-
-// The output tile one block computes and how the grid is cut, for the selector's models.
-struct TileShape {
-  int64_t m = 1, n = 1, k = 1;  // block tile and the K depth of one main-loop step
-  int64_t split_k = 1;          // K slices, one block each
-  int64_t blocks_per_sm = 1;    // blocks the config asks to keep resident per SM
-  int64_t tail_split = 1;       // K slices of each tile past the last whole wave (stream tail)
-};
 
 // What a block needs before anything is compiled (static pruning, shared-memory opt-in).
 struct BlockResources {
@@ -69,31 +63,10 @@ class GemmTemplate {
     return make_plan(config, problem, sm_count);
   }
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
-  virtual TileShape tile(const KernelConfig& config) const = 0;
-  // Whether the family streams its large operand once at memory bandwidth (GEMV-like) instead
-  // of reusing register tiles: the performance model then counts its bytes, not tile FLOPs.
-  virtual bool bandwidth_bound() const { return false; }
-  // The config of this family that computes C^T = op(B)^T op(A)^T (M and N swapped, each
-  // operand's op flipped) with the same memory traffic, or nullopt: the selector counts what a
-  // config measured for that twin too (a GEMV streaming A along K for N = 1 is the one
-  // streaming B along K for M = 1).
-  virtual std::optional<KernelConfig> transposed(const KernelConfig&) const { return std::nullopt; }
-  // Bytes per global-memory copy of the main loop (16: 128-bit). Narrower copies move the same
-  // bytes in more instructions, each of which costs issue slots and load-unit throughput.
-  virtual int copy_bytes(const KernelConfig&) const { return 16; }
-  // Partial sums one thread of a strip's (or tile's) last block to arrive reads back in turn
-  // once the rest of the grid is done: a one-launch K reduction that grows with the K slices
-  // whatever the GPU's width. The performance model prices them; 0: no such step.
-  virtual int64_t serial_partial_reads(const KernelConfig&, const Problem&) const { return 0; }
-  // Which of the family's loops a config's build for the problem's layout runs, where the
-  // layout picks between loops of their own (empty: one loop for every layout). A config's
-  // speed on one loop says nothing of another's, so the selector scales it only by its records
-  // on the same loop.
-  virtual std::string code_path(const KernelConfig&, const Problem&) const { return {}; }
-  // Registers per thread a config's build for the problem's layout is expected to take, for
-  // a streaming family whose residency the selector needs (how many of its blocks fit an SM);
-  // 0: no estimate (the tiled families' occupancy comes from their tile).
-  virtual int estimated_registers(const KernelConfig&, const Problem&) const { return 0; }
+  // What the model and the selector read of the config's build for `problem` (its tile, how
+  // it copies and streams, its loops and registers): call only for a config whose parameters
+  // the family's space accepts.
+  virtual KernelDescription describe(const KernelConfig& config, const Problem& problem) const = 0;
   // The -D options a config is built with for a problem. They may depend only on the
   // problem's layout and types (one cubin serves every size): see build_variant(). By
   // default the problem's (problem_defines) then the config's parameters.
@@ -129,6 +102,9 @@ std::vector<std::string> problem_defines(const Problem& problem);
 // The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
 // entry `entry`: split-K slices that add into C need it first.
 KernelLaunch scale_c_launch(const Problem& problem, int entry);
+// The description of a tiled family's config: its tile and copy width, nothing streamed, one
+// loop for every layout.
+KernelDescription tiled_description(const TileShape& tile, int copy_bytes = 16);
 // The tile of a family whose parameters are named BM, BN, BK, SPLIT_K and MIN_BLOCKS.
 TileShape tile_from_block_params(const KernelConfig& config);
 // The main launch of a tiled family (entry 0): one block per t.m x t.n tile of C (x along N,

@@ -165,8 +165,12 @@ class GemmWgmma final : public GemmTemplate {
     return r;
   }
 
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config));
+  }
+
   // K depth in 16-bit elements (tf32 slices are half as deep).
-  TileShape tile(const KernelConfig& config) const override {
+  TileShape tile(const KernelConfig& config) const {
     return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
   }
 

@@ -85,17 +85,26 @@ class GemvMma final : public GemmTemplate {
     return r;
   }
 
-  bool bandwidth_bound() const override { return true; }
+  // A GEMV: it streams its large operand once, at memory bandwidth.
+  KernelDescription describe(const KernelConfig& config, const Problem& problem) const override {
+    KernelDescription d;
+    d.tile = tile(config);
+    d.bandwidth_bound = true;
+    d.code_path = code_path(config, problem);
+    d.estimated_registers = estimated_registers(config, problem);
+    d.transposed = transposed(config);
+    return d;
+  }
 
   // The small side swapped: SIDE=1 on a problem runs the loop SIDE=0 runs on its transpose.
-  std::optional<KernelConfig> transposed(const KernelConfig& config) const override {
+  std::optional<KernelConfig> transposed(const KernelConfig& config) const {
     KernelConfig twin = config;
     twin.set("SIDE", 1 - config.get("SIDE"));
     return twin;
   }
 
   // The large operand stored along K or along L runs a loop of its own.
-  std::string code_path(const KernelConfig& config, const Problem& problem) const override {
+  std::string code_path(const KernelConfig& config, const Problem& problem) const {
     return x_k_contig(config, problem) ? "along K" : "along L";
   }
 
@@ -103,14 +112,14 @@ class GemvMma final : public GemmTemplate {
   // along L, 16 sums and 16 loaded values; per n tile of 8 along K, 4 sums and 16 loaded values
   // and the unrolled chunk's splits (ptxas, sm_90, f32x3, LW = 1, 2, 4: along L 62, 94, 166;
   // along K 48, 80, 168).
-  int estimated_registers(const KernelConfig& config, const Problem& problem) const override {
+  int estimated_registers(const KernelConfig& config, const Problem& problem) const {
     const int64_t base = x_k_contig(config, problem) ? 16 : 30;
     return int(std::min<int64_t>(255, 32 * config.get("LW") + base));
   }
 
   // For the selector: the mma's 16 rows along the small side, a block's strip along the large
   // (as when the large operand is stored along it), KB deep.
-  TileShape tile(const KernelConfig& config) const override {
+  TileShape tile(const KernelConfig& config) const {
     const int64_t strip = 32 * config.get("WARPS") * config.get("LW");
     const bool small_m = config.get("SIDE") == 0;
     return {small_m ? kRows : strip, small_m ? strip : kRows, config.get("KB"), 1, 1};

@@ -96,20 +96,31 @@ class GemvSimt final : public GemmTemplate {
     return r;
   }
 
-  bool bandwidth_bound() const override { return true; }
+  // A GEMV: it streams its large operand once, at memory bandwidth.
+  KernelDescription describe(const KernelConfig& config, const Problem& problem) const override {
+    KernelDescription d;
+    d.tile = tile(config);
+    d.bandwidth_bound = true;
+    d.copy_bytes = copy_bytes(config);
+    d.serial_partial_reads = serial_partial_reads(config, problem);
+    d.code_path = code_path(config, problem);
+    d.estimated_registers = estimated_registers(config, problem);
+    d.transposed = transposed(config);
+    return d;
+  }
 
   // The small side swapped: SIDE=1 on a problem runs the loop SIDE=0 runs on its transpose.
-  std::optional<KernelConfig> transposed(const KernelConfig& config) const override {
+  std::optional<KernelConfig> transposed(const KernelConfig& config) const {
     KernelConfig twin = config;
     twin.set("SIDE", 1 - config.get("SIDE"));
     return twin;
   }
 
-  int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
+  int copy_bytes(const KernelConfig& config) const { return int(4 * config.get("VEC")); }
 
   // SPLIT_MODE=2: the strip's last block sums each of its outputs over every slice
   // (finish_strip), its threads taking the strip's S x TILE_L outputs in turn.
-  int64_t serial_partial_reads(const KernelConfig& config, const Problem& problem) const override {
+  int64_t serial_partial_reads(const KernelConfig& config, const Problem& problem) const {
     const int64_t slices = slices_of(config, problem);
     if (config.get("SPLIT_MODE") != 2 || slices <= 1) return 0;
     const bool small_m = config.get("SIDE") == 0;
@@ -120,13 +131,13 @@ class GemvSimt final : public GemmTemplate {
   }
 
   // The large operand stored along K or along L runs a loop of its own (strip_along_k, _l).
-  std::string code_path(const KernelConfig& config, const Problem& problem) const override {
+  std::string code_path(const KernelConfig& config, const Problem& problem) const {
     return x_k_contig(config, problem) ? "along K" : "along L";
   }
 
   // The sums each thread holds and the X vectors it loads ahead, plus addressing: within a few
   // registers of ptxas on sm_90 for the 16-row configs (124-128 along L and along K).
-  int estimated_registers(const KernelConfig& config, const Problem& problem) const override {
+  int estimated_registers(const KernelConfig& config, const Problem& problem) const {
     const int64_t lw = config.get("LW"), rows = config.get("ROWS"), vec = config.get("VEC");
     if (x_k_contig(config, problem))
       return int(std::min<int64_t>(255, lw * rows + 2 * lw * vec + 30));
@@ -137,7 +148,7 @@ class GemvSimt final : public GemmTemplate {
 
   // For the selector: ROWS along the small side, the strip along the large (as when X is
   // contiguous along it), KB deep.
-  TileShape tile(const KernelConfig& config) const override {
+  TileShape tile(const KernelConfig& config) const {
     const int64_t strip = 32 * config.get("VEC") * config.get("LW");
     const bool small_m = config.get("SIDE") == 0;
     return {small_m ? config.get("ROWS") : strip, small_m ? strip : config.get("ROWS"),

@@ -64,11 +64,13 @@ class SgemmSimt final : public GemmTemplate {
     return r;
   }
 
-  int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
-
-  TileShape tile(const KernelConfig& config) const override {
-    return tile_from_block_params(config);
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config), copy_bytes(config));
   }
+
+  int copy_bytes(const KernelConfig& config) const { return int(4 * config.get("VEC")); }
+
+  TileShape tile(const KernelConfig& config) const { return tile_from_block_params(config); }
 };
 
 }  // namespace

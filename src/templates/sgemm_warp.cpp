@@ -79,9 +79,13 @@ class SgemmWarp final : public GemmTemplate {
     return r;
   }
 
-  int copy_bytes(const KernelConfig& config) const override { return int(4 * config.get("VEC")); }
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config), copy_bytes(config));
+  }
 
-  TileShape tile(const KernelConfig& config) const override {
+  int copy_bytes(const KernelConfig& config) const { return int(4 * config.get("VEC")); }
+
+  TileShape tile(const KernelConfig& config) const {
     TileShape t = tile_from_block_params(config);
     t.tail_split = config.get_or("TAIL_SPLIT", 1);
     return t;

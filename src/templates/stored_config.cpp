@@ -120,10 +120,8 @@ std::optional<std::string> host_side_rejection(const GemmTemplate& family,
       {1024, 1024, 1024}, {999, 1001, 997}, {8, 4096, 4096}, {4096, 1, 4096}};
   constexpr int kSomeSmCount = 132;  // a GPU's width, so a family's stream-tail plan runs too
   try {
-    family.tile(config);
     family.block_resources(config);
     family.entries(config);
-    family.copy_bytes(config);
     for (const char* name :
          {"f32", "tf32", "f32x3", "f16", "bf16", "f16_out_f32", "bf16_out_f32"}) {
       const GemmTypes types = parse_gemm_types(name);
@@ -132,9 +130,7 @@ std::optional<std::string> host_side_rejection(const GemmTemplate& family,
         for (Op op_b : {Op::N, Op::T})
           for (const auto& [m, n, k] : kShapes) {
             const Problem problem = Problem::packed(types, op_a, op_b, m, n, k);
-            family.code_path(config, problem);
-            family.estimated_registers(config, problem);
-            family.serial_partial_reads(config, problem);
+            family.describe(config, problem);
             if (!family.unsupported_reason(config, problem, arch))
               family.plan_launch(config, problem, kSomeSmCount);
           }

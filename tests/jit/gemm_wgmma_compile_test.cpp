@@ -263,7 +263,7 @@ TEST(GemmWgmmaHost, plans_one_launch_for_16_bit_and_the_two_packs_first_for_tf32
   const std::vector<std::string> entries = wgmma().entries(c);
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
-  EXPECT_EQ(wgmma().tile(c).k, 64);
+  EXPECT_EQ(wgmma().describe(c, tf32).tile.k, 64);
 }
 
 // PACK=1 reads any element-aligned 16-bit A and B (the packs take them); PACK=0 still needs
@@ -499,7 +499,7 @@ TEST(GemmWgmmaPtx, split_k_adds_with_f32_atomics_by_the_z_index_and_split_1_has_
 }
 
 // C = beta * C first (the blocks add into it), then the packs, then the main launch over
-// SPLIT_K z blocks; the model sees the split through tile().
+// SPLIT_K z blocks; the model sees the split in the description's tile.
 TEST(GemmWgmmaHost, plans_split_k_as_prepare_c_first_then_the_packs_and_grid_z) {
   const KernelConfig c = wgmma_config(128, 128, 2, 4, 1, 0, 16);
   const std::vector<std::string> entries = wgmma().entries(c);
@@ -507,10 +507,10 @@ TEST(GemmWgmmaHost, plans_split_k_as_prepare_c_first_then_the_packs_and_grid_z) 
   EXPECT_EQ(entries[1], "gemm_wgmma_pack_a");
   EXPECT_EQ(entries[3], "gemm_wgmma_prepare_c");
   EXPECT_EQ(wgmma().entries(wgmma_config(128, 128, 2, 4, 8)).size(), 3u);
-  EXPECT_EQ(wgmma().tile(c).split_k, 16);
-  EXPECT_EQ(wgmma().tile(wgmma_config(128, 128, 2, 4, 8)).split_k, 1);
-
   const Problem tf32 = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 1000, 1000, 520);
+  EXPECT_EQ(wgmma().describe(c, tf32).tile.split_k, 16);
+  EXPECT_EQ(wgmma().describe(wgmma_config(128, 128, 2, 4, 8), tf32).tile.split_k, 1);
+
   const LaunchPlan plan = wgmma().plan_launch(c, tf32);
   ASSERT_EQ(plan.count, 4);
   EXPECT_EQ(plan.launches[0].entry, 3);

@@ -247,7 +247,7 @@ TEST(GemvSimtRegisters, estimate_is_near_ptxas_for_every_shipped_line_and_loop) 
       if (family.unsupported_reason(d.config, p, "sm_90")) continue;
       const CompiledKernel k = testing::compile_f32(d.config, a, b, "sm_90");
       ASSERT_TRUE(k.ok) << k.error;
-      EXPECT_NEAR(family.estimated_registers(d.config, p), k.resources.registers, 32)
+      EXPECT_NEAR(family.describe(d.config, p).estimated_registers, k.resources.registers, 32)
           << d.config.params_text() << " " << to_string(a) << to_string(b);
       ++compiled;
     }

@@ -85,19 +85,19 @@ TEST(GemvMmaFamily, k_slices_add_into_c_after_it_is_scaled_by_beta) {
 }
 
 TEST(GemvMmaFamily, streams_its_bytes_over_sixteen_rows_for_the_selector) {
-  EXPECT_TRUE(family().bandwidth_bound());
-  const TileShape t = family().tile(config(0, 8, 4, 512));
-  EXPECT_EQ(t.m, 16);
-  EXPECT_EQ(t.n, 32 * 8 * 4);
-  EXPECT_EQ(t.k, 512);
-  EXPECT_EQ(family().tile(config(1, 8, 4, 512)).n, 16);
   const Problem along_l = accurate(Op::N, Op::N, 16, 4096, 4096);
   const Problem along_k = accurate(Op::N, Op::T, 16, 4096, 4096);
-  EXPECT_EQ(family().code_path(config(0, 4, 1, 256), along_l), "along L");
-  EXPECT_EQ(family().code_path(config(0, 4, 1, 256), along_k), "along K");
-  // ptxas on sm_90 (session 23), f32x3, LW = 1, 2, 4: along L 62, 94, 166; along K 48, 80, 168.
+  const KernelDescription d = family().describe(config(0, 8, 4, 512), along_l);
+  EXPECT_TRUE(d.bandwidth_bound);
+  EXPECT_EQ(d.tile.m, 16);
+  EXPECT_EQ(d.tile.n, 32 * 8 * 4);
+  EXPECT_EQ(d.tile.k, 512);
+  EXPECT_EQ(family().describe(config(1, 8, 4, 512), along_l).tile.n, 16);
+  EXPECT_EQ(family().describe(config(0, 4, 1, 256), along_l).code_path, "along L");
+  EXPECT_EQ(family().describe(config(0, 4, 1, 256), along_k).code_path, "along K");
+  // ptxas on sm_90, f32x3, LW = 1, 2, 4: along L 62, 94, 166; along K 48, 80, 168.
   const auto registers = [&](int64_t lw, const Problem& p) {
-    return family().estimated_registers(config(0, 4, lw, 256), p);
+    return family().describe(config(0, 4, lw, 256), p).estimated_registers;
   };
   EXPECT_NEAR(registers(1, along_l), 62, 8);
   EXPECT_NEAR(registers(2, along_l), 94, 8);
@@ -106,7 +106,7 @@ TEST(GemvMmaFamily, streams_its_bytes_over_sixteen_rows_for_the_selector) {
   EXPECT_NEAR(registers(2, along_k), 80, 8);
   EXPECT_NEAR(registers(4, along_k), 168, 25);
   // The twin of a SIDE=0 config is its SIDE=1 config.
-  EXPECT_EQ(family().transposed(config(0, 4, 1, 256))->get("SIDE"), 1);
+  EXPECT_EQ(family().describe(config(0, 4, 1, 256), along_l).transposed->get("SIDE"), 1);
 }
 
 }  // namespace

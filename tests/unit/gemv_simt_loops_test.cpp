@@ -141,17 +141,18 @@ TEST(GemvSimtLoops, only_the_counting_modes_keep_state_in_the_module) {
 // cluster (3) and one slice read nothing back.
 TEST(GemvSimtLoops, only_the_last_block_reduction_reads_partials_back_in_turn) {
   const GemmTemplate& family = template_named("gemv_simt");
-  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), kAlongL), 8 * 8);
-  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), kAlongK), 8 * 1);
+  EXPECT_EQ(family.describe(gemv({{"SPLIT_MODE", 2}}), kAlongL).serial_partial_reads, 8 * 8);
+  EXPECT_EQ(family.describe(gemv({{"SPLIT_MODE", 2}}), kAlongK).serial_partial_reads, 8 * 1);
   for (int64_t mode : {0, 1})
-    EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", mode}}), kAlongL), 0);
+    EXPECT_EQ(family.describe(gemv({{"SPLIT_MODE", mode}}), kAlongL).serial_partial_reads, 0);
   const Problem one_slice = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 512);
-  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), one_slice), 0);
+  EXPECT_EQ(family.describe(gemv({{"SPLIT_MODE", 2}}), one_slice).serial_partial_reads, 0);
   const Problem shallow = Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 1000);
-  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}}), shallow), 0);
+  EXPECT_EQ(
+      family.describe(gemv({{"SPLIT_MODE", 3}, {"CLUSTER", 8}}), shallow).serial_partial_reads, 0);
   // Rows past the problem's small side and a strip cut by L are not summed: M = 2, N = 100.
   const Problem narrow = Problem::packed(GemmTypes{}, Op::N, Op::N, 2, 100, 4096);
-  EXPECT_EQ(family.serial_partial_reads(gemv({{"SPLIT_MODE", 2}}), narrow), 8 * 1);
+  EXPECT_EQ(family.describe(gemv({{"SPLIT_MODE", 2}}), narrow).serial_partial_reads, 8 * 1);
 }
 
 }  // namespace

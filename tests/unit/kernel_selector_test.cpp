@@ -610,7 +610,7 @@ TEST(KernelSelector, scales_a_default_by_its_transposed_twins_record) {
 }
 
 // A GEMV config runs one loop where the large operand is stored along N and another where it
-// is stored along K (GemmTemplate::code_path): its records on one say nothing of the other.
+// is stored along K (KernelDescription::code_path): its records on one say nothing of the other.
 // Seen in session 21's replay: a 16-row line measured only on NN (B along N), at 0.67x the
 // model there, was served to the NT decode shapes (B along K) over their neighbours' bests.
 TEST(KernelSelector, scales_a_default_only_by_its_records_on_the_loop_it_runs) {
@@ -635,8 +635,8 @@ TEST(KernelSelector, scales_a_default_only_by_its_records_on_the_loop_it_runs) {
   const auto c = s.choose(deeper);
   EXPECT_EQ(c.path, Selection::nearest);
   EXPECT_EQ(c.config, along_k);
-  EXPECT_EQ(template_named("gemv_simt").code_path(along_n, deeper), "along K");
-  EXPECT_EQ(template_named("gemv_simt").code_path(along_n, nn), "along L");
+  EXPECT_EQ(template_named("gemv_simt").describe(along_n, deeper).code_path, "along K");
+  EXPECT_EQ(template_named("gemv_simt").describe(along_n, nn).code_path, "along L");
 }
 
 // Seen on the H200 (session 25): with long-K GEMVs tuned, 64x64x131072 had only GEMV shapes

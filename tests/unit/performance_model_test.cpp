@@ -81,8 +81,8 @@ TEST(PerformanceModel, a_stream_tail_prices_the_partial_wave_as_slices) {
   EXPECT_DOUBLE_EQ(model.predict_us(tail, full), model.predict_us(whole, full));
   EXPECT_LT(model.predict_us(tail, over), 0.75 * model.predict_us(whole, over));
   EXPECT_GT(model.predict_us(tail, over), model.predict_us(tail, full));
-  const BlockGroups g =
-      PerformanceModel::block_groups(template_named("sgemm_warp").tile(tail), over, 275 + 11 * 7);
+  const BlockGroups g = PerformanceModel::block_groups(
+      template_named("sgemm_warp").describe(tail, over).tile, over, 275 + 11 * 7);
   EXPECT_EQ(g.whole.blocks, 264);
   EXPECT_EQ(g.whole.k_tiles, 512);
   EXPECT_EQ(g.tail.blocks, 88);
@@ -187,10 +187,8 @@ TEST(PerformanceModel, narrower_copies_of_the_same_tile_are_predicted_slower) {
   const double ratio = model.predict_us(narrow, p) / model.predict_us(wide, p);
   EXPECT_GT(ratio, 1.08);
   EXPECT_LT(ratio, 1.2);
-  EXPECT_EQ(template_named("sgemm_warp")
-                .copy_bytes(KernelConfig::from_params_text("sgemm_warp", "VEC=2")),
-            8);
-  EXPECT_EQ(template_named("gemm_wgmma").copy_bytes(KernelConfig{}), 16);
+  EXPECT_EQ(template_named("sgemm_warp").describe(narrow, p).copy_bytes, 4);
+  EXPECT_EQ(template_named("sgemm_warp").describe(wide, p).copy_bytes, 4 * wide.get("VEC"));
 }
 
 TEST(PerformanceModel, a_streaming_family_is_priced_by_its_bytes) {

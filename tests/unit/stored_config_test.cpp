@@ -151,14 +151,10 @@ TEST(StoredConfig, host_side_answers_every_config_it_accepts) {
         const GemmTemplate& t = template_named(config.template_name);
         SCOPED_TRACE(config.canonical_name());
         EXPECT_NO_THROW({
-          t.tile(config);
           t.block_resources(config);
           t.entries(config);
-          t.copy_bytes(config);
           for (const Problem& problem : problems_of(family.types)) {
-            t.code_path(config, problem);
-            t.estimated_registers(config, problem);
-            t.serial_partial_reads(config, problem);
+            t.describe(config, problem);
             can_run(config, problem, "sm_90");
             if (!t.unsupported_reason(config, problem, "sm_90"))
               t.plan_launch(config, problem, 132);

@@ -27,9 +27,10 @@ namespace {
 
 // Multiply-adds one thread does per main-loop step: the code NVRTC unrolls and ptxas
 // schedules. A config the family refuses counts as none (it fails fast).
-double unrolled_work(const GemmTemplate& family, const KernelConfig& config) {
+double unrolled_work(const GemmTemplate& family, const KernelConfig& config,
+                     const Problem& variant) {
   try {
-    const TileShape t = family.tile(config);
+    const TileShape t = family.describe(config, variant).tile;
     const int threads = family.block_resources(config).threads;
     return threads > 0 ? double(t.m) * double(t.n) * double(t.k) / threads : 0;
   } catch (const std::exception&) {
@@ -94,7 +95,7 @@ CompileStage::Ticket CompileStage::submit(const GemmTemplate& family,
   // Longest first, so a batch does not end on one slow compile with the other threads idle:
   // compile time grows with the unrolled work of one thread (on the H200, ~0.8 log-log).
   std::vector<double> cost(configs.size());
-  for (size_t i : missing) cost[i] = unrolled_work(family, configs[i]);
+  for (size_t i : missing) cost[i] = unrolled_work(family, configs[i], variant);
   std::stable_sort(missing.begin(), missing.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::lock_guard lock(mutex_);
