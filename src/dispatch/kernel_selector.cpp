@@ -270,10 +270,8 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
 }
 
 // Blocks of a streaming config that fit on the GPU at once, from the registers its family
-// expects the build to take; without an estimate, no limit.
-int64_t KernelSelector::resident_capacity(const GemmTemplate& family, const KernelConfig& config,
-                                          const Problem& problem, const BlockResources& res) const {
-  const int registers = family.describe(config, problem).estimated_registers;
+// expects the build to take (KernelDescription::estimated_registers); without one, no limit.
+int64_t KernelSelector::resident_capacity(int registers, const BlockResources& res) const {
   if (registers <= 0) return std::numeric_limits<int64_t>::max();
   const Occupancy occ =
       occupancy(arch_limits(arch_), res.threads, registers, res.dynamic_smem_bytes);
@@ -313,18 +311,20 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
   // blocks past them form a last partial wave (stream_tail_factor).
   constexpr double kStreamWarpsPerSm = 12;
   const GemmTemplate* family = find_template(config.template_name);
-  if (family && family->describe(config, problem).bandwidth_bound) {
+  const std::optional<KernelDescription> d =
+      family ? std::optional(family->describe(config, problem)) : std::nullopt;
+  if (d && d->bandwidth_bound) {
     const BlockResources res = family->block_resources(config);
     const int64_t warps = (res.threads + 31) / 32;
     const int64_t blocks = launched_blocks(config, problem, sm_count_);
     const int sms = std::max(1, sm_count_);
-    const int64_t resident = std::min(blocks, resident_capacity(*family, config, problem, res));
+    const int64_t resident = std::min(blocks, resident_capacity(d->estimated_registers, res));
     const double per_sm = double(resident * warps) / double(sms);
     const double rate = std::min(1.0, per_sm / kStreamWarpsPerSm);
     return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
            std::max(rate, 1e-3);
   }
-  const TileShape t = tile_of(config, problem);
+  const TileShape t = d ? d->tile : tile_of(config, problem);
   const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
   const BlockGroups groups =
       PerformanceModel::block_groups(t, problem, launched_blocks(config, problem, sm_count_));

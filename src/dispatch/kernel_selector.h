@@ -96,8 +96,7 @@ class KernelSelector {
   // Tile work a config does on a problem, in whole waves of resident blocks (K steps plus the
   // model's fixed steps per block).
   double padded_work(const KernelConfig& config, const Problem& problem) const;
-  int64_t resident_capacity(const GemmTemplate& family, const KernelConfig& config,
-                            const Problem& problem, const BlockResources& res) const;
+  int64_t resident_capacity(int registers, const BlockResources& res) const;
   static double stream_tail_factor(int64_t blocks, int64_t resident);
   // A time measured on `there` carried to `here` by the ratios of the two shapes' model
   // times and padded work.
