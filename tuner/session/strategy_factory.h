@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "db/tuning_db.h"
 #include "src/core/arch_limits.h"
+#include "src/core/tuning_records.h"
 #include "tuner/search/candidates.h"
 #include "tuner/search/strategy.h"
 #include "tuner/session/family_space.h"
