@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "src/core/error.h"
+#include "tests/common/fake_worker.h"
 #include "tuner/evaluate/worker_protocol.h"
 
 namespace tgemm {
@@ -21,7 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-const std::string kFixtures = std::string(TGEMM_SOURCE_DIR) + "/tests/data/worker/";
+using testing::evaluated;
+using testing::FakeWorkerDir;
+using testing::kFixtures;
+using testing::prepared_ok;
 
 // "pid state cmdline" of every live or zombie child of this process.
 std::vector<std::string> child_processes() {
@@ -70,56 +74,6 @@ CompiledKernel some_kernel() {
 }
 
 Problem some_problem() { return Problem::packed(GemmTypes{}, Op::N, Op::N, 128, 128, 128); }
-
-// A scratch directory that scripts the fake worker through FAKE_WORKER_DIR.
-class FakeWorkerDir {
- public:
-  FakeWorkerDir() {
-    std::string templ = (fs::temp_directory_path() / "tgemm-fake-worker-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = templ;
-    ::setenv("FAKE_WORKER_DIR", path_.c_str(), 1);
-  }
-  ~FakeWorkerDir() {
-    ::unsetenv("FAKE_WORKER_DIR");
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  void write(const std::string& name, const std::string& content) const {
-    std::ofstream(path_ + "/" + name, std::ios::binary) << content;
-  }
-  void answer(const std::string& kind, const WorkerResponse& response) const {
-    write(kind + ".frame", encode_frame(encode_response(response)));
-  }
-  void remove(const std::string& name) const { fs::remove(path_ + "/" + name); }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path_ + "/" + name);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
-
- private:
-  std::string path_;
-};
-
-WorkerResponse prepared_ok() {
-  CublasTiming t;
-  t.ok = true;
-  t.min_us = 10;
-  t.median_us = 11;
-  t.max_us = 12;
-  t.runs = 20;
-  return WorkerResponse{PrepareResponse{t}, false};
-}
-
-WorkerResponse evaluated(TrialStatus status, bool worker_exits = false) {
-  TrialResult r;
-  r.config = KernelConfig{"from_the_worker", {}};
-  r.status = status;
-  r.error = status == TrialStatus::ok ? "" : "fault\nin the kernel";
-  r.time_median_us = 5.5;
-  r.runs = 9;
-  return WorkerResponse{EvaluateResponse{r}, worker_exits};
-}
 
 TEST(WorkerClient, throws_naming_the_path_of_a_missing_worker) {
   const std::string missing = "/nonexistent/dir/tgemm-worker";

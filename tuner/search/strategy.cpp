@@ -63,26 +63,31 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
 
 std::vector<std::string> strategy_names() { return {"exhaustive", "random", "model", "nearest"}; }
 
+void check_strategy_name(const std::string& name) {
+  const std::vector<std::string> names = strategy_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    fail("unknown strategy '{}' (expected one of: {})", name, fmt::join(names, ", "));
+}
+
 std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<KernelConfig> legal,
                                         uint64_t budget, uint64_t seed,
                                         const StrategyContext& context) {
   if (budget > kMaxBudget)
     fail("budget {} is over the limit of {} configs (0 = the whole space)", budget, kMaxBudget);
+  check_strategy_name(name);
   if (name == "exhaustive") {
     if (budget > 0 && budget < legal.size()) legal.resize(size_t(budget));
     return std::make_unique<OrderedStrategy>(std::move(legal));
   }
   if (name == "random")
     return std::make_unique<OrderedStrategy>(random_sample(std::move(legal), budget, seed));
-  if (name == "model" || name == "nearest") {
-    if (legal.empty()) return std::make_unique<OrderedStrategy>(std::move(legal));
-    if (!context.model.family)
-      fail("strategy '{}' needs the family and the problems it ranks configs for", name);
-    return std::make_unique<ModelStrategy>(
-        std::move(legal), budget, seed, PerformanceModel(context.model), context.exploration,
-        name == "nearest" ? context.nearest : std::vector<KernelConfig>{}, context.prior);
-  }
-  fail("unknown strategy '{}' (expected one of: {})", name, fmt::join(strategy_names(), ", "));
+  // "model" or "nearest"
+  if (legal.empty()) return std::make_unique<OrderedStrategy>(std::move(legal));
+  if (!context.model.family)
+    fail("strategy '{}' needs the family and the problems it ranks configs for", name);
+  return std::make_unique<ModelStrategy>(
+      std::move(legal), budget, seed, PerformanceModel(context.model), context.exploration,
+      name == "nearest" ? context.nearest : std::vector<KernelConfig>{}, context.prior);
 }
 
 }  // namespace tgemm

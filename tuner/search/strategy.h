@@ -68,5 +68,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Ker
 
 // The names make_strategy() accepts, for --help texts and error messages.
 std::vector<std::string> strategy_names();
+// Throws Error naming the accepted strategies when `name` is not one of them.
+void check_strategy_name(const std::string& name);
 
 }  // namespace tgemm

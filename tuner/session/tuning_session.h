@@ -3,6 +3,9 @@
 // strategy's batches under the budget, each compiled (CompileStage), then verified and timed on
 // every problem of the variant in the worker, the results told to the strategy before it
 // proposes again; every trial and the best per (problem, device) stored in the database.
+// The run connects its parts: the plan (tuning_plan.h, time_budget.h), the strategies
+// (strategy_factory.h), the measuring (trial_measurer.h), the recording (trial_recorder.h)
+// and the report (report/tuning_report.h).
 #pragma once
 
 #include <cstdint>
@@ -10,20 +13,9 @@
 #include <vector>
 
 #include "src/core/current_build.h"
+#include "tuner/session/shard.h"
 
 namespace tgemm {
-
-// --shard I/N: this run tunes only the problems whose stable hash of Problem::key() is I
-// modulo N, so N machines given 0/N .. N-1/N share a shape file, each problem exactly once.
-struct Shard {
-  uint64_t index = 0;
-  uint64_t count = 1;  // 1: every problem
-};
-
-// "I/N" in decimal with 0 <= I < N; throws Error naming --shard for anything else.
-Shard parse_shard(const std::string& text);
-// Whether the problem with this key (Problem::key()) belongs to the shard.
-bool in_shard(const std::string& problem_key, const Shard& shard);
 
 struct TuneOptions {
   std::string shapes_path;
