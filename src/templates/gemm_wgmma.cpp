@@ -13,39 +13,20 @@
 #include "kernel_templates/common/pack_layout.h"
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
+#include "src/templates/wgmma_family.h"
 
 namespace tgemm {
 
 namespace {
 
-constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
-constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its stages to the swizzle period
-
 class GemmWgmma final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool ok = types.a == DType::f32 ? types.compute != ComputeType::f32
-                                          : types.compute == ComputeType::f32;
-    if (!ok)
-      return fmt::format(
-          "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on Hopper's "
-          "tensor cores, not {}",
-          name(), types.name());
-    if (arch_number(arch) != 90)
-      return fmt::format(
-          "{} runs wgmma.mma_async, which only sm_90a (Hopper, compute capability 9.0) has; {} "
-          "has none (the mma.sync family serves it)",
-          name(), arch);
-    return std::nullopt;
-  }
+  FamilyTypes computed_types() const override { return wgmma_family::tensor_types(true); }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t pack = config.get_or("PACK", 0);
     if (pack < 0 || pack > 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
@@ -96,7 +77,7 @@ class GemmWgmma final : public GemmTemplate {
                                               : "16-bit operands take PACK=0 or PACK=1");
     if (types.compute != ComputeType::f32x3) return std::nullopt;
     const int64_t accumulators =
-        config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
+        config.get("BM") / config.divisor("WGS") / 64 * config.get("BN") / 2 * 2;
     if (accumulators > 128)
       return fmt::format(
           "f32x3 sums each slice in a second accumulator set: {} f32 accumulators per thread "
@@ -169,13 +150,12 @@ class GemmWgmma final : public GemmTemplate {
     return tiled_description(tile(config));
   }
 
-  // K depth in 16-bit elements (tf32 slices are half as deep).
   TileShape tile(const KernelConfig& config) const {
-    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
+    return wgmma_family::tile(config, split_k(config));
   }
 
   std::string nvrtc_arch(const std::string& arch) const override {
-    return arch_number(arch) == 90 ? arch + "a" : arch;
+    return wgmma_family::nvrtc_arch(arch);
   }
 
  private:
@@ -200,8 +180,8 @@ class GemmWgmma final : public GemmTemplate {
   }
   static size_t smem_bytes(const KernelConfig& config, int planes) {
     return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
-                      kRowBytes +
-                  kAlignSmem);
+                      wgmma_family::kRowBytes +
+                  wgmma_family::kAlignSmem);
   }
   static size_t workspace_bytes(const KernelConfig& config, const Problem& p) {
     const Packed packed = packed_operands(config, p);
@@ -220,7 +200,7 @@ class GemmWgmma final : public GemmTemplate {
   // K-major, [m][k] and [n][k]; 16-bit in the caller's layout ([k][m] for a T-layout A, [k][n]
   // for an N-layout B). Keeping the layout makes the 16-bit pack a plain copy.
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {
-    const int e = element_bytes(p.types.a), bk = int(kRowBytes / e);
+    const int e = element_bytes(p.types.a), bk = int(wgmma_family::kRowBytes / e);
     const int bm = int(config.get("BM")), bn = int(config.get("BN"));
     const bool a_k_major = e == 4 || p.op_a == Op::N, b_k_major = e == 4 || p.op_b == Op::T;
     return {a_k_major ? packed_layout(p.m, p.k, bm, bk, e) : packed_layout(p.k, p.m, bk, bm, e),
