@@ -19,11 +19,9 @@ namespace {
 
 constexpr int64_t kChunkRows = 64;  // rows of C per staged chunk (TMA_STORE)
 
-class GemmTmaWgmma final : public GemmTemplate {
+class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  using GemmTemplate::GemmTemplate;
-
-  FamilyTypes computed_types() const override { return wgmma_family::tensor_types(false); }
+  explicit GemmTmaWgmma(KernelSource source) : WgmmaFamily(std::move(source), false) {}
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string&) const override {
@@ -97,21 +95,8 @@ class GemmTmaWgmma final : public GemmTemplate {
     return r;
   }
 
-  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
-    return tiled_description(tile(config));
-  }
-
-  TileShape tile(const KernelConfig& config) const {
-    return wgmma_family::tile(config, split_k(config));
-  }
-
-  std::string nvrtc_arch(const std::string& arch) const override {
-    return wgmma_family::nvrtc_arch(arch);
-  }
-
  private:
   static constexpr int kReduceEntry = 1;
-  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
   // C as the kernel stores its staged chunks (TMA_STORE): boxes of 128 bytes of columns by 64

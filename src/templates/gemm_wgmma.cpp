@@ -19,11 +19,9 @@ namespace tgemm {
 
 namespace {
 
-class GemmWgmma final : public GemmTemplate {
+class GemmWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  using GemmTemplate::GemmTemplate;
-
-  FamilyTypes computed_types() const override { return wgmma_family::tensor_types(true); }
+  explicit GemmWgmma(KernelSource source) : WgmmaFamily(std::move(source), true) {}
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
@@ -146,25 +144,12 @@ class GemmWgmma final : public GemmTemplate {
     return r;
   }
 
-  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
-    return tiled_description(tile(config));
-  }
-
-  TileShape tile(const KernelConfig& config) const {
-    return wgmma_family::tile(config, split_k(config));
-  }
-
-  std::string nvrtc_arch(const std::string& arch) const override {
-    return wgmma_family::nvrtc_arch(arch);
-  }
-
  private:
   struct Packed {
     PackedLayout a, b;
   };
   static constexpr int kPrepareEntry = 3;  // gemm_wgmma_prepare_c, after the packs
   // Configs stored before SPLIT_K existed run unsplit.
-  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
   // Whether each operand goes through the workspace: 16-bit ones with PACK=1; f32 ones
   // always, except K-major ones with PACK=2 (A stored [m][k]: op N; B stored [n][k]: op T).

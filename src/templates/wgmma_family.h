@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "src/core/arch_limits.h"
 #include "src/core/kernel_config.h"
@@ -13,16 +14,6 @@ namespace tgemm::wgmma_family {
 
 constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
 constexpr int64_t kAlignSmem = 1024;  // the kernels align their tiles to the swizzle period
-
-// wgmma and setmaxnreg exist only in sm_90's arch-specific target.
-inline std::string nvrtc_arch(const std::string& arch) {
-  return arch_number(arch) == 90 ? arch + "a" : arch;
-}
-
-// A config's tile: BM x BN of C, K slices of one row (in 16-bit elements; tf32's hold half).
-inline TileShape tile(const KernelConfig& config, int64_t split_k) {
-  return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k, 1};
-}
 
 // f16 and bf16 (C in the input type or f32) and tf32 on sm_90 only, with f32x3 where the family
 // runs its three passes.
@@ -37,5 +28,32 @@ inline FamilyTypes tensor_types(bool with_f32x3) {
   if (with_f32x3) t.rules.push_back({"f32x3", 90, 90});
   return t;
 }
+
+// The host side both families build on: their types, sm_90a builds, their tiles.
+class WgmmaFamily : public GemmTemplate {
+ public:
+  WgmmaFamily(KernelSource source, bool with_f32x3)
+      : GemmTemplate(std::move(source)), with_f32x3_(with_f32x3) {}
+
+  FamilyTypes computed_types() const override { return tensor_types(with_f32x3_); }
+
+  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
+    return tiled_description(tile(config));
+  }
+
+  // wgmma and setmaxnreg exist only in sm_90's arch-specific target.
+  std::string nvrtc_arch(const std::string& arch) const override {
+    return arch_number(arch) == 90 ? arch + "a" : arch;
+  }
+
+  // BM x BN of C, K slices of one row (in 16-bit elements; tf32's hold half).
+  static TileShape tile(const KernelConfig& config) {
+    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
+  }
+  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
+
+ private:
+  bool with_f32x3_;
+};
 
 }  // namespace tgemm::wgmma_family
