@@ -14,7 +14,7 @@ class SgemmSimt final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override { return ffma_f32(); }
+  const FamilyTypes& computed_types() const override { return ffma_f32(); }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string&) const override {
