@@ -32,18 +32,26 @@ TEST(TuneGpu, faulting_kernel_is_crashed_and_a_rerun_measures_nothing) {
   const std::string ours =
       "select count(*) from trials t join kernels k on k.id = t.kernel_id where k.library = "
       "'tgemm'";
+  // The FAULT=1 config crashes once per shape; every other config of ours (the space's good
+  // one and the proven candidates measured before it, all built from the same source) is ok.
+  const int64_t mine = query_int(db, ours);
   EXPECT_EQ(query_int(db, ours + " and t.status = 'crashed'"), 2) << first.output;
-  EXPECT_EQ(query_int(db, ours + " and t.status = 'ok'"), 2) << first.output;
+  EXPECT_EQ(query_int(db, ours + " and t.status = 'ok'"), mine - 2) << first.output;
+  EXPECT_EQ(query_int(db, ours + " and t.status = 'ok' and k.canonical_name like '%_fault0'"),
+            mine - 2);
   EXPECT_EQ(query_int(db, "select count(*) from tgemm_best_kernels where kernel like '%_fault0'"),
             2);
   const int64_t all = query_int(db, "select count(*) from trials");
-  EXPECT_NE(first.output.find("worker restarts: 2"), std::string::npos) << first.output;
+  // The worker restarts after a crash when trials remain (the last trial's crash needs none).
+  EXPECT_TRUE(std::regex_search(first.output, std::regex("worker restarts: [12];")))
+      << first.output;
 
   auto second = run_tool("tgemm-tune", args);
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_NE(second.output.find("trials: 0 run, 4 already recorded"), std::string::npos)
+  EXPECT_NE(second.output.find(fmt::format("trials: 0 run, {} already recorded", mine)),
+            std::string::npos)
       << second.output;
-  EXPECT_EQ(query_int(db, ours), 4);
+  EXPECT_EQ(query_int(db, ours), mine);
   EXPECT_EQ(query_int(db, "select count(*) from trials"), all);  // nothing timed twice
 }
 
@@ -150,7 +158,7 @@ TEST(TuneGpu, a_time_budget_stops_measuring_at_its_deadline) {
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   std::smatch spent;
   ASSERT_TRUE(std::regex_search(tune.output, spent,
-                                std::regex(R"(time budget 10 s: ([0-9.]+) s spent asking)")))
+                                std::regex(R"(time budget 10 s: ([0-9.]+) s spent exploring)")))
       << tune.output;
   // The slack: the compiles of the batches in flight and the trial running at the deadline.
   EXPECT_LT(std::stod(spent[1]), 25.0) << tune.output;
