@@ -62,8 +62,13 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(problem.types.a);

@@ -20,8 +20,13 @@ class GemmNaive final : public GemmTemplate {
   }
 
   // Scalar loads and stores: no alignment beyond one element.
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     return foreign_or_wrong_types(config, problem, arch);
   }
 

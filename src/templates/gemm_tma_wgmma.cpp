@@ -42,8 +42,8 @@ class GemmTmaWgmma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
     if (problem.m < 1 || problem.n < 1 || problem.k < 1)

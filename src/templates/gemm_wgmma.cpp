@@ -43,8 +43,13 @@ class GemmWgmma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t pack = config.get_or("PACK", 0);
     if (pack < 0 || pack > 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);

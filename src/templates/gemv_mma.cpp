@@ -31,8 +31,8 @@ class GemvMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const bool small_m = config.get("SIDE") == 0;
     const int64_t small = small_m ? problem.m : problem.n;

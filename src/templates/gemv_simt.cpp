@@ -24,8 +24,8 @@ class GemvSimt final : public GemmTemplate {
     return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const bool small_m = config.get("SIDE") == 0;
     const int64_t rows = config.get("ROWS");

@@ -19,8 +19,13 @@ class SgemmSimt final : public GemmTemplate {
     return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
   }
 
-  std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
-                                                const std::string& arch) const override {
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
+  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
+                                             const std::string& arch) const override {
     if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
     const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));
     if (problem.align_a % vec_bytes != 0 || problem.align_b % vec_bytes != 0)
