@@ -111,6 +111,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"f32x3.yaml", 8, "1024x1024x1024", "NN", "f32x3"},
       {"heldout.yaml", 12, "tiny-mn-huge-k", "NN", "f32"},
       {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
+      {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
