@@ -457,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::G
 
 extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams batched) {
   using namespace tgemm_mma;
-  const tgemm::GemmParams p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
   // f32 stored K-major (A T, B N) is read with 32-bit loads, the rest with ldmatrix.
   constexpr bool kScalarA = ELEM_BYTES == 4 && TGEMM_OP_A == 1;
@@ -794,7 +794,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
 
   // Epilogue: accumulator e of tile (mi, ni) is C row wm0 + mi*16 + g + 8*(e/2), column
   // wn0 + ni*8 + 2t + e%2.
-  const tgemm::GemmParams pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
+  const tgemm::GemmParams& pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll

@@ -21,7 +21,8 @@ static_assert(BLOCK_X * BLOCK_Y <= 1024, "at most 1024 threads per block");
 extern "C" __global__ void __launch_bounds__(BLOCK_X* BLOCK_Y)
     gemm_naive(const tgemm::GemmParams batched) {
   using namespace tgemm;
-  const GemmParams p = batch_c<1>(batch_operands<1>(batched));  // this block's GEMM
+  const GemmParams& operands = batch_operands<1>(batched);  // this block's A, B
+  const GemmParams& p = batch_c<1>(operands);               // and its C
   // This thread's element of C: row i, column j.
   const int j = blockIdx.x * BLOCK_X + threadIdx.x % BLOCK_X;
   const int i = blockIdx.y * BLOCK_Y + threadIdx.x / BLOCK_X;

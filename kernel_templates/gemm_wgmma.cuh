@@ -430,7 +430,7 @@ extern "C" __global__ void gemm_wgmma_prepare_c(const tgemm::GemmParams p) {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const tgemm::GemmParams batched) {
   using namespace tgemm_wgmma;
-  const tgemm::GemmParams p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ char smem_raw[];
   // Stages start on 1024-byte boundaries (the swizzle pattern's period): the host adds 1 KiB.
   const unsigned smem = (smem_address(smem_raw) + 1023u) & ~1023u;
@@ -576,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // column n0 + 8j + 2t + e % 2, with g = lane / 4 and t = lane % 4.
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
   const int g = lane / 4, t = lane % 4;
-  const tgemm::GemmParams pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
+  const tgemm::GemmParams& pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
     const int row = m0 + wg * WG_ROWS + mt * 64 + warp * 16 + g;

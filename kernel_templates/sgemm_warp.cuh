@@ -550,7 +550,7 @@ __device__ __forceinline__ bool tail_handover(const tgemm::GemmParams& p,
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     sgemm_warp(const tgemm::GemmParams batched) {
   using namespace tgemm_warp;
-  const tgemm::GemmParams p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for LDS.128 / cp.async
   float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As, Bs), padded rows
 

@@ -27,15 +27,26 @@ __device__ __forceinline__ int split_k_slice() {
 // The member of the batch this block computes: blockIdx.z in a batch's build.
 __device__ __forceinline__ int batch_member() { return TGEMM_BATCH == 0 ? 0 : int(blockIdx.z); }
 
-// `p` with a and b moved to this block's member of the batch.
+#if TGEMM_BATCH == 0
+// A single GEMM's block reads the parameters as given (references: the code it had before).
+template <int SplitK>
+__device__ __forceinline__ const GemmParams& batch_operands(const GemmParams& p) {
+  return p;
+}
+template <int SplitK>
+__device__ __forceinline__ const GemmParams& batch_c(const GemmParams& p) {
+  return p;
+}
+#else
+// `p` with a and b moved to this block's member of the batch (K stays whole: z is the member).
 template <int SplitK>
 __device__ __forceinline__ GemmParams batch_operands(const GemmParams& p) {
-  static_assert(TGEMM_BATCH == 0 || SplitK == 1, "a batch's members take z: K stays whole");
+  static_assert(SplitK == 1, "a batch's members take z: K stays whole");
   GemmParams q = p;
 #if TGEMM_BATCH == 1
   q.a = static_cast<const ElementA*>(p.a) + batch_member() * p.stride_a;
   q.b = static_cast<const ElementB*>(p.b) + batch_member() * p.stride_b;
-#elif TGEMM_BATCH == 2
+#else
   q.a = static_cast<const void* const*>(p.a)[batch_member()];
   q.b = static_cast<const void* const*>(p.b)[batch_member()];
 #endif
@@ -49,10 +60,11 @@ __device__ __forceinline__ GemmParams batch_c(const GemmParams& p) {
   GemmParams q = p;
 #if TGEMM_BATCH == 1
   q.c = static_cast<ElementC*>(p.c) + batch_member() * p.stride_c;
-#elif TGEMM_BATCH == 2
+#else
   q.c = static_cast<void* const*>(p.c)[batch_member()];
 #endif
   return q;
 }
+#endif
 
 }  // namespace tgemm

@@ -20,10 +20,13 @@ struct GemmParams {
   void* workspace;    // offset 72: scratch of LaunchPlan::workspace_bytes (split-K partials)
   // Offset 80, for batched GEMM (common/batch.cuh): member i of the batch is A + i * stride_a,
   // B + i * stride_b and C + i * stride_c (strides in elements), or, in a build for pointer
-  // arrays (TGEMM_BATCH_POINTERS), a, b and c point to device arrays of `batch` pointers. Old
-  // cubins and batch == 1 read none of it: the one member is a, b and c themselves.
+  // arrays (TGEMM_BATCH=2), a, b and c point to device arrays of `batch` pointers. Only a
+  // batch's builds declare it: a single GEMM's kernels keep the 80-byte block (and machine
+  // code) they had, and the host always passes the whole block.
+#if !defined(__CUDACC__) || (defined(TGEMM_BATCH) && TGEMM_BATCH != 0)
   long long stride_a, stride_b, stride_c;
   int batch;  // members, >= 1
+#endif
 };
 
 }  // namespace tgemm

@@ -10,6 +10,8 @@
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/sgemm_configs.h"
+#include "tests/common/template_ptx.h"
 
 namespace tgemm {
 namespace {
@@ -51,6 +53,21 @@ TEST_P(BatchCompiles, every_default_serving_a_batch_compiles_in_both_forms) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, BatchCompiles, ::testing::Values("sm_75", "sm_80", "sm_90"));
+
+// A single GEMM's build declares the 80-byte block it had before batches (so its machine code
+// and a tuned trial's code hash stay as they were); a batch's build declares the whole block.
+TEST(BatchBuilds, only_a_batchs_build_declares_the_batch_fields) {
+  const GemmTemplate& family = template_named("sgemm_simt");
+  const KernelConfig config = testing::sgemm_config({});
+  const auto ptx = [&](const Problem& p) {
+    return testing::template_ptx(family, config, build_variant(p), "compute_80");
+  };
+  const std::string single = ptx(Problem::packed(GemmTypes{}, Op::N, Op::N, 1, 1, 1));
+  const std::string strided = ptx(Problem::packed_batch(GemmTypes{}, Op::N, Op::N, 1, 1, 1, 4));
+  EXPECT_NE(single.find("sgemm_simt_param_0[80]"), std::string::npos);
+  EXPECT_NE(strided.find("sgemm_simt_param_0[112]"), std::string::npos);
+  EXPECT_NE(strided.find("%ctaid.z"), std::string::npos);  // the member
+}
 
 }  // namespace
 }  // namespace tgemm
