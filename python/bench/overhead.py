@@ -87,6 +87,27 @@ def per_call(db):
     print(f"{'f32 64x64x64 NN, host us per call':44s} {'us':>8s} {'vs C':>8s}")
     for name, us in rows.items():
         print(f"{name:44s} {us:8.2f} {us - c_call:+8.2f}")
+    pieces(a, b, out, stream)
+
+
+def pieces(a, b, out, stream):
+    """Host cost of each step of tgemm.matmul's cached path, apart: where its time goes. The
+    last row makes the library call with a null handle, so it measures the binding alone."""
+    fast = tgemm._library.fast_gemm()
+    key = (_arrays.signature(a)[0], _arrays.signature(b)[0], _arrays.signature(out)[0], None)
+    steps = {
+        "signature of one operand": lambda: _arrays.signature(a),
+        "the plan cache's lookup": lambda: tgemm._matmul._plans.get(key),
+        "launch_target (stream, device)": lambda: _arrays.launch_target(a),
+        "handle(None)": lambda: tgemm._library.handle(None),
+    }
+    if fast is not None:
+        args = (0, 0, 0, 64, 64, 64, 1.0, a.data_ptr(), 0, 64, b.data_ptr(), 0, 64, 0.0,
+                out.data_ptr(), 0, 64, 0, stream)
+        steps["_fastcall.gemm, null handle (binding only)"] = lambda: fast(*args)
+    print(f"{'a step of the cached path alone':44s} {'us':>8s}")
+    for name, step in steps.items():
+        print(f"{name:44s} {host_us_per_call(step, batch=2000, batches=20):8.3f}")
 
 
 def operands(row):

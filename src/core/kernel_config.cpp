@@ -37,6 +37,12 @@ int64_t KernelConfig::get(const std::string& name) const {
   fail("config {} has no parameter {}", canonical_name(), name);
 }
 
+int64_t KernelConfig::divisor(const std::string& name) const {
+  const int64_t value = get(name);
+  if (value < 1) fail("config {}: {}={} must be at least 1", canonical_name(), name, value);
+  return value;
+}
+
 int64_t KernelConfig::get_or(const std::string& name, int64_t fallback) const {
   return has(name) ? get(name) : fallback;
 }

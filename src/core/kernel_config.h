@@ -22,6 +22,8 @@ struct KernelConfig {
   std::vector<std::string> defines() const;
   bool has(const std::string& name) const;
   int64_t get(const std::string& name) const;  // throws Error when absent
+  // A parameter the host side divides by: throws Error when absent or below 1.
+  int64_t divisor(const std::string& name) const;
   int64_t get_or(const std::string& name, int64_t fallback) const;
   void set(const std::string& name, int64_t value);  // replaces or appends
 

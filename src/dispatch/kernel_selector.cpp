@@ -61,30 +61,14 @@ TileShape tile_of(const KernelConfig& config, const Problem& problem) {
   return template_named(config.template_name).describe(config, problem).tile;
 }
 
-// A config measured on a tuned shape is evidence for others only when it ran within this
-// factor of that shape's fastest: slower ones are where the model misjudges (the naive kernel).
-constexpr double kGoodThere = 1.5;
-
 // The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
 const std::string kSplitK = "SPLIT_K";
-// A split sibling (choose_untuned) never ran on the neighbour: it is served only when predicted
-// faster by this factor than what ran there. Leave-one-out replay of an H200 database: 1.1
-// served 1760x128x1760 a split 4 of a split-16 line at 0.93 of its best (0.98 without
-// siblings); from 1.2 on, no problem's choice changes, and 64x64x131072 still gets 256 slices.
-constexpr double kUnmeasuredMargin = 1.2;
-// A neighbour's carried time grows by this share per unit of sqrt(distance) (distance below).
-// Leave-one-out replay, best / chosen over the measured choices of four databases: 0 gives
-// 0.950, 0.933, 0.932, 0.925; 0.04 and 0.05 give 0.950, 0.933, 0.939, 0.932; from 0.06,
-// 4097^3 takes a 64x64 line at 0.90 (0.975 below 0.06). On the H200, each shape left out, 0.05
-// serves 1024^3 at 0.97 (0.71 at 0), 3072x128x1024 at 0.88 (0.98), decode16-qkvo at 0.99
-// (1.01); every other shape of square, llm and deepbench as at 0.
-constexpr double kFarPenalty = 0.05;
 
 // Squared distance of two shapes in log M, N, K and the batch (a fourth size axis: a batch
-// fills the GPU as a larger grid does); other alignments pay kAlignmentPenalty: their kernels
-// chose vector widths for them; pointer arrays against strides pay it too (other loads).
-double distance(const Problem& a, const Problem& b) {
-  constexpr double kAlignmentPenalty = 2.0;
+// fills the GPU as a larger grid does), plus `alignment_penalty` where their alignments differ
+// (their kernels chose vector widths for them) and again for pointer arrays against strides
+// (other loads).
+double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const double dm = std::log(double(a.m) / double(b.m));
   const double dn = std::log(double(a.n) / double(b.n));
   const double dk = std::log(double(a.k) / double(b.k));
@@ -92,8 +76,8 @@ double distance(const Problem& a, const Problem& b) {
   const bool same_alignment =
       a.align_a == b.align_a && a.align_b == b.align_b && a.align_c == b.align_c;
   const bool same_pointers = a.batch_pointers == b.batch_pointers;
-  return dm * dm + dn * dn + dk * dk + db * db + (same_alignment ? 0 : kAlignmentPenalty) +
-         (same_pointers ? 0 : kAlignmentPenalty);
+  return dm * dm + dn * dn + dk * dk + db * db + (same_alignment ? 0 : alignment_penalty) +
+         (same_pointers ? 0 : alignment_penalty);
 }
 
 // A config's family and parameters, as one key.
@@ -104,11 +88,10 @@ std::string config_id(const KernelConfig& config) {
 }  // namespace
 
 // Evidence from a farther shape is less certain: its carried times pay for the distance, so a
-// far neighbour's config must beat a near one's by more than the model's error. Seen in
-// leave-one-out replay: 1024^3 was served a split-4 config of 2048^3
-// carried to 59.8 us (it runs 85.0) over 1000^3's best carried to 61.9 (1000^3: 61.0).
-double carried_distance_factor(const Problem& there, const Problem& here) {
-  return 1 + kFarPenalty * std::sqrt(distance(there, here));
+// far neighbour's config must beat a near one's by more than the model's error.
+double carried_distance_factor(const Problem& there, const Problem& here,
+                               const SelectorParameters& params) {
+  return 1 + params.far_penalty * std::sqrt(distance(there, here, params.alignment_penalty));
 }
 
 namespace {
@@ -131,12 +114,13 @@ bool can_run(const KernelConfig& config, const Problem& problem, const std::stri
 KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
                                std::string arch, int sm_count,
                                const std::vector<TrialRecord>& measured,
-                               std::vector<DeviceCeiling> ceilings)
+                               std::vector<DeviceCeiling> ceilings, SelectorParameters params)
     : tuned_(std::move(tuned)),
       defaults_(std::move(defaults)),
       arch_(std::move(arch)),
       sm_count_(sm_count),
-      ceilings_(std::move(ceilings)) {
+      ceilings_(std::move(ceilings)),
+      params_(params) {
   // Records are input: a config its family's space refuses here is never trusted.
   std::map<std::string, bool> usable;
   const auto refused = [&](const KernelConfig& config) {
@@ -182,12 +166,11 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
 }
 
 // Per config, the median of measured / predicted over the problems where it ran within
-// kGoodThere of the fastest on this GPU: how far the model's absolute times are off for it
+// good_there of the fastest on this GPU: how far the model's absolute times are off for it
 // here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
-// A config's transposed twin (KernelDescription::transposed) gets the same ratio on the transposed
-// layout: seen on the H200, decode-qkvo (1x4096x4096 NT) left out was served a
-// 43 us default, as the line that runs it at 21.5 us had no record; its twin had one on
-// 4096x1x4096 NN.
+// A config's transposed twin (KernelDescription::transposed) gets the same ratio on the
+// transposed layout, where it runs the same loop: a line with records only as its twin would
+// otherwise go unscaled.
 void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>& problem_of) {
   const auto flip = [](Op op) { return op == Op::N ? Op::T : Op::N; };
   for (const auto& [key, list] : measured_) {
@@ -196,7 +179,7 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
     double fastest = std::numeric_limits<double>::infinity();
     for (const Measurement& m : list) fastest = std::min(fastest, m.time_us);
     for (const Measurement& m : list) {
-      if (m.time_us > kGoodThere * fastest) continue;
+      if (m.time_us > params_.good_there * fastest) continue;
       const double model = model_us(m.config, *problem->second);
       if (!std::isfinite(model) || model <= 0) continue;
       const Problem& p = *problem->second;
@@ -211,11 +194,9 @@ void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>
 }
 
 // The median measured / predicted of a config over its records on the loop it runs here whose
-// layouts share the most operands with the problem's: on the H200 sets PACK_B=0 runs 7-15 %
-// slower than PACK_B=1 wherever B is transposed, which its mostly-NN records hid (2560^3 TT
-// was served PACK_B=0). Records of another loop are no evidence (a 16-row GEMV
-// line measured only with B along N, 1.5x faster than the model there, would have been served
-// to the NT decode shapes, where B runs along K through a loop never measured).
+// layouts share the most operands with the problem's: a layout change alters the copy loops
+// (a pack that pays off only for a transposed B), which records of other layouts hide. Records
+// of another loop (KernelDescription::code_path) are no evidence at all.
 std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
                                                 const Problem& problem) const {
   auto it = model_scale_.find(config_id(config));
@@ -232,8 +213,8 @@ std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
   return median(std::move(ratios));
 }
 
-// Seen on the H200: decode16-up left out was served a default line whose NT build
-// spills (172 us against 68 for its best): its records, all NN, said nothing of that build.
+// A build that failed (spilled) for the problem's variant says more than records of the same
+// config in other variants.
 bool KernelSelector::failed_build(const KernelConfig& config, const Problem& problem) const {
   return failed_builds_.count(config_id(config) + " " + build_variant(problem).key()) > 0;
 }
@@ -270,6 +251,7 @@ double KernelSelector::model_us(const KernelConfig& config, const Problem& probl
   ctx.limits = arch_limits(arch_);
   ctx.sm_count = sm_count_ > 0 ? sm_count_ : default_sm_count(arch_);
   ctx.roofs = roofs_from(ceilings_, arch_, problem.types);
+  ctx.params = params_.model;
   return PerformanceModel(std::move(ctx)).predict_us(config, problem);
 }
 
@@ -285,12 +267,7 @@ int64_t KernelSelector::resident_capacity(int registers, const BlockResources& r
 // The time a streaming grid of `blocks` takes per byte against one whose blocks all fit at
 // once: a last partial wave of a fraction x of the resident blocks costs sqrt(x) of a wave
 // (its blocks start as the first wave's finish, on a lighter-loaded memory system, so less
-// than a whole wave, more than its share). Seen on the H200: 7680x16x2560's
-// 300 blocks of two per SM (1.14 waves) stream 1.16x slower per byte than 4096x16x4096's 256;
-// carried without this, that record made 4096x16x4096, left out, take an FFMA split-K kernel
-// at 0.72 of its best. Leave-one-out replay, best / chosen over five databases: 0.947 and
-// 0.954 on two (0.918, 0.938 without it), the rest alike; flat for powers 0.3-0.6,
-// 0.941 and 0.948 at 0.7, 0.931 and 0.938 at 1 (whole waves).
+// than a whole wave, more than its share; docs/selector.md gives the replay behind the root).
 double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
   if (blocks <= resident) return 1;
   const double waves = double(blocks) / double(resident);
@@ -299,21 +276,14 @@ double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
 }
 
 // Tile work a config does on a problem, in whole waves of resident blocks, each block's K
-// slice lengthened by the steps it spends outside its loop: without them a split-K kernel
-// carried to a shape of a quarter the K came out ~15 % too fast (leave-one-out, H200 sets).
+// slice lengthened by the steps it spends outside its loop (ModelParameters::fixed_steps), which
+// a split-K kernel carried to a shorter K pays for more of its time.
 double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
-  // A streaming family's work is the bytes it reads. Its K slices are grid blocks already
-  // (launched_blocks): counted as loop steps too, a GEMV carried to K = 500000 came out ~100x
-  // slower than it runs, and a split-K FFMA kernel at 5x the GEMV's time won in replay.
-  // Its bytes stream at the rate its warps in flight reach: a GEMV tuned for a long side
-  // keeps few warps per SM on a short one (1760x16x1760 was served 3 warps per SM, 26.9 us
-  // against 15.5 for its best). Each warp keeps about the same bytes in flight, so the rate
-  // grows with the warps until kStreamWarpsPerSm cover the memory latency. Leave-one-out replay
-  // of an H200 database (every GEMV shape tuned exhaustively): linear to 12 warps 0.936, to 10
-  // 0.933, to 16 0.922; sqrt(warps / 16) 0.921 (1760x16x1760 0.65 against 0.92 linear to 12,
-  // 7680x16x2560 0.83 against 0.98). The warps counted are those resident at once;
-  // blocks past them form a last partial wave (stream_tail_factor).
-  constexpr double kStreamWarpsPerSm = 12;
+  // A streaming family's work is the bytes it reads; its K slices are grid blocks already
+  // (launched_blocks), not loop steps. The bytes stream at the rate its warps in flight reach
+  // (a GEMV tuned for a long side keeps few warps per SM on a short one), up to
+  // stream_warps_per_sm; the warps counted are those resident at once, and blocks past them
+  // form a last partial wave (stream_tail_factor).
   const GemmTemplate* family = find_template(config.template_name);
   const std::optional<KernelDescription> d =
       family ? std::optional(family->describe(config, problem)) : std::nullopt;
@@ -324,7 +294,7 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
     const int sms = std::max(1, sm_count_);
     const int64_t resident = std::min(blocks, resident_capacity(d->estimated_registers, res));
     const double per_sm = double(resident * warps) / double(sms);
-    const double rate = std::min(1.0, per_sm / kStreamWarpsPerSm);
+    const double rate = std::min(1.0, per_sm / params_.stream_warps_per_sm);
     return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
            std::max(rate, 1e-3);
   }
@@ -336,7 +306,7 @@ double KernelSelector::padded_work(const KernelConfig& config, const Problem& pr
   for (const BlockGroup& g : {groups.whole, groups.tail})
     if (g.blocks > 0)
       steps += double(PerformanceModel::waves(g.blocks, resident)) *
-               (double(g.k_tiles) + PerformanceModel::kFixedSteps);
+               (double(g.k_tiles) + params_.model.fixed_steps);
   return double(t.m * t.n) * steps * double(t.k);
 }
 
@@ -348,9 +318,8 @@ double KernelSelector::carried_us(const KernelConfig& config, double us_there, c
   const double by_model = us_there * model_here / model_there;
   const double by_work = us_there * padded_work(config, here) / padded_work(config, there);
   // Each misjudges what the other sees (the model: vector widths and the family's habits; the
-  // work ratio: memory against compute); their geometric mean replays best on the H200
-  // databases (leave-one-out best/chosen on four: 0.979, 0.982, 0.971, 0.941; the model alone
-  // 0.932-0.956, the work alone 0.903-0.975).
+  // work ratio: memory against compute); their geometric mean replays best of the three
+  // (docs/selector.md).
   return std::sqrt(by_model * by_work);
 }
 
@@ -384,15 +353,11 @@ double KernelSelector::resplit_us(const KernelConfig& config, double us,
 }
 
 std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem) const {
-  // Leave-one-out replay of an H200 database (39 FP32 problems): 2 neighbours 0.934 (1024^3
-  // 0.83, 6144x4x2048 0.72), 3 0.942, 4 0.950 (both 1.00), 5 and 6 0.947, 8 0.925.
-  constexpr size_t kNeighbours = 4;
   // Among the tuned shapes of the problem's types, those whose layouts share the most operands
   // with it: its own layout where one was tuned, else the nearest layouts, whose configs are
-  // then predicted here by their records on those layouts (scale_for). Seen on the H200:
-  // TN and TT shapes, no shipped set having those layouts, got the defaults at
-  // 0.91-0.93 of their tuned times. A layout that stores neither operand as any tuned one does
-  // (TT where only NN was tuned) takes the defaults: its copy loops share nothing with theirs.
+  // then predicted here by their records on those layouts (scale_for). A layout that stores
+  // neither operand as any tuned one does (TT where only NN was tuned) takes the defaults: its
+  // copy loops share nothing with theirs.
   const auto shared = [&](const Problem& t) { return operands_alike(t.op_a, t.op_b, problem); };
   int most = 0;
   for (const BestEntry& e : tuned_)
@@ -411,20 +376,16 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
     const Problem& t = e.problem;
     if (t.types != problem.types || shared(t) != most || t.key() == key) continue;
     if (same_regime && t.batched() != problem.batched()) continue;
-    near.emplace_back(distance(t, problem), &e);
+    near.emplace_back(distance(t, problem, params_.alignment_penalty), &e);
   }
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<const BestEntry*> out;
-  for (size_t i = 0; i < near.size() && i < kNeighbours; ++i) out.push_back(near[i].second);
+  for (size_t i = 0; i < near.size() && i < params_.neighbours; ++i) out.push_back(near[i].second);
   // When no neighbour's tuned best can run the problem (they are of another kind: GEMVs of a
   // smaller side, aligned shapes whose 16-byte loads refuse a misaligned one), what they measured
   // that runs here is only incidental (the shipped defaults every tune times), so the nearest
-  // shape whose best runs it joins them. Seen on the H200: with six long-K GEMVs in
-  // the database, 64x64x131072 took an FFMA config from their records at 93.9 us where the
-  // database without them served a split sibling of 2560x64x2560's config at 53.6. Leave-one-out
-  // replay of the tuning databases: every mean within 0.003 of that without it; 4097^3 is served
-  // at 0.96-0.98, 1023^3 at 0.87 (0.92 without it).
+  // shape whose best runs it joins them.
   const auto runs_here = [&](const BestEntry* e) { return can_run(e->config, problem, arch_); };
   if (std::none_of(out.begin(), out.end(), runs_here))
     for (size_t i = out.size(); i < near.size(); ++i)
@@ -435,13 +396,12 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
   return out;
 }
 
-// Every config that can run here and ran well on the neighbours (within kGoodThere of the
+// Every config that can run here and ran well on the neighbours (within good_there of the
 // fastest there) carries its measured time here (carried_us), so tile waste, wave quantisation,
 // split-K and memory- against compute-bound carry over. A config slow there is left out: the model
 // misjudges some (the naive kernel), and a neighbour's fast kernels are the evidence. Each also
 // offers its split siblings (the other SPLIT_K depths its family ran with here; resplit_us): a
-// neighbour tuned for a shorter K split less deeply (seen on the H200: 64x64x131072
-// was served 64 K slices from its neighbours, 106 us, where 256 run it in 61). The defaults
+// neighbour tuned for a shorter K split less deeply than this K wants. The defaults
 // never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
 // alone, scaled by their own model_scale_ where they ran well elsewhere on this GPU (a family's
 // scale alone let unmeasured lines win on paper). The fastest wins.
@@ -455,12 +415,12 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
   for (const BestEntry* e : near) {
     auto it = measured_.find(e->problem.key());
     if (it == measured_.end()) continue;
-    const double far = carried_distance_factor(e->problem, problem);
+    const double far = carried_distance_factor(e->problem, problem, params_);
     double fastest_there = std::numeric_limits<double>::infinity();
     for (const Measurement& m : it->second)
       if (can_run(m.config, problem, arch_)) fastest_there = std::min(fastest_there, m.time_us);
     for (const Measurement& m : it->second) {
-      if (!can_run(m.config, problem, arch_) || m.time_us > kGoodThere * fastest_there ||
+      if (!can_run(m.config, problem, arch_) || m.time_us > params_.good_there * fastest_there ||
           failed_build(m.config, problem))
         continue;
       const double us = carried_us(m.config, m.time_us, e->problem, problem) * far;
@@ -481,10 +441,8 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
 }
 
 // A sibling measured nearby was weighed on its own record there (or left out as slow there).
-// Against the change in K, a sibling is the model's guess alone: 1760x128x1760 left out of an
-// H200 database was served the 4-slice sibling of a 16-slice FFMA config of
-// 3072x128x1024 (shorter K), predicted 24.5 us, and ran 45.6 (its best 32.9). Leave-one-out
-// replay of five databases: this rule changes that choice alone.
+// A sibling that goes against the change in K (shallower for a longer K, deeper for a shorter
+// one) is never offered: the model's guess alone cannot outweigh the neighbour's measurement.
 void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
                                           const Problem* there, const Problem& problem,
                                           const std::set<std::string>& seen,
@@ -495,7 +453,7 @@ void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
       continue;
     const bool deeper = sibling.get(kSplitK) > config.get(kSplitK);
     if (there && ((problem.k > there->k && !deeper) || (problem.k < there->k && deeper))) continue;
-    const double sibling_us = kUnmeasuredMargin * resplit_us(config, us, sibling, problem);
+    const double sibling_us = params_.unmeasured_margin * resplit_us(config, us, sibling, problem);
     if (sibling_us < best.us)
       best = {std::move(sibling), "", there ? there->key() : "", sibling_us};
   }
@@ -584,16 +542,11 @@ std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem
 }
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block
-// per SM at least (90 % of them): the first, in table order, that wastes at most a quarter of
-// its tiles; else the one wasting least (skinny problems: the narrow-tile lines). When no line of
+// per SM at least (full_wave of them): the first, in table order, that fills good_fill of its
+// tiles; else the one wasting least (skinny problems: the narrow-tile lines). When no line of
 // either launches a block per SM, the one launching the most (so an arch's big-tile lines do not
 // take small problems from the any-arch small-tile ones).
 const KernelConfig* KernelSelector::choose_default(const Problem& problem) const {
-  constexpr double kGoodFill = 0.75;
-  constexpr double kClearlyBetterFill = 1.25;  // a later line must beat an earlier by this much
-  // A wave a few SMs short (128 blocks on 132 SMs) runs as fast as a full one, and its bigger
-  // tiles beat the next smaller line's (1023^3 f16: 128x64 22.1 us, 64x64 23.2).
-  constexpr double kFullWave = 0.9;
   const KernelConfig* most = nullptr;
   int64_t most_blocks = -1;
   for (const std::string& arch : {arch_, std::string("*")}) {
@@ -604,10 +557,10 @@ const KernelConfig* KernelSelector::choose_default(const Problem& problem) const
           failed_build(d.config, problem))
         continue;
       const int64_t blocks = launched_blocks(d.config, problem, sm_count_);
-      if (sm_count_ <= 0 || blocks >= kFullWave * double(sm_count_)) {
+      if (sm_count_ <= 0 || blocks >= params_.full_wave * double(sm_count_)) {
         const double fill = tile_fill(d.config, problem);
-        if (fill >= kGoodFill) return &d.config;
-        if (!fullest || fill > kClearlyBetterFill * fullest_fill) {
+        if (fill >= params_.good_fill) return &d.config;
+        if (!fullest || fill > params_.clearly_better_fill * fullest_fill) {
           fullest = &d.config;
           fullest_fill = fill;
         }

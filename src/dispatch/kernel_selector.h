@@ -14,6 +14,7 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/tuning_records.h"
+#include "src/model/heuristic_parameters.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {
@@ -32,10 +33,11 @@ std::vector<DefaultKernel> parse_default_kernels(const std::string& text);
 // The table embedded in the library.
 const std::vector<DefaultKernel>& shipped_default_kernels();
 
-// What a time measured on the tuned shape `there` pays when carried to `here`: 1 plus 5 % per
-// unit of their distance in log M, N, K (alignments that differ count as farther), so a near
-// neighbour's config wins unless a far one's is predicted clearly faster.
-double carried_distance_factor(const Problem& there, const Problem& here);
+// What a time measured on the tuned shape `there` pays when carried to `here`: 1 plus
+// far_penalty per unit of their distance in log M, N, K (alignments that differ count as
+// farther), so a near neighbour's config wins unless a far one's is predicted clearly faster.
+double carried_distance_factor(const Problem& there, const Problem& here,
+                               const SelectorParameters& params = {});
 
 struct KernelChoice {
   Selection path = Selection::cublas;
@@ -51,10 +53,10 @@ class KernelSelector {
   // `sm_count`: the GPU's multiprocessors, for wave counts and sizing defaults (0: unknown).
   // `measured`: every trial recorded on this GPU; without them each best is its problem's
   // only measurement. `ceilings`: the GPU's measured roofs for the performance model (empty:
-  // the arch's datasheet-like figures).
+  // the arch's datasheet-like figures). `params`: the selector's and its model's factors.
   KernelSelector(std::vector<BestEntry> tuned, std::vector<DefaultKernel> defaults,
                  std::string arch, int sm_count = 0, const std::vector<TrialRecord>& measured = {},
-                 std::vector<DeviceCeiling> ceilings = {});
+                 std::vector<DeviceCeiling> ceilings = {}, SelectorParameters params = {});
 
   // Exact key (unless the untuned choice below is of a family the problem never tried and is
   // predicted faster than its measured best: choose_exact) -> the fastest predicted here of
@@ -110,7 +112,7 @@ class KernelSelector {
   double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,
                     const Problem& here) const;
   // Each split sibling of `config` (predicted `us` here) not in `seen`, that beats `best` by
-  // kUnmeasuredMargin, replaces it. `there`: the tuned shape `config` was measured on (nullptr
+  // unmeasured_margin, replaces it. `there`: the tuned shape `config` was measured on (nullptr
   // for a default line): its siblings split deeper only for a longer K here, less deep only
   // for a shorter one.
   void offer_split_siblings(const KernelConfig& config, double us, const Problem* there,
@@ -122,6 +124,7 @@ class KernelSelector {
   std::string arch_;
   int sm_count_;
   std::vector<DeviceCeiling> ceilings_;
+  SelectorParameters params_;
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
   // Per problem key, the families of every trial recorded on it, failures included.
   std::map<std::string, std::set<std::string>> tried_families_;

@@ -11,36 +11,11 @@ namespace tgemm {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Every launch costs about this much on its own (launch latency plus the ramp of a grid).
-constexpr double kLaunchUs = 2.5;
-// Tile loads of neighbouring blocks mostly hit L2, which serves about this many times the
-// device-memory copy rate.
-constexpr double kL2OverDram = 2.5;
-// Resident warps per SM that hide the FFMA, shared- and global-memory latencies of a
-// register-tiled kernel; with fewer the rate falls as the square root (one 8-warp block alone
-// on an SM reaches ~70%: on the H200, 4096x128x4096 runs 1.2x faster split four ways).
-constexpr double kWarpsToHideLatency = 16;
-// A config the register estimate says must spill (MIN_BLOCKS caps its registers) runs about
-// this much slower, or fails the spill check outright.
-constexpr double kSpillFactor = 3.0;
-// Split-K partials go through L2 atomics or a workspace round trip, at about a third of the
-// copy rate per byte.
-constexpr double kPartialCost = 3.0;
-// Each halving of the copy width below 16 bytes costs about this much more time: on the H200
-// (exhaustive over deepbench) the same warp-tiled FP32 tile with 4-byte copies ran
-// 1.07-1.19x slower than with 16-byte ones on aligned shapes, a GEMV kernel 1.24x; tf32 wgmma
-// read with 4-byte copies ran 1.8x slower than from a packed copy.
-constexpr double kNarrowCopyCost = 0.05;
-// One partial sum read back by a thread of a last-arriving block (GemmTemplate::
-// serial_partial_reads), its reads in flight overlapped. Fitted on the H200 over
-// the 40 GEMV configs run on 512x8x500000 both with each strip's last block summing the slices
-// and with atomics: their difference over the reads, median 0.032 us (quartiles 0.024-0.035);
-// a config that ran 380 us with 977 atomic slices took 474 us so.
-constexpr double kSerialReadUs = 0.032;
 
-// The time factor of a config's copy width (1 for 16-byte copies, 1.15 for 4-byte ones).
-double narrow_copy_factor(int copy_bytes) {
-  return 1.0 + kNarrowCopyCost * (16.0 / double(std::clamp(copy_bytes, 1, 16)) - 1.0);
+// The time factor of a config's copy width (1 for 16-byte copies; 4-byte ones pay three
+// halvings' costs).
+double narrow_copy_factor(int copy_bytes, double cost) {
+  return 1.0 + cost * (16.0 / double(std::clamp(copy_bytes, 1, 16)) - 1.0);
 }
 
 struct ArchRoofs {
@@ -133,8 +108,9 @@ int PerformanceModel::estimated_registers(const TileShape& t, int threads) {
   return int(std::ceil(accumulators + fragments + staging)) + 24;
 }
 
-double PerformanceModel::occupancy_efficiency(int warps_per_sm) {
-  return std::min(1.0, std::sqrt(double(std::max(0, warps_per_sm)) / kWarpsToHideLatency));
+double PerformanceModel::occupancy_efficiency(int warps_per_sm) const {
+  return std::min(1.0,
+                  std::sqrt(double(std::max(0, warps_per_sm)) / ctx_.params.warps_to_hide_latency));
 }
 
 double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p) const {
@@ -161,8 +137,8 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
 
   // A streaming family reads its operands once at the copy rate; its tile is no register tile.
   // Its blocks each cover t.k of K, so K / t.k partial sums meet in C.
-  const double narrow = narrow_copy_factor(d.copy_bytes);
-  const double serial_us = kSerialReadUs * double(d.serial_partial_reads);
+  const double narrow = narrow_copy_factor(d.copy_bytes, ctx_.params.narrow_copy_cost);
+  const double serial_us = ctx_.params.serial_read_us * double(d.serial_partial_reads);
   if (d.bandwidth_bound)
     return narrow * streamed_us(p, std::max<int64_t>(t.split_k, k_tiles), plan.count) +
            padded_compute_us(t, p) + serial_us;
@@ -178,7 +154,7 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
   // A group's whole waves, then its last wave with fewer blocks per SM.
   const auto group_s = [&](const BlockGroup& g) {
     const double block_flops =
-        2.0 * double(t.m * t.n) * (double(g.k_tiles) + kFixedSteps) * double(t.k);
+        2.0 * double(t.m * t.n) * (double(g.k_tiles) + ctx_.params.fixed_steps) * double(t.k);
     const auto wave_s = [&](int64_t per_sm) {
       return double(per_sm) * block_flops / (sm_rate * occupancy_efficiency(int(per_sm) * warps));
     };
@@ -190,26 +166,22 @@ double PerformanceModel::predict_us(const KernelConfig& config, const Problem& p
 
   // Memory: the operands once from device memory and the tiles' loads from L2. The split-K
   // partials (atomics or workspace) come after: each block adds its tile once its loop ends,
-  // so they overlap neither (leave-one-out on the H200 FP32 sets: split-K configs carried to a
-  // shape of a quarter the K came out 15 % too fast when the partials hid under compute).
+  // so they overlap neither.
   const double a_bytes = element_bytes(p.types.a);
   const double block_k = double(groups.whole.blocks * groups.whole.k_tiles +
                                 groups.tail.blocks * groups.tail.k_tiles) *
                          double(t.k);
   const double tiles = double(t.m + t.n) * block_k * a_bytes;
   const double bw = ctx_.roofs.bytes_per_s;
-  const double memory_s = std::max(unique_bytes(p) / bw, tiles / (kL2OverDram * bw));
+  const double memory_s = std::max(unique_bytes(p) / bw, tiles / (ctx_.params.l2_over_dram * bw));
   // A stream tail's slices each write a partial tile and its last slice reads them back: the
-  // split-K partials' round trip, priced alike. At a plain write and read (2 instead of
-  // kPartialCost), 512^3 left out of the H200 sets was served an 8-slice tail config at 19.9 us
-  // over a 4-slice one at 16.0; leave-one-out replay of the tuning databases: 3 (or 4) changes
-  // that choice alone, best / chosen 0.80 at 2 to 0.98, and 6 one more.
-  const double tail_bytes = kPartialCost * double(groups.tail.blocks * t.m * t.n) * 4;
+  // split-K partials' round trip, priced alike.
+  const double tail_bytes = ctx_.params.partial_cost * double(groups.tail.blocks * t.m * t.n) * 4;
   const double partial_s = (partial_bytes(p, t.split_k) + tail_bytes) / bw;
 
   double us = (std::max(compute_s, memory_s) + partial_s) * narrow * 1e6 + serial_us +
-              kLaunchUs * plan.count;
-  if (wanted > cap) us *= kSpillFactor;
+              ctx_.params.launch_us * double(plan.count);
+  if (wanted > cap) us *= ctx_.params.spill_factor;
   return us;
 }
 
@@ -219,25 +191,23 @@ double PerformanceModel::unique_bytes(const Problem& p) {
 }
 
 // A streaming kernel's FFMAs (or a tensor-core family's mma, at its types' roof) take issue slots
-// beside its loads, and the H200 shows them adding to the stream's time rather than hiding under
-// it: every streamed element meets each row of the config's small side, ROWS of them whatever
-// the problem's (the rows past it multiply zeros). Best times per ROWS on the H200:
-// 4096x1x4096 ROWS 1, 4, 8, 16 at 22.0, 23.9, 25.4, 30.6 us (this term: +1.5, +3.5,
-// +7.5), 512x8x500000 ROWS 8 and 16 at 287 and 354 (+61). Without it every ROWS was priced
-// alike, and the tuner's model strategy spent its proposals on 16-row configs, which run every
-// shape of the group: 7 of 278 trials of 4096x1x4096 had ROWS=1, its best.
+// beside its loads and add to the stream's time rather than hide under it: every streamed
+// element meets each row of the config's small side, ROWS of them whatever the problem's (the
+// rows past it multiply zeros), so a config with more rows than the problem is slower.
 double PerformanceModel::padded_compute_us(const TileShape& t, const Problem& p) const {
   return 2.0 * whole_tiles(p.m, t.m) * whole_tiles(p.n, t.n) * double(p.k) /
          ctx_.roofs.flops_per_s * 1e6;
 }
 
-double PerformanceModel::partial_bytes(const Problem& p, int64_t split_k) {
-  return split_k > 1 ? kPartialCost * double(p.m) * double(p.n) * 4 * double(split_k) : 0;
+double PerformanceModel::partial_bytes(const Problem& p, int64_t split_k) const {
+  return split_k > 1 ? ctx_.params.partial_cost * double(p.m) * double(p.n) * 4 * double(split_k)
+                     : 0;
 }
 
 double PerformanceModel::streamed_us(const Problem& p, int64_t split_k, size_t launches) const {
   const double bw = ctx_.roofs.bytes_per_s;
-  return (unique_bytes(p) + partial_bytes(p, split_k)) / bw * 1e6 + kLaunchUs * double(launches);
+  return (unique_bytes(p) + partial_bytes(p, split_k)) / bw * 1e6 +
+         ctx_.params.launch_us * double(launches);
 }
 
 std::vector<double> PerformanceModel::predict_all(const KernelConfig& config) const {

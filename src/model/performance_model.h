@@ -10,6 +10,7 @@
 #include "src/core/arch_limits.h"
 #include "src/core/device_ceiling.h"
 #include "src/core/problem.h"
+#include "src/model/heuristic_parameters.h"
 #include "src/templates/gemm_template.h"
 
 namespace tgemm {
@@ -28,6 +29,7 @@ struct ModelContext {
   ArchLimits limits;
   int sm_count = 0;
   Roofs roofs;
+  ModelParameters params;
 };
 
 // The datasheet-like roofs used when a database has no measured ceilings: sm_90 (H200) FFMA
@@ -68,11 +70,7 @@ class PerformanceModel {
   // and B fragments, the global-to-shared staging and ~24 for addresses and loop state.
   static int estimated_registers(const TileShape& tile, int threads);
   // Share of the FFMA rate reachable with `warps` resident per SM (latency hiding).
-  static double occupancy_efficiency(int warps_per_sm);
-  // A block spends about this many main-loop steps outside its loop (filling the pipeline,
-  // the epilogue), which small K slices and shallow BK pay most. The selector's work ratio
-  // counts the same steps.
-  static constexpr double kFixedSteps = 4.0;
+  double occupancy_efficiency(int warps_per_sm) const;
   // Bytes every kernel moves at least: A and B once, C read and written.
   static double unique_bytes(const Problem& p);
 
@@ -85,7 +83,7 @@ class PerformanceModel {
 
  private:
   // The split-K partials' traffic.
-  static double partial_bytes(const Problem& p, int64_t split_k);
+  double partial_bytes(const Problem& p, int64_t split_k) const;
   // A bandwidth-bound family's time: its bytes at the copy rate plus its launches.
   double streamed_us(const Problem& p, int64_t split_k, size_t launches) const;
   // A bandwidth-bound family's compute time: its tile's padded M x N times K at its types' roof.

@@ -23,23 +23,15 @@ class GemmMma final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool f32_in = types.a == DType::f32;
-    const bool ok =
-        f32_in ? (types.compute == ComputeType::tf32 || types.compute == ComputeType::f32x3)
-               : types.compute == ComputeType::f32;
-    if (!ok)
-      return fmt::format(
-          "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on tensor "
-          "cores, not {} (FFMA-accurate f32 is a CUDA-core family's)",
-          name(), types.name());
-    if (arch_number(arch) < 80 && types.a != DType::f16)
-      return fmt::format(
-          "{} on {} has f16 tensor cores only (mma m16n8k8); {} needs sm_80 or later", name(), arch,
-          types.name());
-    return std::nullopt;
+  FamilyTypes computed_types() const override {
+    return {{{"f16", 75},
+             {"f16_out_f32", 75},
+             {"bf16", 80},
+             {"bf16_out_f32", 80},
+             {"tf32", 80},
+             {"f32x3", 80}},
+            "mma.sync tensor cores: sm_75 has f16 tensor cores only (mma m16n8k8); FFMA-accurate "
+            "f32 is a CUDA-core family's"};
   }
 
   // What the space (which does not know the type) allows but these types cannot build: their
@@ -67,9 +59,8 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
     if (auto why = types_unsupported_by(config, problem.types, arch)) return why;
     const int64_t vec = config.get("VEC_BYTES"), element = element_bytes(problem.types.a);
     const bool shift = config.get_or("SHIFT_COPY", 0) != 0;
@@ -124,8 +115,8 @@ class GemmMma final : public GemmTemplate {
   // The shared memory of the largest variant (2-byte elements, K-major tiles): the opt-in.
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
-    r.threads =
-        int((config.get("BM") / config.get("WM")) * (config.get("BN") / config.get("WN")) * 32);
+    r.threads = int((config.get("BM") / config.divisor("WM")) *
+                    (config.get("BN") / config.divisor("WN")) * 32);
     for (int element : {2, 4})
       for (bool ta : {false, true})
         for (bool tb : {false, true})

@@ -13,10 +13,16 @@ class GemmNaive final : public GemmTemplate {
   using GemmTemplate::GemmTemplate;
 
   // Every valid GemmTypes: the kernel converts each element to f32 and accumulates in f32.
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string&) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    return std::nullopt;
+  // Scalar loads and f32 arithmetic: every type, on every arch.
+  FamilyTypes computed_types() const override {
+    return {{{"f32", 75},
+             {"tf32", 75},
+             {"f32x3", 75},
+             {"f16", 75},
+             {"f16_out_f32", 75},
+             {"bf16", 75},
+             {"bf16_out_f32", 75}},
+            ""};
   }
 
   // Scalar loads and stores: no alignment beyond one element.
@@ -25,9 +31,9 @@ class GemmNaive final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    return foreign_or_wrong_types(config, problem, arch);
+  std::optional<std::string> config_unsupported(const KernelConfig&, const Problem&,
+                                                const std::string&) const override {
+    return std::nullopt;
   }
 
   std::vector<std::string> entries(const KernelConfig&) const override { return {name()}; }

@@ -1,8 +1,11 @@
 #include "src/templates/gemm_template.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+
+#include "src/core/arch_limits.h"
 
 namespace tgemm {
 
@@ -32,7 +35,10 @@ std::vector<std::string> GemmTemplate::defines(const KernelConfig& config,
 std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& config,
                                                             const Problem& problem,
                                                             const std::string& arch) const {
-  if (auto why = unsupported_for(config, problem, arch)) return why;
+  if (config.template_name != name())
+    return fmt::format("config of '{}', not {}", config.template_name, name());
+  if (auto why = types_unsupported(problem.types, arch)) return why;
+  if (auto why = config_unsupported(config, problem, arch)) return why;
   if (!problem.batched()) return std::nullopt;
   if (auto why = batch_unsupported(config, problem)) return why;
   const LaunchPlan plan = make_plan(config, problem, 0);
@@ -61,19 +67,37 @@ LaunchPlan GemmTemplate::plan_launch(const KernelConfig& config, const Problem& 
   return plan;
 }
 
-std::optional<std::string> GemmTemplate::foreign_or_wrong_types(const KernelConfig& config,
-                                                                const Problem& problem,
-                                                                const std::string& arch) const {
-  if (config.template_name != name())
-    return fmt::format("config of '{}', not {}", config.template_name, name());
-  return types_unsupported(problem.types, arch);
+FamilyTypes GemmTemplate::ffma_f32() {
+  return {{{"f32", 75}}, "f32 with f32 accumulation is FFMA, every arch's"};
 }
 
-std::optional<std::string> GemmTemplate::unless_ffma_f32(const GemmTypes& types) const {
-  if (types != GemmTypes{})
-    return fmt::format("{} computes f32 with f32 accumulation (FFMA), not {}", name(),
-                       types.name());
-  return std::nullopt;
+namespace {
+
+std::string arch_range(const TypeRule& r) {
+  if (r.highest_arch == r.lowest_arch) return fmt::format("sm_{} only", r.lowest_arch);
+  if (r.highest_arch == 0) return fmt::format("sm_{} and later", r.lowest_arch);
+  return fmt::format("sm_{} to sm_{}", r.lowest_arch, r.highest_arch);
+}
+
+}  // namespace
+
+std::optional<std::string> GemmTemplate::types_unsupported(const GemmTypes& types,
+                                                           const std::string& arch) const {
+  if (std::string why = types.invalid_reason(); !why.empty()) return why;
+  const FamilyTypes family = computed_types();
+  const std::string note = family.note.empty() ? "" : " (" + family.note + ")";
+  const int number = arch_number(arch);
+  std::vector<std::string> names;
+  for (const TypeRule& r : family.rules) {
+    names.emplace_back(r.types);
+    if (types.name() != r.types) continue;
+    if (number >= r.lowest_arch && (r.highest_arch == 0 || number <= r.highest_arch))
+      return std::nullopt;
+    return fmt::format("{} computes {} on {}, not on {}{}", name(), r.types, arch_range(r), arch,
+                       note);
+  }
+  return fmt::format("{} computes {}, not {}{}", name(), fmt::join(names, ", "), types.name(),
+                     note);
 }
 
 Problem build_variant(const Problem& problem) {

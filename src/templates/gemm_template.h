@@ -26,6 +26,19 @@ struct BlockResources {
   size_t dynamic_smem_bytes = 0;
 };
 
+// One problem type a family computes and the archs that run it.
+struct TypeRule {
+  const char* types;     // a GemmTypes name: "f32", "tf32", "f16_out_f32", ...
+  int lowest_arch;       // 75 for sm_75
+  int highest_arch = 0;  // 0: every later arch too
+};
+// The types a family computes, stated once: types_unsupported answers from it, and the tuner
+// offers the family only those problems.
+struct FamilyTypes {
+  std::vector<TypeRule> rules;
+  std::string note;  // why the rules are what they are, for a refusal's message
+};
+
 class GemmTemplate {
  public:
   explicit GemmTemplate(KernelSource source) : source_(std::move(source)) {}
@@ -36,9 +49,12 @@ class GemmTemplate {
   const std::string& name() const { return source_.name; }
   const KernelSource& source() const { return source_; }
 
-  // Why the family cannot compute these types on `arch` ("sm_75"), or nullopt.
-  virtual std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                                       const std::string& arch) const = 0;
+  // What the family computes, on which archs.
+  virtual FamilyTypes computed_types() const = 0;
+  // Why the family cannot compute these types on `arch` ("sm_75"), or nullopt: from
+  // computed_types.
+  std::optional<std::string> types_unsupported(const GemmTypes& types,
+                                               const std::string& arch) const;
   // Why `config` can compute no problem of these types on `arch`, whatever its size or
   // alignment (f32x3's second accumulator set that does not fit), or nullopt: the tuner leaves
   // such configs out of a variant's space before compiling. unsupported_reason includes it.
@@ -49,8 +65,9 @@ class GemmTemplate {
     return std::nullopt;
   }
   // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes, a batch), or
-  // nullopt: the family's reasons (unsupported_for), then, for a batch, batch_unsupported's and
-  // the plan's (one launch, no workspace, no state: the parts that compute one member only).
+  // nullopt: a config of another family, types it does not compute there, config_unsupported,
+  // then, for a batch, batch_unsupported's and the plan's (one launch, no workspace, no state:
+  // the parts that compute one member only).
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const;
   // The kernels in a config's cubin; launches refer to them by index, the first is the main
@@ -78,22 +95,18 @@ class GemmTemplate {
   virtual std::string nvrtc_arch(const std::string& arch) const { return arch; }
 
  protected:
-  // What every family's unsupported_reason checks first: the config is this family's, and
-  // the problem's types are ones it computes on `arch`.
-  std::optional<std::string> foreign_or_wrong_types(const KernelConfig& config,
-                                                    const Problem& problem,
-                                                    const std::string& arch) const;
-  // types_unsupported of an FFMA family: f32 in and out with f32 accumulation, on every arch.
-  std::optional<std::string> unless_ffma_f32(const GemmTypes& types) const;
-  // unsupported_reason's work, per family, for one member of the batch.
-  virtual std::optional<std::string> unsupported_for(const KernelConfig& config,
-                                                     const Problem& problem,
-                                                     const std::string& arch) const = 0;
+  // unsupported_reason's work past the types, per family, for one member of a batch: what
+  // this config cannot do with the problem's sizes, alignment and layout.
+  virtual std::optional<std::string> config_unsupported(const KernelConfig& config,
+                                                        const Problem& problem,
+                                                        const std::string& arch) const = 0;
   // Why `config` cannot compute a batch (more than one member, or pointer arrays), or nullopt.
   // By default a family computes one GEMM per launch; one whose main kernel takes its member
   // from common/batch.cuh says nullopt, or what of its configs cannot.
   virtual std::optional<std::string> batch_unsupported(const KernelConfig& config,
                                                        const Problem& problem) const;
+  // computed_types of an FFMA family: f32 in and out with f32 accumulation, on every arch.
+  static FamilyTypes ffma_f32();
   // plan_launch's work, per family, for one member of the batch.
   virtual LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
                                int sm_count) const = 0;

@@ -11,40 +11,20 @@
 
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
+#include "src/templates/wgmma_family.h"
 
 namespace tgemm {
 
 namespace {
 
-constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
-constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its slots to the swizzle period
-constexpr int64_t kChunkRows = 64;    // rows of C per staged chunk (TMA_STORE)
+constexpr int64_t kChunkRows = 64;  // rows of C per staged chunk (TMA_STORE)
 
-class GemmTmaWgmma final : public GemmTemplate {
+class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  using GemmTemplate::GemmTemplate;
+  explicit GemmTmaWgmma(KernelSource source) : WgmmaFamily(std::move(source), false) {}
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool ok = types.a == DType::f32 ? types.compute == ComputeType::tf32
-                                          : types.compute == ComputeType::f32;
-    if (!ok)
-      return fmt::format(
-          "{} computes f16 and bf16 (C in the input type or f32) and tf32 on Hopper's tensor "
-          "cores, not {}",
-          name(), types.name());
-    if (arch_number(arch) != 90)
-      return fmt::format(
-          "{} runs wgmma and setmaxnreg, which only sm_90a (Hopper, compute capability 9.0) "
-          "has; {} has none (the mma.sync family serves it)",
-          name(), arch);
-    return std::nullopt;
-  }
-
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string&) const override {
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
     if (problem.m < 1 || problem.n < 1 || problem.k < 1)
       return fmt::format(
@@ -108,27 +88,15 @@ class GemmTmaWgmma final : public GemmTemplate {
     r.threads = int((config.get("CONSUMERS") + 1) * 128);
     // The ring's slots, the alignment, and two staging chunks of C per consumer warpgroup.
     r.dynamic_smem_bytes = size_t(
-        config.get("STAGES") * (config.get("BM") + config.get("BN")) * kRowBytes + kAlignSmem +
-        config.get_or("TMA_STORE", 0) * (config.get("CONSUMERS") * 2 * kChunkRows * kRowBytes));
+        config.get("STAGES") * (config.get("BM") + config.get("BN")) * wgmma_family::kRowBytes +
+        wgmma_family::kAlignSmem +
+        config.get_or("TMA_STORE", 0) *
+            (config.get("CONSUMERS") * 2 * kChunkRows * wgmma_family::kRowBytes));
     return r;
-  }
-
-  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
-    return tiled_description(tile(config));
-  }
-
-  // K depth in 16-bit elements (tf32 slices are half as deep).
-  TileShape tile(const KernelConfig& config) const {
-    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
-  }
-
-  std::string nvrtc_arch(const std::string& arch) const override {
-    return arch_number(arch) == 90 ? arch + "a" : arch;
   }
 
  private:
   static constexpr int kReduceEntry = 1;
-  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
   // C as the kernel stores its staged chunks (TMA_STORE): boxes of 128 bytes of columns by 64
@@ -140,7 +108,7 @@ class GemmTmaWgmma final : public GemmTemplate {
     v.row_bytes = p.ldc * e;
     v.inner = p.n;
     v.outer = p.m;
-    v.box_inner = int(kRowBytes / e);
+    v.box_inner = int(wgmma_family::kRowBytes / e);
     v.box_outer = int(kChunkRows);
     return v;
   }
@@ -156,8 +124,8 @@ class GemmTmaWgmma final : public GemmTemplate {
     v.row_bytes = ld * e;
     v.inner = k_major ? p.k : rows;
     v.outer = k_major ? rows : p.k;
-    v.box_inner = int(kRowBytes / e);
-    v.box_outer = int(k_major ? tile_rows : kRowBytes / e);
+    v.box_inner = int(wgmma_family::kRowBytes / e);
+    v.box_outer = int(k_major ? tile_rows : wgmma_family::kRowBytes / e);
     return v;
   }
 };

@@ -13,44 +13,23 @@
 #include "kernel_templates/common/pack_layout.h"
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
+#include "src/templates/wgmma_family.h"
 
 namespace tgemm {
 
 namespace {
 
-constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K depth in bytes
-constexpr int64_t kAlignSmem = 1024;  // the kernel aligns its stages to the swizzle period
-
-class GemmWgmma final : public GemmTemplate {
+class GemmWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  using GemmTemplate::GemmTemplate;
-
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool ok = types.a == DType::f32 ? types.compute != ComputeType::f32
-                                          : types.compute == ComputeType::f32;
-    if (!ok)
-      return fmt::format(
-          "{} computes f16 and bf16 (C in the input type or f32), tf32 and f32x3 on Hopper's "
-          "tensor cores, not {}",
-          name(), types.name());
-    if (arch_number(arch) != 90)
-      return fmt::format(
-          "{} runs wgmma.mma_async, which only sm_90a (Hopper, compute capability 9.0) has; {} "
-          "has none (the mma.sync family serves it)",
-          name(), arch);
-    return std::nullopt;
-  }
+  explicit GemmWgmma(KernelSource source) : WgmmaFamily(std::move(source), true) {}
 
   // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
     const int64_t pack = config.get_or("PACK", 0);
     if (pack < 0 || pack > 2) return fmt::format("PACK={} is not 0, 1 or 2", pack);
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));
@@ -101,7 +80,7 @@ class GemmWgmma final : public GemmTemplate {
                                               : "16-bit operands take PACK=0 or PACK=1");
     if (types.compute != ComputeType::f32x3) return std::nullopt;
     const int64_t accumulators =
-        config.get("BM") / config.get("WGS") / 64 * config.get("BN") / 2 * 2;
+        config.get("BM") / config.divisor("WGS") / 64 * config.get("BN") / 2 * 2;
     if (accumulators > 128)
       return fmt::format(
           "f32x3 sums each slice in a second accumulator set: {} f32 accumulators per thread "
@@ -170,26 +149,12 @@ class GemmWgmma final : public GemmTemplate {
     return r;
   }
 
-  KernelDescription describe(const KernelConfig& config, const Problem&) const override {
-    return tiled_description(tile(config));
-  }
-
-  // K depth in 16-bit elements (tf32 slices are half as deep).
-  TileShape tile(const KernelConfig& config) const {
-    return {config.get("BM"), config.get("BN"), kRowBytes / 2, split_k(config), 1};
-  }
-
-  std::string nvrtc_arch(const std::string& arch) const override {
-    return arch_number(arch) == 90 ? arch + "a" : arch;
-  }
-
  private:
   struct Packed {
     PackedLayout a, b;
   };
   static constexpr int kPrepareEntry = 3;  // gemm_wgmma_prepare_c, after the packs
   // Configs stored before SPLIT_K existed run unsplit.
-  static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
   static int planes_of(const Problem& p) { return p.types.compute == ComputeType::f32x3 ? 2 : 1; }
   // Whether each operand goes through the workspace: 16-bit ones with PACK=1; f32 ones
   // always, except K-major ones with PACK=2 (A stored [m][k]: op N; B stored [n][k]: op T).
@@ -205,8 +170,8 @@ class GemmWgmma final : public GemmTemplate {
   }
   static size_t smem_bytes(const KernelConfig& config, int planes) {
     return size_t(planes * config.get("STAGES") * (config.get("BM") + config.get("BN")) *
-                      kRowBytes +
-                  kAlignSmem);
+                      wgmma_family::kRowBytes +
+                  wgmma_family::kAlignSmem);
   }
   static size_t workspace_bytes(const KernelConfig& config, const Problem& p) {
     const Packed packed = packed_operands(config, p);
@@ -225,7 +190,7 @@ class GemmWgmma final : public GemmTemplate {
   // K-major, [m][k] and [n][k]; 16-bit in the caller's layout ([k][m] for a T-layout A, [k][n]
   // for an N-layout B). Keeping the layout makes the 16-bit pack a plain copy.
   static Packed packed_operands(const KernelConfig& config, const Problem& p) {
-    const int e = element_bytes(p.types.a), bk = int(kRowBytes / e);
+    const int e = element_bytes(p.types.a), bk = int(wgmma_family::kRowBytes / e);
     const int bm = int(config.get("BM")), bn = int(config.get("BN"));
     const bool a_k_major = e == 4 || p.op_a == Op::N, b_k_major = e == 4 || p.op_b == Op::T;
     return {a_k_major ? packed_layout(p.m, p.k, bm, bk, e) : packed_layout(p.k, p.m, bk, bm, e),

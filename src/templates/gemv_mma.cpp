@@ -8,6 +8,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
+#include "src/templates/gemv_sides.h"
 
 namespace tgemm {
 
@@ -17,23 +18,13 @@ class GemvMma final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string& arch) const override {
-    if (std::string why = types.invalid_reason(); !why.empty()) return why;
-    const bool f32 = types.a == DType::f32 && types.b == DType::f32 && types.c == DType::f32;
-    if (!f32 || (types.compute != ComputeType::tf32 && types.compute != ComputeType::f32x3))
-      return fmt::format(
-          "{} computes f32 as tf32 or f32x3 on tensor cores, not {} (FFMA-accurate f32 is "
-          "a CUDA-core family's)",
-          name(), types.name());
-    if (arch_number(arch) < 80)
-      return fmt::format("{} needs tf32 tensor cores (sm_80 or later), not {}", name(), arch);
-    return std::nullopt;
+  FamilyTypes computed_types() const override {
+    return {{{"tf32", 80}, {"f32x3", 80}},
+            "f32 on tf32 tensor cores (sm_80 on); FFMA-accurate f32 is a CUDA-core family's"};
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string&) const override {
     const bool small_m = config.get("SIDE") == 0;
     const int64_t small = small_m ? problem.m : problem.n;
     if (small > kRows)
@@ -85,27 +76,9 @@ class GemvMma final : public GemmTemplate {
     return r;
   }
 
-  // A GEMV: it streams its large operand once, at memory bandwidth.
   KernelDescription describe(const KernelConfig& config, const Problem& problem) const override {
-    KernelDescription d;
-    d.tile = tile(config);
-    d.bandwidth_bound = true;
-    d.code_path = code_path(config, problem);
-    d.estimated_registers = estimated_registers(config, problem);
-    d.transposed = transposed(config);
-    return d;
-  }
-
-  // The small side swapped: SIDE=1 on a problem runs the loop SIDE=0 runs on its transpose.
-  std::optional<KernelConfig> transposed(const KernelConfig& config) const {
-    KernelConfig twin = config;
-    twin.set("SIDE", 1 - config.get("SIDE"));
-    return twin;
-  }
-
-  // The large operand stored along K or along L runs a loop of its own.
-  std::string code_path(const KernelConfig& config, const Problem& problem) const {
-    return x_k_contig(config, problem) ? "along K" : "along L";
+    return gemv::streamed_description(tile(config), config, problem,
+                                      estimated_registers(config, problem));
   }
 
   // The sums and the large operand's next step in registers, plus addressing: per group of 32
@@ -113,7 +86,7 @@ class GemvMma final : public GemmTemplate {
   // and the unrolled chunk's splits (ptxas, sm_90, f32x3, LW = 1, 2, 4: along L 62, 94, 166;
   // along K 48, 80, 168).
   int estimated_registers(const KernelConfig& config, const Problem& problem) const {
-    const int64_t base = x_k_contig(config, problem) ? 16 : 30;
+    const int64_t base = gemv::x_k_contig(config, problem) ? 16 : 30;
     return int(std::min<int64_t>(255, 32 * config.get("LW") + base));
   }
 
@@ -130,13 +103,9 @@ class GemvMma final : public GemmTemplate {
   static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
   static constexpr int64_t kMaxGridY = 65535;
 
-  // The kernel's X_K_CONTIG: the large operand stored contiguous along K.
-  static bool x_k_contig(const KernelConfig& config, const Problem& problem) {
-    return config.get("SIDE") == 0 ? problem.op_b == Op::T : problem.op_a == Op::N;
-  }
   // The kernel's TILE_L: large-side values per block, 32 per group along L, 8 per n tile along K.
   static int64_t tile_l_of(const KernelConfig& config, const Problem& problem) {
-    const int64_t per_group = x_k_contig(config, problem) ? 8 : 32;
+    const int64_t per_group = gemv::x_k_contig(config, problem) ? 8 : 32;
     return config.get("WARPS") * per_group * config.get("LW");
   }
   static int64_t strips_of(const KernelConfig& config, const Problem& problem) {

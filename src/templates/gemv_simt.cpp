@@ -10,6 +10,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/templates/gemm_template.h"
+#include "src/templates/gemv_sides.h"
 
 namespace tgemm {
 
@@ -19,14 +20,10 @@ class GemvSimt final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string&) const override {
-    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
-  }
+  FamilyTypes computed_types() const override { return ffma_f32(); }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
     const bool small_m = config.get("SIDE") == 0;
     const int64_t rows = config.get("ROWS");
     const int64_t small = small_m ? problem.m : problem.n;
@@ -98,22 +95,11 @@ class GemvSimt final : public GemmTemplate {
 
   // A GEMV: it streams its large operand once, at memory bandwidth.
   KernelDescription describe(const KernelConfig& config, const Problem& problem) const override {
-    KernelDescription d;
-    d.tile = tile(config);
-    d.bandwidth_bound = true;
+    KernelDescription d = gemv::streamed_description(tile(config), config, problem,
+                                                     estimated_registers(config, problem));
     d.copy_bytes = copy_bytes(config);
     d.serial_partial_reads = serial_partial_reads(config, problem);
-    d.code_path = code_path(config, problem);
-    d.estimated_registers = estimated_registers(config, problem);
-    d.transposed = transposed(config);
     return d;
-  }
-
-  // The small side swapped: SIDE=1 on a problem runs the loop SIDE=0 runs on its transpose.
-  std::optional<KernelConfig> transposed(const KernelConfig& config) const {
-    KernelConfig twin = config;
-    twin.set("SIDE", 1 - config.get("SIDE"));
-    return twin;
   }
 
   int copy_bytes(const KernelConfig& config) const { return int(4 * config.get("VEC")); }
@@ -130,16 +116,11 @@ class GemvSimt final : public GemmTemplate {
     return slices * ((outputs + threads - 1) / threads);
   }
 
-  // The large operand stored along K or along L runs a loop of its own (strip_along_k, _l).
-  std::string code_path(const KernelConfig& config, const Problem& problem) const {
-    return x_k_contig(config, problem) ? "along K" : "along L";
-  }
-
   // The sums each thread holds and the X vectors it loads ahead, plus addressing: within a few
   // registers of ptxas on sm_90 for the 16-row configs (124-128 along L and along K).
   int estimated_registers(const KernelConfig& config, const Problem& problem) const {
     const int64_t lw = config.get("LW"), rows = config.get("ROWS"), vec = config.get("VEC");
-    if (x_k_contig(config, problem))
+    if (gemv::x_k_contig(config, problem))
       return int(std::min<int64_t>(255, lw * rows + 2 * lw * vec + 30));
     const int64_t buffers =
         config.get_or("STAGES", 0) > 0 || config.get_or("PREFETCH", 1) == 0 ? 1 : 2;
@@ -166,7 +147,7 @@ class GemvSimt final : public GemmTemplate {
   static std::optional<std::string> loop_unsupported(const KernelConfig& config,
                                                      const Problem& problem) {
     const bool small_m = config.get("SIDE") == 0;
-    const bool along_k = x_k_contig(config, problem);
+    const bool along_k = gemv::x_k_contig(config, problem);
     const char* large = small_m ? "B" : "A";
     const int64_t prefetch = config.get_or("PREFETCH", 1);  // configs stored before it: 1
     if (prefetch != 0 && prefetch != 1) return fmt::format("PREFETCH={} is not 0 or 1", prefetch);
@@ -238,7 +219,7 @@ class GemvSimt final : public GemmTemplate {
     if (!problem) return kStoredOrderPitch * kb;
     const bool w_along_s =
         config.get("SIDE") == 0 ? problem->op_a == Op::T : problem->op_b == Op::N;
-    return x_k_contig(config, *problem) && w_along_s ? kStoredOrderPitch * kb : rows * kb;
+    return gemv::x_k_contig(config, *problem) && w_along_s ? kStoredOrderPitch * kb : rows * kb;
   }
 
   // Dynamic shared memory: the staged W slice, then (STAGES > 0) each warp's ring of K groups
@@ -256,17 +237,13 @@ class GemvSimt final : public GemmTemplate {
     return problem.k > kb ? (problem.k + kb - 1) / kb : 1;
   }
 
-  // The kernel's X_K_CONTIG: the large operand stored contiguous along K.
-  static bool x_k_contig(const KernelConfig& config, const Problem& problem) {
-    return config.get("SIDE") == 0 ? problem.op_b == Op::T : problem.op_a == Op::N;
-  }
-
   // The kernel's TILE_L, the strip of the large side one block covers: it depends on which way
   // X is stored.
   static int64_t tile_l_of(const KernelConfig& config, const Problem& problem) {
-    const int64_t rows_per_warp = config.get("LW") * (32 / config.get_or("KLANES", 32));
-    return x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
-                                       : 32 * config.get("VEC") * config.get("LW");
+    const int64_t rows_per_warp =
+        config.get("LW") * (32 / std::max<int64_t>(1, config.get_or("KLANES", 32)));
+    return gemv::x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
+                                             : 32 * config.get("VEC") * config.get("LW");
   }
 
   // Blocks along the large side.

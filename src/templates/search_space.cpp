@@ -22,6 +22,7 @@
 #include "src/core/error.h"
 #include "src/core/yaml_input.h"
 #include "src/jit/kernel_source.h"
+#include "src/templates/template_registry.h"
 
 namespace tgemm {
 
@@ -33,6 +34,10 @@ constexpr const char* kArchLimitNames[] = {"MAX_THREADS_PER_BLOCK", "MAX_THREADS
                                            "REGS_PER_SM",           "SMEM_PER_BLOCK_OPTIN",
                                            "SMEM_PER_SM",           "ARCH"};
 constexpr size_t kArchLimitCount = std::size(kArchLimitNames);
+// Names whose values the family's host side gives (GemmTemplate::block_resources), so that a
+// block's threads and dynamic shared memory are computed in one place.
+constexpr const char* kHostNames[] = {"THREADS", "DYNAMIC_SMEM"};
+constexpr size_t kHostCount = std::size(kHostNames);
 // Functions the expression language offers (see IntExprParser::InitFun).
 constexpr const char* kFunctionNames[] = {"min", "max"};
 
@@ -52,7 +57,7 @@ void arch_limit_values(const ArchLimits& limits, double* out) {
 // operator, so the caller can tell it apart from false. The NaN's payload says why
 // (division or modulo by zero, or a result beyond 2^53): the operators pass a NaN operand
 // on unchanged and never compute with it.
-enum class Undefined : uint8_t { none, division_by_zero, overflow };
+enum class Undefined : uint8_t { none, division_by_zero, overflow, host_refused };
 
 constexpr uint64_t kQuietNan = 0x7ff8000000000000ULL;
 constexpr double undefined(Undefined cause) {
@@ -60,9 +65,10 @@ constexpr double undefined(Undefined cause) {
 }
 Undefined cause_of(double v) {
   if (!std::isnan(v)) return Undefined::none;
-  return (std::bit_cast<uint64_t>(v) & 0xf) == uint64_t(Undefined::overflow)
-             ? Undefined::overflow
-             : Undefined::division_by_zero;
+  const uint64_t payload = std::bit_cast<uint64_t>(v) & 0xf;
+  if (payload == uint64_t(Undefined::overflow)) return Undefined::overflow;
+  if (payload == uint64_t(Undefined::host_refused)) return Undefined::host_refused;
+  return Undefined::division_by_zero;
 }
 // From 2^53 on doubles stop holding every integer: values stay below it, and a sum or
 // product that reaches it (even after rounding) is an overflow.
@@ -405,8 +411,18 @@ struct ExpressionError {
 
 namespace detail {
 
+// A space's family as its expressions see it: the host side that gives THREADS and
+// DYNAMIC_SMEM (null for a name no family is registered under: then no expression may use
+// them), and the template's defaults of the tunables the space does not list.
+struct SpaceHost {
+  const GemmTemplate* family = nullptr;
+  std::string template_name;
+  std::map<std::string, int64_t> defaults;
+};
+
 // The space's expressions parsed once, with the variable storage their parsers read:
-// slots [0, P) parameters, then the arch limits, then the derived values.
+// slots [0, P) parameters, then the arch limits, then the host side's values, then the derived
+// values.
 class SpaceEvaluator {
  public:
   struct Verdict {
@@ -418,16 +434,25 @@ class SpaceEvaluator {
 
   SpaceEvaluator(const std::vector<SpaceParameter>& parameters,
                  const std::vector<std::pair<std::string, std::string>>& derived,
-                 const std::vector<SpaceConstraint>& constraints)
+                 const std::vector<SpaceConstraint>& constraints, const SpaceHost& host)
       : param_count_(parameters.size()),
-        derived_offset_(parameters.size() + kArchLimitCount),
+        host_offset_(parameters.size() + kArchLimitCount),
+        derived_offset_(host_offset_ + (host.family ? kHostCount : 0)),
         slots_(derived_offset_ + derived.size()),
-        values_(std::make_unique<double[]>(slots_)) {
+        values_(std::make_unique<double[]>(slots_)),
+        family_(host.family) {
     for (const auto& p : parameters) names_.push_back(p.name);
     for (const char* name : kArchLimitNames) names_.push_back(name);
+    if (family_)
+      for (const char* name : kHostNames) names_.push_back(name);
     for (const auto& d : derived) names_.push_back(d.first);
     for (size_t i = 0; i < param_count_; ++i) values_[i] = double(parameters[i].values.at(0));
     arch_limit_values(arch_limits(kDefaultArch), &values_[param_count_]);
+    host_config_.template_name = host.template_name;
+    for (const auto& p : parameters) host_config_.params.emplace_back(p.name, 0);
+    for (const auto& [name, value] : host.defaults)
+      if (!host_config_.has(name)) host_config_.params.emplace_back(name, value);
+    if (family_) set_host_values();
 
     // A derived value may use the parameters, the limits and the derived values above it.
     for (size_t d = 0; d < derived.size(); ++d)
@@ -440,6 +465,7 @@ class SpaceEvaluator {
   void set_limits(const ArchLimits& limits) { arch_limit_values(limits, &values_[param_count_]); }
 
   Verdict check() {
+    if (family_) set_host_values();
     for (size_t d = 0; d < derived_.size(); ++d)
       values_[derived_offset_ + d] = derived_[d].parser->Eval();
     Verdict verdict;
@@ -473,6 +499,8 @@ class SpaceEvaluator {
   }
 
   size_t derived_offset() const { return derived_offset_; }
+  size_t host_offset() const { return host_offset_; }
+  size_t host_count() const { return derived_offset_ - host_offset_; }
 
  private:
   struct Expression {
@@ -515,10 +543,28 @@ class SpaceEvaluator {
     return e;
   }
 
+  // The host side's values of the current parameters; undefined (host_refused) where it
+  // throws for them.
+  void set_host_values() {
+    for (size_t i = 0; i < param_count_; ++i) host_config_.params[i].second = int64_t(values_[i]);
+    try {
+      const BlockResources r = family_->block_resources(host_config_);
+      values_[host_offset_] = double(r.threads);
+      values_[host_offset_ + 1] = double(r.dynamic_smem_bytes);
+    } catch (const std::exception&) {
+      values_[host_offset_] = values_[host_offset_ + 1] = undefined(Undefined::host_refused);
+    }
+  }
+
   size_t param_count_;
+  size_t host_offset_;
   size_t derived_offset_;
   size_t slots_;
   std::unique_ptr<double[]> values_;  // the parsers hold pointers into this array
+  const GemmTemplate* family_;
+  // The space's parameters (first, in its order), then the template's defaults of the
+  // tunables the space leaves out: what block_resources reads.
+  KernelConfig host_config_;
   std::vector<std::string> names_;
   std::vector<Expression> derived_;
   std::vector<Expression> constraints_;
@@ -605,13 +651,11 @@ class SpaceFileReader {
     }
   }
 
-  // `dtypes:` maps each GemmTypes name the family computes to the lowest arch that runs it;
-  // a space without one computes f32 from sm_75.
+  // `dtypes:` narrows the types the space tunes to those it names, each from the lowest arch
+  // given; a space without one tunes every type its family computes (the family's host side
+  // says which: GemmTemplate::types_unsupported).
   void read_dtypes(const YAML::Node& node) {
-    if (!node) {
-      dtypes_ = {{"f32", kDefaultArch}};
-      return;
-    }
+    if (!node) return;
     if (!node.IsMap() || node.size() == 0)
       fail("{}:{}: `dtypes:` must be a map of type -> lowest arch, e.g. {{f16: sm_75}}", path_,
            line_of(node));
@@ -721,6 +765,7 @@ SearchSpace::EvaluatorCache& SearchSpace::EvaluatorCache::operator=(EvaluatorCac
 
 std::optional<std::string> SearchSpace::types_unsupported(const GemmTypes& types,
                                                           const std::string& arch) const {
+  if (dtypes_.empty()) return std::nullopt;  // the family's own types
   for (const auto& [name, lowest] : dtypes_) {
     if (name != types.name()) continue;
     if (arch_number(arch) >= arch_number(lowest)) return std::nullopt;
@@ -824,14 +869,25 @@ SearchSpace SearchSpace::read(const std::string& path, const std::string* text,
       fail("{}:{}: {}", path, reader.template_line(), e.what());
     }
   }
-  check_declared(path, reader, space.template_name_, space.parameters_,
-                 template_text ? *template_text : embedded);
+  const std::string& source_text = template_text ? *template_text : embedded;
+  check_declared(path, reader, space.template_name_, space.parameters_, source_text);
   check_size(path, reader, space.parameters_);
+  for (const std::string& name : declared_tunables(source_text))
+    if (auto value = declared_integer_default(source_text, name))
+      space.template_defaults_[name] = *value;
+  if (find_template(space.template_name_))
+    for (size_t d = 0; d < space.derived_.size(); ++d)
+      for (const char* name : kHostNames)
+        if (space.derived_[d].first == name)
+          fail(
+              "{}:{}: derived {}: the family's host side gives {} (its block_resources); the "
+              "space's expressions read it, and must not define it again",
+              path, reader.line_of_expression(true, d), name, name);
   // Parsing every expression now, with the first values and a known arch's limits, reports
   // typos and unknown names at load time with their line.
   try {
     space.cache_.evaluator = std::make_unique<detail::SpaceEvaluator>(
-        space.parameters_, space.derived_, space.constraints_);
+        space.parameters_, space.derived_, space.constraints_, space.host());
   } catch (const ExpressionError& e) {
     fail("{}:{}: {} {}", path, reader.line_of_expression(e.in_derived, e.index),
          e.in_derived ? fmt::format("derived {}:", space.derived_[e.index].first)
@@ -841,10 +897,14 @@ SearchSpace SearchSpace::read(const std::string& path, const std::string* text,
   return space;
 }
 
+detail::SpaceHost SearchSpace::host() const {
+  return {find_template(template_name_), template_name_, template_defaults_};
+}
+
 detail::SpaceEvaluator& SearchSpace::evaluator() const {
   if (!cache_.evaluator)
     cache_.evaluator =
-        std::make_unique<detail::SpaceEvaluator>(parameters_, derived_, constraints_);
+        std::make_unique<detail::SpaceEvaluator>(parameters_, derived_, constraints_, host());
   return *cache_.evaluator;
 }
 
@@ -881,11 +941,15 @@ std::string reason_key(const SearchSpace& space, const detail::SpaceEvaluator::V
       return fmt::format("{}: division or modulo by zero in {}", c.reason, c.expression);
     if (v.cause == Undefined::overflow)
       return fmt::format("{}: overflow (beyond 2^53) in {}", c.reason, c.expression);
+    if (v.cause == Undefined::host_refused)
+      return fmt::format("{}: the host side refuses the config (in {})", c.reason, c.expression);
     return c.reason;
   }
   const auto& d = space.derived()[size_t(v.derived)];
   if (v.cause == Undefined::overflow)
     return fmt::format("derived {} = {} overflows (beyond 2^53)", d.first, d.second);
+  if (v.cause == Undefined::host_refused)
+    return fmt::format("derived {} = {}: the host side refuses the config", d.first, d.second);
   return fmt::format("derived {} = {} divides by zero", d.first, d.second);
 }
 
@@ -924,6 +988,13 @@ std::map<std::string, int64_t> SearchSpace::derived_values(const KernelConfig& c
   std::map<std::string, int64_t> values;
   for (size_t i = 0; i < parameters_.size(); ++i)
     values[parameters_[i].name] = config.get(parameters_[i].name);
+  for (size_t h = 0; h < eval.host_count(); ++h) {
+    const double value = eval.values()[eval.host_offset() + h];
+    if (std::isnan(value))
+      fail("the host side of {} refuses {} (its block_resources throws)", template_name_,
+           config.canonical_name());
+    values[kHostNames[h]] = int64_t(value);
+  }
   for (size_t d = 0; d < derived_.size(); ++d) {
     const double value = eval.values()[eval.derived_offset() + d];
     int64_t v = 0;

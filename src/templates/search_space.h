@@ -19,6 +19,7 @@ namespace tgemm {
 
 namespace detail {
 class SpaceEvaluator;
+struct SpaceHost;
 }  // namespace detail
 
 struct SpaceParameter {
@@ -35,8 +36,10 @@ struct SpaceConstraint {
 // && || give 0 or 1; division or modulo by zero, or a value beyond 2^53, makes the
 // constraint fail, naming which. Only + - * / % ( ) == != < <= > >= && || ! min(a, b)
 // max(a, b), decimal integers and names are accepted (no ',' between conditions, no ?:).
-// Variables: the parameters, the derived names and the arch limits MAX_THREADS_PER_BLOCK,
-// MAX_THREADS_PER_SM, REGS_PER_SM, SMEM_PER_BLOCK_OPTIN, SMEM_PER_SM.
+// Variables: the parameters, the derived names, the arch limits MAX_THREADS_PER_BLOCK,
+// MAX_THREADS_PER_SM, REGS_PER_SM, SMEM_PER_BLOCK_OPTIN, SMEM_PER_SM and ARCH, and for a space
+// of a registered family THREADS and DYNAMIC_SMEM, which its host side gives
+// (GemmTemplate::block_resources: one place states a block's threads and shared memory).
 // Not thread-safe: rejection() and enumerate() reuse parsed expressions kept inside the
 // object; use one SearchSpace (or a copy) per thread.
 class SearchSpace {
@@ -61,7 +64,8 @@ class SearchSpace {
   static SearchSpace parse(const std::string& text, const std::string& origin);
 
   const std::string& template_name() const { return template_name_; }
-  // Why the space's `dtypes:` does not cover these types on `arch`, or nullopt.
+  // Why the space's `dtypes:` does not cover these types on `arch`, or nullopt (always, for a
+  // space without one: its family's types_unsupported decides).
   std::optional<std::string> types_unsupported(const GemmTypes& types,
                                                const std::string& arch) const;
   const std::vector<SpaceParameter>& parameters() const { return parameters_; }
@@ -114,6 +118,7 @@ class SearchSpace {
     std::unique_ptr<detail::SpaceEvaluator> evaluator;
   };
   detail::SpaceEvaluator& evaluator() const;
+  detail::SpaceHost host() const;
 
   std::string path_;
   std::string template_name_;
@@ -122,6 +127,7 @@ class SearchSpace {
   std::vector<SpaceConstraint> constraints_;
   std::vector<std::pair<std::string, std::string>> dtypes_;  // type name, lowest arch
   std::string source_path_;
+  std::map<std::string, int64_t> template_defaults_;  // of the template's tunables
   mutable EvaluatorCache cache_;
 };
 

@@ -14,19 +14,15 @@ class SgemmSimt final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string&) const override {
-    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
-  }
+  FamilyTypes computed_types() const override { return ffma_f32(); }
 
   // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string&) const override {
     const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));
     if (problem.align_a % vec_bytes != 0 || problem.align_b % vec_bytes != 0)
       return fmt::format("VEC={} needs A and B aligned to {} bytes (have {} and {})",
@@ -61,7 +57,8 @@ class SgemmSimt final : public GemmTemplate {
 
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
-    r.threads = int((config.get("BM") / config.get("TM")) * (config.get("BN") / config.get("TN")));
+    r.threads =
+        int((config.get("BM") / config.divisor("TM")) * (config.get("BN") / config.divisor("TN")));
     const int64_t floats =
         config.get("STAGES") * config.get("BK") *
         (config.get("BM") + config.get("PAD_A") + config.get("BN") + config.get("PAD_B"));

@@ -17,10 +17,7 @@ class SgemmWarp final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  std::optional<std::string> types_unsupported(const GemmTypes& types,
-                                               const std::string&) const override {
-    return unless_ffma_f32(types);  // FFMA: every arch tgemm targets
-  }
+  FamilyTypes computed_types() const override { return ffma_f32(); }
 
   // Only an operand stored m- or n-contiguous (A in T layout, B in N layout) is copied VEC
   // floats at a time; a k-contiguous one is transposed by 4-byte copies and needs no more.
@@ -34,9 +31,8 @@ class SgemmWarp final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_for(const KernelConfig& config, const Problem& problem,
-                                             const std::string& arch) const override {
-    if (auto why = foreign_or_wrong_types(config, problem, arch)) return why;
+  std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
+                                                const std::string& arch) const override {
     // The space refuses these too; the dispatcher's `*` default lines meet this check only.
     if (config.get("STAGES") > 2 && arch_number(arch) < 80)
       return fmt::format("STAGES={} needs cp.async (sm_80 or later), not {}", config.get("STAGES"),
@@ -80,7 +76,7 @@ class SgemmWarp final : public GemmTemplate {
   BlockResources block_resources(const KernelConfig& config) const override {
     BlockResources r;
     const int64_t warps =
-        (config.get("BM") / config.get("WM")) * (config.get("BN") / config.get("WN"));
+        (config.get("BM") / config.divisor("WM")) * (config.get("BN") / config.divisor("WN"));
     r.threads = int(warps * 32);
     // Shared rows are padded by 4 floats (SMEM_PAD in the template) in both operands.
     const int64_t floats =

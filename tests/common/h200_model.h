@@ -12,13 +12,15 @@
 namespace tgemm::testing {
 
 inline PerformanceModel h200_model(const char* family = "sgemm_simt",
-                                   std::vector<Problem> problems = {}) {
+                                   std::vector<Problem> problems = {},
+                                   ModelParameters params = {}) {
   ModelContext ctx;
   ctx.family = &template_named(family);
   ctx.problems = std::move(problems);
   ctx.limits = arch_limits("sm_90");
   ctx.sm_count = 132;
   ctx.roofs = default_roofs("sm_90", GemmTypes{});
+  ctx.params = params;
   return PerformanceModel(ctx);
 }
 

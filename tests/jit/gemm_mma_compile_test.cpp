@@ -77,13 +77,12 @@ TEST(GemmMmaPtx, sm_80_builds_use_cp_async_and_their_types_mma) {
   EXPECT_TRUE(contains(tf32, "cvt.rna.tf32.f32"));
 }
 
+// The family states its types (the shipped space leaves them to it).
 TEST(GemmMmaSpace, refuses_bf16_tf32_and_f32x3_on_sm_75_with_a_readable_reason) {
   const SearchSpace space = SearchSpace::load(kSpace);
   for (const char* type : {"bf16", "tf32", "f32x3", "bf16_out_f32"}) {
     SCOPED_TRACE(type);
-    const auto by_space = space.types_unsupported(parse_gemm_types(type), "sm_75");
-    ASSERT_TRUE(by_space);
-    EXPECT_TRUE(contains(*by_space, "sm_80")) << *by_space;
+    EXPECT_FALSE(space.types_unsupported(parse_gemm_types(type), "sm_75"));
     const auto by_family = mma().types_unsupported(parse_gemm_types(type), "sm_75");
     ASSERT_TRUE(by_family);
     EXPECT_TRUE(contains(*by_family, "f16 tensor cores only")) << *by_family;

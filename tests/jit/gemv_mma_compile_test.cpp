@@ -82,11 +82,12 @@ TEST(GemvMmaSpace, covers_tf32_and_f32x3_from_sm_80_only) {
   EXPECT_EQ(space.enumerate(arch_limits("sm_80")).legal.size(), 72u);
   EXPECT_EQ(space.enumerate(arch_limits("sm_90")).legal.size(), 72u);
   EXPECT_THROW(space.enumerate(arch_limits("sm_75")), Error);
+  const GemmTemplate& family = template_named("gemv_mma");
   for (const char* type : {"tf32", "f32x3"}) {
-    EXPECT_TRUE(space.types_unsupported(parse_gemm_types(type), "sm_75")) << type;
-    EXPECT_FALSE(space.types_unsupported(parse_gemm_types(type), "sm_80")) << type;
+    EXPECT_TRUE(family.types_unsupported(parse_gemm_types(type), "sm_75")) << type;
+    EXPECT_FALSE(family.types_unsupported(parse_gemm_types(type), "sm_80")) << type;
   }
-  EXPECT_TRUE(space.types_unsupported(GemmTypes{}, "sm_90"));  // FFMA f32 is not its
+  EXPECT_TRUE(family.types_unsupported(GemmTypes{}, "sm_90"));  // FFMA f32 is not its
 }
 
 }  // namespace

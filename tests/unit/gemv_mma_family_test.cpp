@@ -49,7 +49,7 @@ TEST(GemvMmaFamily, takes_a_small_side_up_to_16_in_every_layout_as_tf32_or_f32x3
   misaligned.align_a = 4;
   expect_refused(small_n, misaligned, "sm_90", "A (the large operand)");
   expect_refused(small_m, Problem::packed(GemmTypes{}, Op::N, Op::N, 16, 4096, 4096), "sm_90",
-                 "tf32 or f32x3");
+                 "computes tf32, f32x3, not f32");
   expect_refused(small_m, accurate(Op::N, Op::N, 16, 4096, 4096), "sm_75", "sm_80");
   expect_refused(small_m, accurate(Op::N, Op::N, 16, 4096, int64_t(256) * 70000), "sm_90",
                  "slices");

@@ -368,26 +368,6 @@ TEST(KernelSelector, carries_a_streaming_kernel_by_the_bytes_it_reads) {
   EXPECT_EQ(c.config, gemv);
 }
 
-// Seen on the H200 (session 10): 1760x16x1760 left out was served 7680x16x2560's fastest GEMV
-// (26.9 us against 15.5): on the shorter side its 112 blocks of 4 warps leave 3 warps per SM.
-// A streaming kernel's bytes now move at the rate its warps per SM reach, so a config that
-// keeps the SMs busy there wins, though a little slower on the neighbour.
-TEST(KernelSelector, carries_a_streaming_kernel_at_the_rate_of_its_warps_in_flight) {
-  const auto gemv = [](const char* params) {
-    return KernelConfig::from_params_text("gemv_simt", params);
-  };
-  const KernelConfig few_warps =
-      gemv("SIDE=1,ROWS=16,VEC=4,WARPS=4,KB=512,LW=4,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=8");
-  const KernelConfig many_warps =
-      gemv("SIDE=1,ROWS=16,VEC=4,WARPS=8,KB=256,LW=2,SPLIT_MODE=2,PREFETCH=1,STAGES=0,KLANES=16");
-  const Problem there = Problem::packed(GemmTypes{}, Op::N, Op::N, 7680, 16, 2560);
-  const KernelSelector s = recorded_on(there, {{few_warps, 50}, {many_warps, 56}});
-  EXPECT_EQ(s.choose(there).config, few_warps);
-  const auto c = s.choose(Problem::packed(GemmTypes{}, Op::N, Op::N, 1760, 16, 1760));
-  EXPECT_EQ(c.path, Selection::nearest);
-  EXPECT_EQ(c.config, many_warps);
-}
-
 // Session 11, the H200's records on 4096x16x4096 (34.0 and 39.6 us): on 7680x16x2560 the first
 // keeps 18 warps per SM and runs 57.9 us, the second 11 and runs 48.8 (its K slices are fewer:
 // each block streams more). Bytes stream at a rate linear in the warps in flight up to ~12 per
@@ -517,7 +497,7 @@ TEST(KernelSelector, deepens_a_neighbours_split_for_a_longer_k) {
 
 // The S20 H200 database without 1760x128x1760: its neighbour 3072x128x1024 (a shorter K) measured
 // this 16-slice sgemm_simt config at 49.3 us; the model favoured its 4-slice sibling (known from
-// another config) by far more than kUnmeasuredMargin, and on the H200 that sibling ran 45.6 us
+// another config) by far more than unmeasured_margin, and on the H200 that sibling ran 45.6 us
 // against a best of 32.9. A longer K here is no reason to split less deeply than the neighbour.
 TEST(KernelSelector, never_offers_a_shallower_split_for_a_longer_k) {
   const KernelConfig split16 = KernelConfig::from_params_text(

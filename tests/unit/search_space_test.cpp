@@ -159,8 +159,8 @@ TEST(SearchSpace, loads_sgemm_simt_space) {
                                              "MIN_BLOCKS"}));
   EXPECT_EQ(space.parameters()[0].values, (std::vector<int64_t>{16, 32, 64, 128, 256}));
   EXPECT_EQ(space.cartesian_size(), 576000u);
-  ASSERT_EQ(space.derived().size(), 2u);
-  EXPECT_EQ(space.derived()[0].first, "THREADS");
+  ASSERT_EQ(space.derived().size(), 1u);
+  EXPECT_EQ(space.derived()[0].first, "SMEM_BYTES");  // THREADS is the host side's
   EXPECT_FALSE(space.constraints().empty());
   for (const auto& c : space.constraints()) EXPECT_FALSE(c.reason.empty()) << c.expression;
 }
@@ -828,6 +828,51 @@ TEST(SearchSpace, derived_values_of_a_sgemm_config) {
   EXPECT_EQ(v.at("THREADS"), 256);
   EXPECT_EQ(v.at("SMEM_BYTES"), 2 * 8 * (128 + 4 + 128 + 4) * 4);
   EXPECT_EQ(v.at("BM"), 128);
+}
+
+// THREADS and DYNAMIC_SMEM are the host side's (block_resources), stated nowhere else.
+TEST(SearchSpace, threads_and_shared_memory_are_the_host_sides_in_every_shipped_space) {
+  for (const EmbeddedTemplate& t : embedded_templates()) {
+    const SearchSpace space = SearchSpace::parse(t.space, t.name);
+    for (const auto& [name, expression] : space.derived())
+      EXPECT_TRUE(name != "THREADS" && name != "DYNAMIC_SMEM") << t.name << ": " << name;
+    const KernelConfig first = space.enumerate(arch_limits("sm_90")).legal.front();
+    const BlockResources host = template_named(t.name).block_resources(first);
+    const auto v = space.derived_values(first, arch_limits("sm_90"));
+    EXPECT_EQ(v.at("THREADS"), host.threads) << first.canonical_name();
+    EXPECT_EQ(v.at("DYNAMIC_SMEM"), int64_t(host.dynamic_smem_bytes)) << first.canonical_name();
+  }
+}
+
+TEST(SearchSpace, a_family_space_may_not_define_what_the_host_side_gives) {
+  for (const char* name : {"THREADS", "DYNAMIC_SMEM"}) {
+    std::string path;
+    const std::string msg = embedded_load_error(
+        std::string("template: sgemm_simt\nparameters:\n  BM: [64]\nderived:\n  ") + name +
+            ": BM * 2\n",
+        &path);
+    EXPECT_HAS(msg, path + ":5:");
+    EXPECT_HAS(msg, std::string("the family's host side gives ") + name);
+  }
+  // A space of no registered family has no host side: there they are plain derived names.
+  EXPECT_EQ(load_error("template: t\nparameters:\n  BM: [64]\nderived:\n  THREADS: BM * 2\n"), "");
+}
+
+// A divisor of the host side listed at 0 is refused for those points, not divided by.
+TEST(SearchSpace, points_the_host_side_refuses_are_pruned_with_its_reason) {
+  const SearchSpace space = SearchSpace::parse(
+      "template: sgemm_simt\nparameters:\n  TM: [0, 8]\n"
+      "constraints:\n  - {expr: \"THREADS >= 1\", reason: \"a block needs threads\"}\n",
+      "<host refusal>");
+  const SearchSpace::Enumeration e = space.enumerate(arch_limits("sm_90"));
+  ASSERT_EQ(e.legal.size(), 1u);
+  EXPECT_EQ(e.legal[0].get("TM"), 8);
+  ASSERT_EQ(e.rejected_by_reason.size(), 1u);
+  EXPECT_HAS(e.rejected_by_reason.begin()->first,
+             "a block needs threads: the host side refuses the config");
+  const auto why = space.rejection(KernelConfig{"sgemm_simt", {{"TM", 0}}}, arch_limits("sm_90"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_HAS(*why, "THREADS=undefined");
 }
 
 TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {

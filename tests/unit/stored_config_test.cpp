@@ -101,7 +101,7 @@ std::vector<FamilySample> every_family(size_t configs_each) {
     const SearchSpace space = SearchSpace::parse(t.space, t.name);
     FamilySample sample;
     for (const char* types : {"f32", "tf32", "f16", "bf16"})
-      if (!space.types_unsupported(parse_gemm_types(types), "sm_90")) {
+      if (!template_named(t.name).types_unsupported(parse_gemm_types(types), "sm_90")) {
         sample.types = parse_gemm_types(types);
         break;
       }
