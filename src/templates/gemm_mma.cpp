@@ -23,15 +23,17 @@ class GemmMma final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override {
-    return {{{"f16", 75},
-             {"f16_out_f32", 75},
-             {"bf16", 80},
-             {"bf16_out_f32", 80},
-             {"tf32", 80},
-             {"f32x3", 80}},
-            "mma.sync tensor cores: sm_75 has f16 tensor cores only (mma m16n8k8); FFMA-accurate "
-            "f32 is a CUDA-core family's"};
+  const FamilyTypes& computed_types() const override {
+    static const FamilyTypes types{
+        {{"f16", 75},
+         {"f16_out_f32", 75},
+         {"bf16", 80},
+         {"bf16_out_f32", 80},
+         {"tf32", 80},
+         {"f32x3", 80}},
+        "mma.sync tensor cores: sm_75 has f16 tensor cores only (mma m16n8k8); FFMA-accurate "
+        "f32 is a CUDA-core family's"};
+    return types;
   }
 
   // What the space (which does not know the type) allows but these types cannot build: their

@@ -13,16 +13,16 @@ class GemmNaive final : public GemmTemplate {
   using GemmTemplate::GemmTemplate;
 
   // Every valid GemmTypes: the kernel converts each element to f32 and accumulates in f32.
-  // Scalar loads and f32 arithmetic: every type, on every arch.
-  FamilyTypes computed_types() const override {
-    return {{{"f32", 75},
-             {"tf32", 75},
-             {"f32x3", 75},
-             {"f16", 75},
-             {"f16_out_f32", 75},
-             {"bf16", 75},
-             {"bf16_out_f32", 75}},
-            ""};
+  const FamilyTypes& computed_types() const override {
+    static const FamilyTypes types{{{"f32", 75},
+                                    {"tf32", 75},
+                                    {"f32x3", 75},
+                                    {"f16", 75},
+                                    {"f16_out_f32", 75},
+                                    {"bf16", 75},
+                                    {"bf16_out_f32", 75}},
+                                   ""};
+    return types;
   }
 
   // Scalar loads and stores: no alignment beyond one element.

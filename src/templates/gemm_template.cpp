@@ -67,8 +67,9 @@ LaunchPlan GemmTemplate::plan_launch(const KernelConfig& config, const Problem& 
   return plan;
 }
 
-FamilyTypes GemmTemplate::ffma_f32() {
-  return {{{"f32", 75}}, "f32 with f32 accumulation is FFMA, every arch's"};
+const FamilyTypes& GemmTemplate::ffma_f32() {
+  static const FamilyTypes types{{{"f32", 75}}, "f32 with f32 accumulation is FFMA, every arch's"};
+  return types;
 }
 
 namespace {
@@ -84,20 +85,21 @@ std::string arch_range(const TypeRule& r) {
 std::optional<std::string> GemmTemplate::types_unsupported(const GemmTypes& types,
                                                            const std::string& arch) const {
   if (std::string why = types.invalid_reason(); !why.empty()) return why;
-  const FamilyTypes family = computed_types();
-  const std::string note = family.note.empty() ? "" : " (" + family.note + ")";
+  const FamilyTypes& family = computed_types();
+  const std::string wanted = types.name();
+  const auto rule = std::find_if(family.rules.begin(), family.rules.end(),
+                                 [&](const TypeRule& r) { return wanted == r.types; });
   const int number = arch_number(arch);
-  std::vector<std::string> names;
-  for (const TypeRule& r : family.rules) {
-    names.emplace_back(r.types);
-    if (types.name() != r.types) continue;
-    if (number >= r.lowest_arch && (r.highest_arch == 0 || number <= r.highest_arch))
-      return std::nullopt;
-    return fmt::format("{} computes {} on {}, not on {}{}", name(), r.types, arch_range(r), arch,
+  if (rule != family.rules.end() && number >= rule->lowest_arch &&
+      (rule->highest_arch == 0 || number <= rule->highest_arch))
+    return std::nullopt;
+  const std::string note = family.note.empty() ? "" : " (" + family.note + ")";
+  if (rule != family.rules.end())
+    return fmt::format("{} computes {} on {}, not on {}{}", name(), wanted, arch_range(*rule), arch,
                        note);
-  }
-  return fmt::format("{} computes {}, not {}{}", name(), fmt::join(names, ", "), types.name(),
-                     note);
+  std::vector<std::string> names;
+  for (const TypeRule& r : family.rules) names.emplace_back(r.types);
+  return fmt::format("{} computes {}, not {}{}", name(), fmt::join(names, ", "), wanted, note);
 }
 
 Problem build_variant(const Problem& problem) {

@@ -49,8 +49,8 @@ class GemmTemplate {
   const std::string& name() const { return source_.name; }
   const KernelSource& source() const { return source_; }
 
-  // What the family computes, on which archs.
-  virtual FamilyTypes computed_types() const = 0;
+  // What the family computes, on which archs: a table the family keeps.
+  virtual const FamilyTypes& computed_types() const = 0;
   // Why the family cannot compute these types on `arch` ("sm_75"), or nullopt: from
   // computed_types.
   std::optional<std::string> types_unsupported(const GemmTypes& types,
@@ -106,7 +106,7 @@ class GemmTemplate {
   virtual std::optional<std::string> batch_unsupported(const KernelConfig& config,
                                                        const Problem& problem) const;
   // computed_types of an FFMA family: f32 in and out with f32 accumulation, on every arch.
-  static FamilyTypes ffma_f32();
+  static const FamilyTypes& ffma_f32();
   // plan_launch's work, per family, for one member of the batch.
   virtual LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
                                int sm_count) const = 0;

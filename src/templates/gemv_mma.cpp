@@ -18,9 +18,11 @@ class GemvMma final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override {
-    return {{{"tf32", 80}, {"f32x3", 80}},
-            "f32 on tf32 tensor cores (sm_80 on); FFMA-accurate f32 is a CUDA-core family's"};
+  const FamilyTypes& computed_types() const override {
+    static const FamilyTypes types{
+        {{"tf32", 80}, {"f32x3", 80}},
+        "f32 on tf32 tensor cores (sm_80 on); FFMA-accurate f32 is a CUDA-core family's"};
+    return types;
   }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,

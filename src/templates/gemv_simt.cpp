@@ -20,7 +20,7 @@ class GemvSimt final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override { return ffma_f32(); }
+  const FamilyTypes& computed_types() const override { return ffma_f32(); }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
@@ -240,8 +240,8 @@ class GemvSimt final : public GemmTemplate {
   // The kernel's TILE_L, the strip of the large side one block covers: it depends on which way
   // X is stored.
   static int64_t tile_l_of(const KernelConfig& config, const Problem& problem) {
-    const int64_t rows_per_warp =
-        config.get("LW") * (32 / std::max<int64_t>(1, config.get_or("KLANES", 32)));
+    const int64_t klanes = config.has("KLANES") ? config.divisor("KLANES") : 32;
+    const int64_t rows_per_warp = config.get("LW") * (32 / klanes);
     return gemv::x_k_contig(config, problem) ? config.get("WARPS") * rows_per_warp
                                              : 32 * config.get("VEC") * config.get("LW");
   }

@@ -95,6 +95,8 @@ class SearchSpace {
   const std::string& source_path() const { return source_path_; }
   // Derived names and their expressions, in declaration order.
   const std::vector<std::pair<std::string, std::string>>& derived() const { return derived_; }
+  // The integer defaults of the template's tunables (`#define NAME value`), by name.
+  const std::map<std::string, int64_t>& template_defaults() const { return template_defaults_; }
   // Parameters plus derived values of `config` on an arch, e.g. {"THREADS", 256}; throws
   // Error when the config lacks a parameter or a derived value divides by zero.
   std::map<std::string, int64_t> derived_values(const KernelConfig& config,

@@ -14,7 +14,7 @@ class SgemmSimt final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override { return ffma_f32(); }
+  const FamilyTypes& computed_types() const override { return ffma_f32(); }
 
   // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {

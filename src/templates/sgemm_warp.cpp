@@ -17,7 +17,7 @@ class SgemmWarp final : public GemmTemplate {
  public:
   using GemmTemplate::GemmTemplate;
 
-  FamilyTypes computed_types() const override { return ffma_f32(); }
+  const FamilyTypes& computed_types() const override { return ffma_f32(); }
 
   // Only an operand stored m- or n-contiguous (A in T layout, B in N layout) is copied VEC
   // floats at a time; a k-contiguous one is transposed by 4-byte copies and needs no more.

@@ -21,24 +21,21 @@ namespace tgemm {
 
 namespace {
 
-// What a family's shipped files say about its configs: the space and the template's tunables
-// with their integer defaults.
+// What a family's shipped files say about its configs: the space (with the template's integer
+// defaults) and the template's tunables.
 struct FamilyRules {
   SearchSpace space;
   std::vector<std::string> tunables;
-  std::map<std::string, int64_t> defaults;
 };
 
 class ShippedRules {
  public:
   ShippedRules() {
     for (const EmbeddedTemplate& t : embedded_templates()) {
-      FamilyRules rules{SearchSpace::parse(t.space, fmt::format("<embedded {}.yaml>", t.name)),
-                        declared_tunables(t.source),
-                        {}};
-      for (const std::string& name : rules.tunables)
-        if (auto value = declared_integer_default(t.source, name)) rules.defaults[name] = *value;
-      by_family_.emplace(t.name, std::move(rules));
+      by_family_.emplace(
+          t.name,
+          FamilyRules{SearchSpace::parse(t.space, fmt::format("<embedded {}.yaml>", t.name)),
+                      declared_tunables(t.source)});
     }
   }
   const FamilyRules* find(const std::string& family) const {
@@ -94,12 +91,13 @@ std::optional<std::string> parameter_rejection(const KernelConfig& config,
 // template's default. nullopt (and `missing` named) when one has neither.
 std::optional<KernelConfig> in_space(const KernelConfig& config, const FamilyRules& rules,
                                      std::string* missing) {
+  const std::map<std::string, int64_t>& defaults = rules.space.template_defaults();
   KernelConfig full{config.template_name, {}};
   for (const SpaceParameter& p : rules.space.parameters()) {
-    auto fallback = rules.defaults.find(p.name);
+    auto fallback = defaults.find(p.name);
     if (config.has(p.name)) {
       full.params.emplace_back(p.name, config.get(p.name));
-    } else if (fallback != rules.defaults.end()) {
+    } else if (fallback != defaults.end()) {
       full.params.emplace_back(p.name, fallback->second);
     } else {
       *missing = p.name;

@@ -33,9 +33,9 @@ inline FamilyTypes tensor_types(bool with_f32x3) {
 class WgmmaFamily : public GemmTemplate {
  public:
   WgmmaFamily(KernelSource source, bool with_f32x3)
-      : GemmTemplate(std::move(source)), with_f32x3_(with_f32x3) {}
+      : GemmTemplate(std::move(source)), types_(tensor_types(with_f32x3)) {}
 
-  FamilyTypes computed_types() const override { return tensor_types(with_f32x3_); }
+  const FamilyTypes& computed_types() const override { return types_; }
 
   KernelDescription describe(const KernelConfig& config, const Problem&) const override {
     return tiled_description(tile(config));
@@ -53,7 +53,7 @@ class WgmmaFamily : public GemmTemplate {
   static int64_t split_k(const KernelConfig& config) { return config.get_or("SPLIT_K", 1); }
 
  private:
-  bool with_f32x3_;
+  FamilyTypes types_;
 };
 
 }  // namespace tgemm::wgmma_family

@@ -114,6 +114,19 @@ TEST(DType, parses_known_and_rejects_unknown_names) {
   EXPECT_THROW(parse_layout("N", &a, &b), Error);
 }
 
+// A parameter the host side divides by is an error below 1, naming it, never a division by 0.
+TEST(KernelConfig, divisor_refuses_a_value_below_one_naming_it) {
+  const KernelConfig c{"sgemm_warp", {{"WM", 0}, {"WN", 32}}};
+  EXPECT_EQ(c.divisor("WN"), 32);
+  try {
+    c.divisor("WM");
+    ADD_FAILURE() << "WM=0 accepted as a divisor";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("WM=0 must be at least 1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(c.divisor("BM"), Error);  // absent
+}
+
 TEST(KernelConfig, canonical_name_and_params_text_round_trip) {
   auto c = config_128();
   EXPECT_EQ(c.canonical_name(),

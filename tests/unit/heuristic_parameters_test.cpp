@@ -222,15 +222,16 @@ TEST(SelectorParameters, stream_warps_per_sm_sets_where_a_streaming_rate_saturat
   EXPECT_EQ(choose(tuned, trials, here, saturated).config, few_warps);
 }
 
+// What the shipped defaults alone serve `p` with on an H200 under `params`.
+KernelConfig default_for(const Problem& p, SelectorParameters params) {
+  return choose({}, {}, p, params, shipped_default_kernels()).config;
+}
+
 // The defaults' sizing rule on a 1000^3 problem: 128x128 tiles launch 64 blocks, 64x128 ones
 // 128 on 132 SMs.
 TEST(SelectorParameters, full_wave_decides_which_default_lines_count_as_filling_the_gpu) {
   const Problem p = nn(1000, 1000, 1000);
-  const auto pick = [&](SelectorParameters params) {
-    return KernelSelector({}, shipped_default_kernels(), "sm_90", 132, {}, {}, params)
-        .choose(p)
-        .config;
-  };
+  const auto pick = [&](SelectorParameters params) { return default_for(p, params); };
   EXPECT_EQ(pick({}).get("BM"), 64);
   SelectorParameters strict;
   strict.full_wave = 1.0;  // 128 of 132 is short of a wave now
@@ -245,11 +246,7 @@ TEST(SelectorParameters, good_fill_and_clearly_better_fill_rank_the_default_line
   // line that launches a wave takes it, and with no later line clearly better the first of
   // the lines that waste more than good_fill allows.
   const Problem p = nn(35, 8457, 2560);
-  const auto pick = [&](SelectorParameters params) {
-    return KernelSelector({}, shipped_default_kernels(), "sm_90", 132, {}, {}, params)
-        .choose(p)
-        .config;
-  };
+  const auto pick = [&](SelectorParameters params) { return default_for(p, params); };
   EXPECT_EQ(pick({}).get("BM"), 16);
   SelectorParameters any_fill;
   any_fill.good_fill = 0;  // the first line that launches a wave, whatever it wastes

@@ -873,6 +873,12 @@ TEST(SearchSpace, points_the_host_side_refuses_are_pruned_with_its_reason) {
   const auto why = space.rejection(KernelConfig{"sgemm_simt", {{"TM", 0}}}, arch_limits("sm_90"));
   ASSERT_TRUE(why.has_value());
   EXPECT_HAS(*why, "THREADS=undefined");
+  try {
+    space.derived_values(KernelConfig{"sgemm_simt", {{"TM", 0}}}, arch_limits("sm_90"));
+    ADD_FAILURE() << "derived values of a config the host side refuses";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), "the host side of sgemm_simt refuses");
+  }
 }
 
 TEST(SearchSpace, enumerate_finds_legal_configs_on_sm_75_and_sm_90) {
