@@ -158,6 +158,23 @@ constexpr const char* kCodeHashes =
     "ALTER TABLE binaries ADD COLUMN code_hash TEXT;\n"
     "CREATE INDEX trials_by_binary ON trials (binary_id);";
 
+// 9 -> 10: batched GEMM. A problem is `batch` GEMMs of its shape (1 for every problem before),
+// a stride apart (in elements, of the first problem seen with the key, as its leading
+// dimensions) or given by pointer arrays. Keys of batch-1 problems are unchanged; a batch adds
+// "_x<batch>" ("p" for pointer arrays) after k (Problem::key()). A cubin built for a batch is
+// another variant of its config (binaries.batch_form, BatchForm: 0 for every cubin before). No
+// CHECKs: SQLite would test
+// every existing row against all of the table's on ADD COLUMN, and a file with one bad row
+// (which readers skip) must still migrate; readers check these columns (Problem::validate).
+constexpr const char* kBatches = R"sql(
+ALTER TABLE problems ADD COLUMN batch INTEGER NOT NULL DEFAULT 1;    -- >= 1
+ALTER TABLE problems ADD COLUMN batch_pointers INTEGER NOT NULL DEFAULT 0;  -- 0 or 1
+ALTER TABLE problems ADD COLUMN stride_a INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE problems ADD COLUMN stride_b INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE problems ADD COLUMN stride_c INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE binaries ADD COLUMN batch_form INTEGER NOT NULL DEFAULT 0;  -- TGEMM_BATCH
+)sql";
+
 const MigrationStep kMigrations[] = {
     {"create the first schema (db/schema.sql)", kSchemaSql},                // 0 -> 1
     {"add a checksum to every cubin", kAddCubinChecksums},                  // 1 -> 2
@@ -168,6 +185,7 @@ const MigrationStep kMigrations[] = {
     {"add the Nsight Compute kernel profiles", kKernelProfiles},            // 6 -> 7
     {"record vendor library calls as contenders", kVendorCalls},            // 7 -> 8
     {"add the code hash of every cubin", kCodeHashes},                      // 8 -> 9
+    {"add batched problems (batch, strides, pointer arrays)", kBatches},    // 9 -> 10
 };
 
 }  // namespace

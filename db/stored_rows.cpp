@@ -13,7 +13,9 @@ namespace tgemm {
 const char* const kProblemColumns =
     "p.id AS problem_id, p.dtype AS dtype, p.layout AS layout, p.m AS m, p.n AS n, p.k AS k, "
     "p.lda AS lda, p.ldb AS ldb, p.ldc AS ldc, p.align_a AS align_a, p.align_b AS align_b, "
-    "p.align_c AS align_c, p.beta_zero AS beta_zero";
+    "p.align_c AS align_c, p.beta_zero AS beta_zero, p.batch AS batch, "
+    "p.batch_pointers AS batch_pointers, p.stride_a AS stride_a, p.stride_b AS stride_b, "
+    "p.stride_c AS stride_c";
 
 const char* const kTrialColumns =
     "t.id AS trial_id, kr.id AS kernel_id, kr.template AS template, kr.params AS params, "
@@ -29,7 +31,8 @@ const char* const kBinaryColumns =
     "b.registers AS registers, b.smem_bytes AS smem_bytes, b.stack_bytes AS stack_bytes, "
     "b.spill_store_bytes AS spill_store_bytes, b.spill_load_bytes AS spill_load_bytes, "
     "b.resources_found AS resources_found, b.compile_ms AS compile_ms, b.log AS log, "
-    "b.types AS types, b.checksum AS checksum, b.code_hash AS code_hash";
+    "b.types AS types, b.checksum AS checksum, b.code_hash AS code_hash, "
+    "b.batch_form AS batch_form";
 
 namespace {
 
@@ -100,6 +103,16 @@ Problem problem_at(const Statement& s) {
   if (beta_zero != 0 && beta_zero != 1)
     bad_row(s, "problems", id, "beta_zero", fmt::format("{} is neither 0 nor 1", beta_zero));
   p.beta_zero = beta_zero != 0;
+  p.batch = s.integer("batch");
+  p.batch_pointers = s.integer("batch_pointers") != 0;
+  p.stride_a = s.integer("stride_a");
+  p.stride_b = s.integer("stride_b");
+  p.stride_c = s.integer("stride_c");
+  try {
+    p.validate_batch();
+  } catch (const Error& e) {
+    bad_row(s, "problems", id, "batch", e.what());
+  }
   return p;
 }
 
@@ -158,6 +171,10 @@ BinaryRecord binary_at(const Statement& s) {
   c.types =
       decoded(s, "binaries", r.id, "types", [&] { return parse_gemm_types(s.text("types")); });
   c.code_hash = s.text("code_hash");  // "" for NULL: not known
+  const int64_t form = s.integer("batch_form");
+  if (form < 0 || form > int64_t(BatchForm::pointers))
+    bad_row(s, "binaries", r.id, "batch_form", fmt::format("{} is not 0, 1 or 2", form));
+  c.batch_form = BatchForm(form);
   // A cubin that does not match its checksum (damage, a hand edit, a file without checksums)
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {

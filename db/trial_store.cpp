@@ -38,13 +38,16 @@ int64_t TrialStore::upsert_problem(const Problem& problem) {
   }
   Statement s(db_.handle(), db_.path(), "record a problem",
               "INSERT INTO problems (key, dtype, layout, m, n, k, lda, ldb, ldc, align_a, "
-              "align_b, align_c, beta_zero) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-              "?12, ?13) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
+              "align_b, align_c, beta_zero, batch, batch_pointers, stride_a, stride_b, stride_c) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+              "?17, ?18) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
   s.bind(1, key).bind(2, problem.types.name()).bind(3, problem.layout());
   s.bind(4, problem.m).bind(5, problem.n).bind(6, problem.k);
   s.bind(7, problem.lda).bind(8, problem.ldb).bind(9, problem.ldc);
   s.bind(10, problem.align_a).bind(11, problem.align_b).bind(12, problem.align_c);
   s.bind(13, problem.beta_zero);
+  s.bind(14, problem.batch).bind(15, problem.batch_pointers);
+  s.bind(16, problem.stride_a).bind(17, problem.stride_b).bind(18, problem.stride_c);
   return s.single_int();
 }
 

@@ -14,6 +14,7 @@
 // K-major, so their fragments come through ldmatrix too (and tf32 is rounded in the pack).
 // The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
 
+#include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
@@ -454,8 +455,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::G
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams batched) {
   using namespace tgemm_mma;
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
   // f32 stored K-major (A T, B N) is read with 32-bit loads, the rest with ldmatrix.
   constexpr bool kScalarA = ELEM_BYTES == 4 && TGEMM_OP_A == 1;
@@ -492,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
   const int k_tiles_total = (p.k + BK - 1) / BK;
   const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = blockIdx.z * k_tiles_per_split * BK;
+  const int k_begin = tgemm::split_k_slice<SPLIT_K>() * k_tiles_per_split * BK;
   const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
   // Unpacked operands read zeros past this slice's end; packed ones hold zeros there.
@@ -792,12 +794,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
 
   // Epilogue: accumulator e of tile (mi, ni) is C row wm0 + mi*16 + g + 8*(e/2), column
   // wn0 + ni*8 + 2t + e%2.
+  const tgemm::GemmParams& pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       const int row = m0 + wm0 + mi * 16 + g, col = n0 + wn0 + ni * 8 + 2 * t;
-      store_pair(p, row, col, acc[mi][ni][0], acc[mi][ni][1]);
-      store_pair(p, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+      store_pair(pc, row, col, acc[mi][ni][0], acc[mi][ni][1]);
+      store_pair(pc, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
     }
 }

@@ -3,6 +3,7 @@
 // family plugs in through its three files, and it is the reference-like kernel every type
 // has from the start. Row-major storage:
 //   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
+#include "common/batch.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 
@@ -18,8 +19,10 @@ static_assert(BLOCK_X * BLOCK_Y % 32 == 0, "the block must be whole warps");
 static_assert(BLOCK_X * BLOCK_Y <= 1024, "at most 1024 threads per block");
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X* BLOCK_Y)
-    gemm_naive(const tgemm::GemmParams p) {
+    gemm_naive(const tgemm::GemmParams batched) {
   using namespace tgemm;
+  const GemmParams& operands = batch_operands<1>(batched);  // this block's A, B
+  const GemmParams& p = batch_c<1>(operands);               // and its C
   // This thread's element of C: row i, column j.
   const int j = blockIdx.x * BLOCK_X + threadIdx.x % BLOCK_X;
   const int i = blockIdx.y * BLOCK_Y + threadIdx.x / BLOCK_X;

@@ -28,6 +28,7 @@
 // after a C = beta * C launch (gemm_wgmma_prepare_c); the packs still cover all of K. The space
 // (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
 
+#include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
@@ -426,8 +427,10 @@ extern "C" __global__ void gemm_wgmma_prepare_c(const tgemm::GemmParams p) {
   tgemm::scale_c_by_beta<tgemm::ElementC>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm::GemmParams p) {
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_wgmma(const tgemm::GemmParams batched) {
   using namespace tgemm_wgmma;
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ char smem_raw[];
   // Stages start on 1024-byte boundaries (the swizzle pattern's period): the host adds 1 KiB.
   const unsigned smem = (smem_address(smem_raw) + 1023u) & ~1023u;
@@ -573,6 +576,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
   // column n0 + 8j + 2t + e % 2, with g = lane / 4 and t = lane % 4.
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
   const int g = lane / 4, t = lane % 4;
+  const tgemm::GemmParams& pc = tgemm::batch_c<SPLIT_K>(p);  // and its C
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
     const int row = m0 + wg * WG_ROWS + mt * 64 + warp * 16 + g;
@@ -580,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(const tgemm:
     for (int j = 0; j < BN / 8; ++j) {
       const int col = n0 + j * 8 + 2 * t;
       if (SPLIT_K == 1) {
-        store_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
-        store_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+        store_c_pair(pc, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+        store_c_pair(pc, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
       } else {
-        add_c_pair(p, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
-        add_c_pair(p, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+        add_c_pair(pc, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+        add_c_pair(pc, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
       }
     }
   }

@@ -5,6 +5,7 @@
 // Every tunable below is a macro with a default; the search space
 // (configs/spaces/sgemm_simt.yaml) repeats each static_assert with a readable reason.
 
+#include "common/batch.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/split_k.cuh"
@@ -181,8 +182,9 @@ extern "C" __global__ void sgemm_simt_reduce(const tgemm::GemmParams p) {
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    sgemm_simt(const tgemm::GemmParams p) {
+    sgemm_simt(const tgemm::GemmParams batched) {
   using namespace tgemm_simt;
+  const tgemm::GemmParams p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for vector reads
   float* const smem = reinterpret_cast<float*>(smem_raw);
   float* const as_base = smem;                        // STAGES x [BK][LDS_A]
@@ -190,7 +192,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 
   const float* const a_ptr = static_cast<const float*>(p.a);
   const float* const b_ptr = static_cast<const float*>(p.b);
-  float* const c_ptr = static_cast<float*>(p.c);
   // Block tile (tile_m, tile_n), with SWIZZLE tile rows launched together.
   int tile_m, tile_n;
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
@@ -199,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
   const int k_tiles_total = (p.k + BK - 1) / BK;
   const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = blockIdx.z * k_tiles_per_split * BK;
+  const int k_begin = tgemm::split_k_slice<SPLIT_K>() * k_tiles_per_split * BK;
   const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
@@ -281,6 +282,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
 
   // Epilogue: row (c, i) of the thread tile is C row m0 + c*THREADS_M*SUB_M + ty*SUB_M + i.
+  float* const c_ptr = static_cast<float*>(tgemm::batch_c<SPLIT_K>(p).c);
 #pragma unroll
   for (int cm = 0; cm < TM / SUB_M; ++cm)
 #pragma unroll
@@ -295,7 +297,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
         if constexpr (SPLIT_K > 1 && SPLIT_MODE == 1) {  // constexpr: see split_k.cuh
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)
-            if (col + j < p.n) tgemm::split_k_store_partial(p, blockIdx.z, row, col + j, r[j]);
+            if (col + j < p.n)
+              tgemm::split_k_store_partial(p, tgemm::split_k_slice<SPLIT_K>(), row, col + j, r[j]);
         } else if (SPLIT_K > 1) {
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)

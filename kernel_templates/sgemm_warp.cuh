@@ -7,6 +7,7 @@
 // so every fragment is read as 128-bit words. Every tunable is a macro with a default; the search
 // space (configs/spaces/sgemm_warp.yaml) repeats each static_assert with a readable reason.
 
+#include "common/batch.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
@@ -547,8 +548,9 @@ __device__ __forceinline__ bool tail_handover(const tgemm::GemmParams& p,
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    sgemm_warp(const tgemm::GemmParams p) {
+    sgemm_warp(const tgemm::GemmParams batched) {
   using namespace tgemm_warp;
+  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for LDS.128 / cp.async
   float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES x (As, Bs), padded rows
 
@@ -560,7 +562,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const float* const b_ptr = static_cast<const float*>(p.b);
   const long long ldb = p.ldb;
 #endif
-  float* const c_ptr = static_cast<float*>(p.c);
   int tile_m, tile_n;  // this block's tile of C, SWIZZLE tile rows launched together
 #if TAIL_SPLIT > 1
   // A 1-D grid: the whole tiles, then the tail's (common/stream_tail.cuh).
@@ -570,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const int slice = work.slice, slices = work.slices;
 #else
   tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
-  const int slice = blockIdx.z, slices = SPLIT_K;
+  const int slice = tgemm::split_k_slice<SPLIT_K>(), slices = SPLIT_K;
 #endif
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
@@ -739,6 +740,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 
   // Epilogue: accumulator row cm*4+i is C row m0 + a_col + cm*LANES_M*4 + i, and column
   // chunk cn is C columns n0 + b_col + cn*LANES_N*4 ..+3.
+  float* const c_ptr = static_cast<float*>(tgemm::batch_c<SPLIT_K>(p).c);
 #pragma unroll
   for (int cm = 0; cm < TM / 4; ++cm)
 #pragma unroll

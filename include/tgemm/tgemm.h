@@ -68,6 +68,34 @@ class Handle {
             const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
             cudaStream_t stream = nullptr);
 
+  // batch_count GEMMs of one shape, as cublasGemmStridedBatchedEx (tgemmGemmStridedBatchedEx's
+  // rules): member i at a + i * stride_a, b + i * stride_b, c + i * stride_c (elements).
+  void gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha, const float* a,
+                            int lda, long long stride_a, const float* b, int ldb,
+                            long long stride_b, float beta, float* c, int ldc, long long stride_c,
+                            int batch_count, cudaStream_t stream = nullptr);
+  void gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a,
+                            int lda, long long stride_a, const __half* b, int ldb,
+                            long long stride_b, float beta, __half* c, int ldc, long long stride_c,
+                            int batch_count, cudaStream_t stream = nullptr);
+  void gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                            const __nv_bfloat16* a, int lda, long long stride_a,
+                            const __nv_bfloat16* b, int ldb, long long stride_b, float beta,
+                            __nv_bfloat16* c, int ldc, long long stride_c, int batch_count,
+                            cudaStream_t stream = nullptr);
+  // The same with device arrays of batch_count device pointers, as cublasGemmBatchedEx
+  // (tgemmGemmBatchedEx's rules).
+  void gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha, const float* const a[],
+                    int lda, const float* const b[], int ldb, float beta, float* const c[], int ldc,
+                    int batch_count, cudaStream_t stream = nullptr);
+  void gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha, const __half* const a[],
+                    int lda, const __half* const b[], int ldb, float beta, __half* const c[],
+                    int ldc, int batch_count, cudaStream_t stream = nullptr);
+  void gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                    const __nv_bfloat16* const a[], int lda, const __nv_bfloat16* const b[],
+                    int ldb, float beta, __nv_bfloat16* const c[], int ldc, int batch_count,
+                    cudaStream_t stream = nullptr);
+
   // Opt-in modes, as cublasSetMathMode.
   enum class Math { standard, f32_via_3xtf32 };
   void set_math(Math math);

@@ -123,6 +123,37 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
                           void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                           cudaStream_t stream);
 
+/* batchCount GEMMs of one shape and types in one call, as cublasGemmStridedBatchedEx (row-major,
+ * see above): member i computes with A + i * strideA, B + i * strideB and C + i * strideC
+ * (strides in elements). batchCount == 0 does nothing; batchCount == 1 is tgemmGemmEx (the
+ * strides are not used). strideA or strideB may be 0 (one operand shared by every member);
+ * strideC must keep the members of C apart, at least (m - 1) * ldc + n. A negative batchCount
+ * or stride, or a strideC that makes C's members overlap, is TGEMM_STATUS_INVALID_VALUE;
+ * batchCount above 65535 is TGEMM_STATUS_NOT_SUPPORTED. Each batch size is tuned as a problem
+ * of its own (shape files' `batch:`). tgemmPrepare's problems are single GEMMs: before capturing
+ * a batched call into a graph, make one eager call of its problem. */
+tgemmStatus_t tgemmGemmStridedBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a,
+                                        tgemmOperation_t op_b, int m, int n, int k,
+                                        const void* alpha, const void* A, tgemmDataType_t Atype,
+                                        int lda, long long strideA, const void* B,
+                                        tgemmDataType_t Btype, int ldb, long long strideB,
+                                        const void* beta, void* C, tgemmDataType_t Ctype, int ldc,
+                                        long long strideC, int batchCount,
+                                        tgemmComputeType_t computeType, cudaStream_t stream);
+
+/* The same with the members' matrices given by pointers, as cublasGemmBatchedEx: Aarray,
+ * Barray and Carray are device memory holding batchCount device pointers each (null arrays are
+ * TGEMM_STATUS_INVALID_VALUE). The library never reads the pointers on the host, so it assumes
+ * no alignment beyond one element for them; the strided call, whose members' alignment it
+ * sees, gets the kernels with the widest loads. */
+tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                 int m, int n, int k, const void* alpha, const void* const Aarray[],
+                                 tgemmDataType_t Atype, int lda, const void* const Barray[],
+                                 tgemmDataType_t Btype, int ldb, const void* beta,
+                                 void* const Carray[], tgemmDataType_t Ctype, int ldc,
+                                 int batchCount, tgemmComputeType_t computeType,
+                                 cudaStream_t stream);
+
 /* One problem for tgemmPrepare: tgemmGemmEx's arguments without the scalars, buffers and
  * stream (tgemmSgemm's: the three types TGEMM_R_32F, computeType TGEMM_COMPUTE_32F), and
  * the byte alignment that the calls' A, B and C pointers will have: a power of two, or 0 for

@@ -19,6 +19,12 @@ struct GemmCall {
   void* c = nullptr;
   int ldc = 0;
   GemmTypes types;
+  // A batch of `batch` GEMMs of this shape (cuBLAS's batchCount; 0 computes nothing): member i
+  // at a + i * stride_a, b + i * stride_b and c + i * stride_c (in elements), or, with
+  // batch_pointers, a, b and c are device arrays of `batch` pointers (cuBLAS's gemmBatched).
+  int batch = 1;
+  long long stride_a = 0, stride_b = 0, stride_c = 0;
+  bool batch_pointers = false;
 };
 
 }  // namespace tgemm

@@ -16,10 +16,12 @@ namespace {
 constexpr int64_t kMaxDim = INT32_MAX;
 }  // namespace
 
-int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes) {
+int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes, int64_t stride) {
   for (int bytes : {16, 8, 4, 2}) {
     if (bytes <= element_bytes) break;
-    if ((ld * element_bytes) % bytes == 0 && address % uintptr_t(bytes) == 0) return bytes;
+    if ((ld * element_bytes) % bytes == 0 && address % uintptr_t(bytes) == 0 &&
+        (stride * element_bytes) % bytes == 0)
+      return bytes;
   }
   return element_bytes;
 }
@@ -41,10 +43,32 @@ Problem Problem::packed(GemmTypes types, Op op_a, Op op_b, int64_t m, int64_t n,
   return p;
 }
 
+Problem Problem::packed_batch(GemmTypes types, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+                              int64_t batch) {
+  Problem p = packed(types, op_a, op_b, m, n, k);
+  p.batch = batch;
+  if (batch > 1) {
+    p.stride_a = p.a_span();
+    p.stride_b = p.b_span();
+    p.stride_c = p.c_span();
+    p.set_alignment(0, 0, 0);
+  }
+  return p;
+}
+
+void Problem::set_alignment(uintptr_t a, uintptr_t b, uintptr_t c) {
+  align_a = alignment_bytes(lda, a, element_bytes(types.a), stride_a);
+  align_b = alignment_bytes(ldb, b, element_bytes(types.b), stride_b);
+  align_c = alignment_bytes(ldc, c, element_bytes(types.c), stride_c);
+}
+
 std::string Problem::layout() const { return to_string(op_a) + to_string(op_b); }
 
 std::string Problem::functional_key() const {
-  return fmt::format("{}_{}_m{}_n{}_k{}_b{}", types.name(), layout(), m, n, k, beta_zero ? 0 : 1);
+  const std::string members =
+      batch == 1 && !batch_pointers ? "" : fmt::format("_x{}{}", batch, batch_pointers ? "p" : "");
+  return fmt::format("{}_{}_m{}_n{}_k{}{}_b{}", types.name(), layout(), m, n, k, members,
+                     beta_zero ? 0 : 1);
 }
 
 std::string Problem::key() const {
@@ -55,7 +79,7 @@ double Problem::min_bytes() const {
   const double ea = element_bytes(types.a), eb = element_bytes(types.b);
   const double ec = element_bytes(types.c);
   const double c_bytes = double(m) * double(n) * ec * (beta_zero ? 1.0 : 2.0);
-  return double(m) * double(k) * ea + double(k) * double(n) * eb + c_bytes;
+  return double(batch) * (double(m) * double(k) * ea + double(k) * double(n) * eb + c_bytes);
 }
 
 void Problem::validate() const {
@@ -83,6 +107,31 @@ void Problem::validate() const {
     if (align < e || align > 16 || (align & (align - 1)) != 0)
       fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);
   }
+  validate_batch();
+}
+
+void Problem::validate_batch() const {
+  if (batch < 1) fail("batch must be >= 1, got {}", batch);
+  if (batch > kMaxBatch)
+    fail("batch = {} is too large: the kernels launch one grid layer per member (at most {})",
+         batch, kMaxBatch);
+  if (batch == 1 || batch_pointers) {
+    for (auto [name, stride] :
+         {std::pair{"stride_a", stride_a}, {"stride_b", stride_b}, {"stride_c", stride_c}})
+      if (stride != 0)
+        fail("{} = {} given for {}: strides apply to a strided batch of more than one", name,
+             stride, batch_pointers ? "pointer arrays" : "batch 1");
+    return;
+  }
+  // Members of C may not overlap (each is written); A's and B's may (cuBLAS allows a stride
+  // of 0 to share one operand across the batch), but not run backwards.
+  if (stride_c < c_span())
+    fail(
+        "stride_c = {} is smaller than one member of C ({} elements with ldc = {}): members "
+        "of C would overlap",
+        stride_c, c_span(), ldc);
+  for (auto [name, stride] : {std::pair{"stride_a", stride_a}, {"stride_b", stride_b}})
+    if (stride < 0) fail("{} must be >= 0, got {}", name, stride);
 }
 
 }  // namespace tgemm

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/core/batch_form.h"
 #include "src/core/dtype.h"
 
 namespace tgemm {
@@ -15,6 +16,11 @@ struct Problem {
   Op op_a = Op::N;
   Op op_b = Op::N;
   int64_t m = 0, n = 0, k = 0;
+  // Independent GEMMs of this shape computed by one call (cuBLAS's batchCount); 1: a plain GEMM.
+  int64_t batch = 1;
+  // The batch's matrices are given by device arrays of pointers (cuBLAS's gemmBatched) rather
+  // than a stride apart; what the kernels read differs, so it is part of the key.
+  bool batch_pointers = false;
   bool beta_zero = true;
   // ---- Preference key (with the GPU's arch): what makes one kernel faster or able to run.
   // Largest of 16, 8, 4 and 2 bytes that divides both the pointer's address and the leading
@@ -23,9 +29,26 @@ struct Problem {
   // Leading dimensions in elements (row strides); beyond their alignment they do not change
   // which kernel is right, so they stay out of both keys.
   int64_t lda = 0, ldb = 0, ldc = 0;
+  // Elements between consecutive members of a strided batch (as the leading dimensions, out of
+  // the keys beyond their alignment); 0 for batch 1 and for pointer arrays.
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 
   // A problem on freshly allocated, densely packed buffers (ld = row length).
   static Problem packed(GemmTypes types, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k);
+  // `batch` packed problems, each matrix right after the one before (stride = its size).
+  static Problem packed_batch(GemmTypes types, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+                              int64_t batch);
+
+  BatchForm batch_form() const {
+    if (batch_pointers) return BatchForm::pointers;
+    return batch > 1 ? BatchForm::strided : BatchForm::single;
+  }
+  // More than one GEMM, or pointer arrays: what a family must serve through common/batch.cuh.
+  bool batched() const { return batch_form() != BatchForm::single; }
+
+  // Sets align_a/b/c for A, B and C whose first members are at these addresses, from the
+  // leading dimensions and the strides (every member's address).
+  void set_alignment(uintptr_t a, uintptr_t b, uintptr_t c);
 
   // Rows/columns of A and B as stored (row-major): A is m x k for N, k x m for T.
   int64_t a_rows() const { return op_a == Op::N ? m : k; }
@@ -33,23 +56,37 @@ struct Problem {
   int64_t b_rows() const { return op_b == Op::N ? k : n; }
   int64_t b_cols() const { return op_b == Op::N ? n : k; }
 
+  // Elements one member's A, B and C span with their leading dimensions: the least stride that
+  // keeps members apart.
+  int64_t a_span() const { return (a_rows() - 1) * lda + a_cols(); }
+  int64_t b_span() const { return (b_rows() - 1) * ldb + b_cols(); }
+  int64_t c_span() const { return (m - 1) * ldc + n; }
+
   std::string layout() const;  // "NT"
-  // "f16_NT_m16_n4096_k4096_b0": types, layout, shape, beta==0.
+  // "f16_NT_m16_n4096_k4096_b0": types, layout, shape, beta==0; a batch adds "_x8" after k
+  // ("_x8p" for pointer arrays), so a plain GEMM keeps the key it had before batches.
   std::string functional_key() const;
   // functional_key() + "_a16.16.4": the alignments in bytes of A, B and C. What the
   // database stores and the dispatcher matches first.
   std::string key() const;
-  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
   // Fewest bytes a GEMM must move: A and B read once, C written (and read if beta != 0).
   double min_bytes() const;
 
   // Throws Error naming the bad field (types, dimensions >= 1 and sane, ld >= row length,
-  // alignments a power of two from one element to 16 bytes).
+  // alignments a power of two from one element to 16 bytes, batch >= 1, and strides of a
+  // strided batch that keep C's members apart and A's and B's within reach of 64-bit offsets).
   void validate() const;
+  // The batch's part of validate().
+  void validate_batch() const;
 };
 
+// The most members of a batch: a launch numbers them with gridDim.z.
+inline constexpr int64_t kMaxBatch = 65535;
+
 // Largest of 16, 8, 4, 2 bytes (at least one element) that divides the leading dimension
-// in bytes and the pointer's address.
-int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes);
+// in bytes, the pointer's address and, for a strided batch, the stride in bytes (every
+// member's address).
+int alignment_bytes(int64_t ld, uintptr_t address, int element_bytes, int64_t stride = 0);
 
 }  // namespace tgemm

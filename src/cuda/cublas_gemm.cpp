@@ -33,6 +33,37 @@ namespace {
 
 cublasOperation_t cublas_op(Op op) { return op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// The batched forms of row_major_gemm: cublasGemmBatchedEx (pointer arrays) or
+// cublasGemmStridedBatchedEx, SGEMM's own for plain f32 as in the single call.
+cublasStatus_t row_major_gemm_batched(cublasHandle_t handle, const GemmCall& x,
+                                      const GemmTypes& types, CublasMath math, DType c_type) {
+  const cublasOperation_t op_b = cublas_op(x.op_b), op_a = cublas_op(x.op_a);
+  const bool sgemm = types == GemmTypes{} && c_type == DType::f32 && math == CublasMath::matching;
+  if (x.batch_pointers) {
+    const auto* b = static_cast<const void* const*>(x.b);
+    const auto* a = static_cast<const void* const*>(x.a);
+    auto* c = static_cast<void* const*>(x.c);
+    if (sgemm)
+      return cublasSgemmBatched(handle, op_b, op_a, x.n, x.m, x.k, &x.alpha,
+                                reinterpret_cast<const float* const*>(b), x.ldb,
+                                reinterpret_cast<const float* const*>(a), x.lda, &x.beta,
+                                reinterpret_cast<float* const*>(c), x.ldc, x.batch);
+    return cublasGemmBatchedEx(handle, op_b, op_a, x.n, x.m, x.k, &x.alpha, b,
+                               cuda_data_type(types.b), x.ldb, a, cuda_data_type(types.a), x.lda,
+                               &x.beta, c, cuda_data_type(c_type), x.ldc, x.batch,
+                               cublas_compute_type(types, math), CUBLAS_GEMM_DEFAULT);
+  }
+  if (sgemm)
+    return cublasSgemmStridedBatched(handle, op_b, op_a, x.n, x.m, x.k, &x.alpha,
+                                     static_cast<const float*>(x.b), x.ldb, x.stride_b,
+                                     static_cast<const float*>(x.a), x.lda, x.stride_a, &x.beta,
+                                     static_cast<float*>(x.c), x.ldc, x.stride_c, x.batch);
+  return cublasGemmStridedBatchedEx(
+      handle, op_b, op_a, x.n, x.m, x.k, &x.alpha, x.b, cuda_data_type(types.b), x.ldb, x.stride_b,
+      x.a, cuda_data_type(types.a), x.lda, x.stride_a, &x.beta, x.c, cuda_data_type(c_type), x.ldc,
+      x.stride_c, x.batch, cublas_compute_type(types, math), CUBLAS_GEMM_DEFAULT);
+}
+
 }  // namespace
 
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMath math) {
@@ -43,6 +74,8 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMa
                               DType c_type) {
   GemmTypes types = x.types;
   if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
+  if (x.batch != 1 || x.batch_pointers)
+    return row_major_gemm_batched(handle, x, types, math, c_type);
   // Plain SGEMM for f32: the call every cuBLAS user makes, so ratios compare with that.
   if (types == GemmTypes{} && c_type == DType::f32 && math == CublasMath::matching)
     return cublasSgemm(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &x.alpha,
@@ -56,6 +89,11 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMa
 
 cublasStatus_t row_major_dgemm(cublasHandle_t handle, const GemmCall& x) {
   const double alpha = x.alpha, beta = x.beta;
+  if (x.batch > 1)
+    return cublasDgemmStridedBatched(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k,
+                                     &alpha, static_cast<const double*>(x.b), x.ldb, x.stride_b,
+                                     static_cast<const double*>(x.a), x.lda, x.stride_a, &beta,
+                                     static_cast<double*>(x.c), x.ldc, x.stride_c, x.batch);
   return cublasDgemm(handle, cublas_op(x.op_b), cublas_op(x.op_a), x.n, x.m, x.k, &alpha,
                      static_cast<const double*>(x.b), x.ldb, static_cast<const double*>(x.a), x.lda,
                      &beta, static_cast<double*>(x.c), x.ldc);

@@ -17,7 +17,8 @@ enum class CublasMath { matching, reference };
 
 // Row-major C = alpha op(A) op(B) + beta C as cuBLAS's column-major C^T = op(B)^T op(A)^T
 // (operands swapped). `c_type` overrides the output type (a reference in f32 of a 16-bit C).
-// An f32x3 call is computed as SGEMM, the FP32 accuracy it asks for.
+// An f32x3 call is computed as SGEMM, the FP32 accuracy it asks for. A batch (call.batch,
+// strides or pointer arrays) is cuBLAS's strided-batched or pointer-array batched call.
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math);
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math,
                               DType c_type);
@@ -32,7 +33,8 @@ cublasComputeType_t cublas_compute_type(const GemmTypes& types, CublasMath math)
 std::string cublas_version();
 
 // Row-major C = alpha op(A) op(B) + beta C in FP64 (cublasDgemm): call.a, call.b and call.c
-// point to doubles (call.types is ignored). The FP64 reference of f32x3 problems.
+// point to doubles (call.types is ignored; a strided batch is cublasDgemmStridedBatched). The
+// FP64 reference of f32x3 problems.
 cublasStatus_t row_major_dgemm(cublasHandle_t handle, const GemmCall& call);
 
 }  // namespace tgemm

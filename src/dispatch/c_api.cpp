@@ -161,6 +161,22 @@ tgemm::ComputeType compute_type(tgemmComputeType_t type) {
       "TGEMM_COMPUTE_32F_3XTF32");
 }
 
+// tgemmGemmEx's call: its types checked, alpha and beta read.
+tgemm::GemmCall typed_call(tgemmOperation_t op_a, tgemmOperation_t op_b, int m, int n, int k,
+                           const void* alpha, const void* A, tgemmDataType_t Atype, int lda,
+                           const void* B, tgemmDataType_t Btype, int ldb, const void* beta, void* C,
+                           tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType) {
+  if (!alpha || !beta) throw tgemm::InvalidValueError("alpha and beta must not be null");
+  tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
+  call.types.a = element_type(Atype, "Atype");
+  call.types.b = element_type(Btype, "Btype");
+  call.types.c = element_type(Ctype, "Ctype");
+  call.types.compute = compute_type(computeType);
+  call.alpha = *static_cast<const float*>(alpha);
+  call.beta = *static_cast<const float*>(beta);
+  return call;
+}
+
 // The request of one tgemmProblem_t (its checks are the Dispatcher's, as for a call's).
 tgemm::PrepareRequest prepare_request(const tgemmProblem_t& p) {
   tgemm::PrepareRequest request;
@@ -222,14 +238,44 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
                           void* C, tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                           cudaStream_t stream) {
   return with_handle("tgemmGemmEx", handle, [&](tgemm::Dispatcher& dispatcher) {
-    if (!alpha || !beta) throw tgemm::InvalidValueError("alpha and beta must not be null");
-    tgemm::GemmCall call = make_call(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc);
-    call.types.a = element_type(Atype, "Atype");
-    call.types.b = element_type(Btype, "Btype");
-    call.types.c = element_type(Ctype, "Ctype");
-    call.types.compute = compute_type(computeType);
-    call.alpha = *static_cast<const float*>(alpha);
-    call.beta = *static_cast<const float*>(beta);
+    dispatcher.gemm(typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                               Ctype, ldc, computeType),
+                    stream);
+  });
+}
+
+tgemmStatus_t tgemmGemmStridedBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a,
+                                        tgemmOperation_t op_b, int m, int n, int k,
+                                        const void* alpha, const void* A, tgemmDataType_t Atype,
+                                        int lda, long long strideA, const void* B,
+                                        tgemmDataType_t Btype, int ldb, long long strideB,
+                                        const void* beta, void* C, tgemmDataType_t Ctype, int ldc,
+                                        long long strideC, int batchCount,
+                                        tgemmComputeType_t computeType, cudaStream_t stream) {
+  return with_handle("tgemmGemmStridedBatchedEx", handle, [&](tgemm::Dispatcher& dispatcher) {
+    tgemm::GemmCall call = typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype, ldb,
+                                      beta, C, Ctype, ldc, computeType);
+    call.batch = batchCount;
+    call.stride_a = strideA;
+    call.stride_b = strideB;
+    call.stride_c = strideC;
+    dispatcher.gemm(call, stream);
+  });
+}
+
+tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                 int m, int n, int k, const void* alpha, const void* const Aarray[],
+                                 tgemmDataType_t Atype, int lda, const void* const Barray[],
+                                 tgemmDataType_t Btype, int ldb, const void* beta,
+                                 void* const Carray[], tgemmDataType_t Ctype, int ldc,
+                                 int batchCount, tgemmComputeType_t computeType,
+                                 cudaStream_t stream) {
+  return with_handle("tgemmGemmBatchedEx", handle, [&](tgemm::Dispatcher& dispatcher) {
+    tgemm::GemmCall call =
+        typed_call(op_a, op_b, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta,
+                   const_cast<void**>(Carray), Ctype, ldc, computeType);
+    call.batch = batchCount;
+    call.batch_pointers = true;
     dispatcher.gemm(call, stream);
   });
 }

@@ -86,7 +86,9 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   mix(uint64_t(key.op_a) | uint64_t(key.op_b) << 8 | uint64_t(key.align_a) << 16 |
       uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
   mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
-      uint64_t(key.compute) << 24 | uint64_t(key.via_3xtf32) << 32);
+      uint64_t(key.compute) << 24 | uint64_t(key.via_3xtf32) << 32 |
+      uint64_t(key.batch_pointers) << 40);
+  mix(uint64_t(uint32_t(key.batch)));
   return h;
 }
 
@@ -164,18 +166,50 @@ Problem Dispatcher::shape_of(const GemmCall& call, bool* empty) {
     invalid("ldb = {} is smaller than the row length of B ({})", call.ldb, p.b_cols());
   if (call.ldc < std::max(1, call.n))
     invalid("ldc = {} is smaller than the row length of C ({})", call.ldc, call.n);
-  *empty = call.m == 0 || call.n == 0;
+  *empty = call.m == 0 || call.n == 0 || call.batch == 0;
+  batch_of(call, *empty, &p);
   return p;
+}
+
+// The batch of a call into its problem: cuBLAS's rules (batchCount >= 0, 0 computes nothing),
+// and members of C that never overlap. A strided call of one member is a plain GEMM (its
+// strides are never used), so it shares the plain GEMM's key and tuning.
+void Dispatcher::batch_of(const GemmCall& call, bool empty, Problem* p) {
+  if (call.batch < 0) invalid("batchCount must be >= 0, got {}", call.batch);
+  if (call.batch > kMaxBatch)
+    throw NotSupportedError(
+        fmt::format("batchCount = {} is more than tgemm's kernels launch at once (at most {})",
+                    call.batch, kMaxBatch));
+  p->batch = std::max(1, call.batch);
+  p->batch_pointers = call.batch_pointers;
+  if (call.batch_pointers || call.batch <= 1 || empty) return;
+  if (call.stride_a < 0 || call.stride_b < 0)
+    invalid("strideA and strideB must be >= 0 (got {} and {})", call.stride_a, call.stride_b);
+  if (call.stride_c < p->c_span())
+    invalid(
+        "strideC = {} is smaller than one member of C ({} elements with ldc = {}): the batch's "
+        "members of C would overlap",
+        call.stride_c, p->c_span(), call.ldc);
+  p->stride_a = call.stride_a;
+  p->stride_b = call.stride_b;
+  p->stride_c = call.stride_c;
 }
 
 Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
   Problem p = shape_of(call, empty);
   if (*empty) return p;
+  if (call.batch_pointers) {
+    if (!call.c) invalid("Carray is a null pointer");
+    if (call.k > 0 && (!call.a || !call.b)) invalid("Aarray or Barray is a null pointer");
+    // The arrays' pointers live on the device, out of the host's sight: nothing is assumed of
+    // their alignment beyond one element (a kernel's wider loads would fault on less).
+    p.set_alignment(1, 1, 1);
+    return p;
+  }
   if (!call.c) invalid("C is a null pointer");
   if (call.k > 0 && (!call.a || !call.b)) invalid("A or B is a null pointer");
-  p.align_a = alignment_bytes(p.lda, reinterpret_cast<uintptr_t>(call.a), element_bytes(p.types.a));
-  p.align_b = alignment_bytes(p.ldb, reinterpret_cast<uintptr_t>(call.b), element_bytes(p.types.b));
-  p.align_c = alignment_bytes(p.ldc, reinterpret_cast<uintptr_t>(call.c), element_bytes(p.types.c));
+  p.set_alignment(reinterpret_cast<uintptr_t>(call.a), reinterpret_cast<uintptr_t>(call.b),
+                  reinterpret_cast<uintptr_t>(call.c));
   return p;
 }
 
@@ -190,9 +224,10 @@ Problem Dispatcher::to_problem(const PrepareRequest& request, bool* empty) {
   const uintptr_t b = address("Balignment", request.align_b);
   const uintptr_t c = address("Calignment", request.align_c);
   Problem p = shape_of(request.call, empty);
-  p.align_a = alignment_bytes(p.lda, a, element_bytes(p.types.a));
-  p.align_b = alignment_bytes(p.ldb, b, element_bytes(p.types.b));
-  p.align_c = alignment_bytes(p.ldc, c, element_bytes(p.types.c));
+  if (p.batch_pointers)
+    p.set_alignment(1, 1, 1);  // as a call's: see to_problem
+  else
+    p.set_alignment(a, b, c);
   return p;
 }
 
@@ -210,6 +245,8 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.align_b),
           uint8_t(p.align_c),
           uint8_t(p.beta_zero),
+          int(p.batch),
+          uint8_t(p.batch_pointers),
           uint8_t(p.types.a),
           uint8_t(p.types.b),
           uint8_t(p.types.c),
@@ -348,7 +385,8 @@ const Dispatcher::VendorCall* Dispatcher::load_vendor_call(DeviceState& state,
   auto vendor = std::make_unique<VendorCall>();
   vendor->config = choice.config;
   vendor->problem = problem;
-  if (choice.config.template_name == kCublasLtCall) {
+  // cuBLASLt's descriptors here describe one GEMM: a batch takes cuBLAS's batched call.
+  if (choice.config.template_name == kCublasLtCall && !problem.batched()) {
     const std::optional<LtAlgoConfig> algo = lt_algo_of(choice.config);
     if (!algo) fail("its parameters are not a cuBLASLt algorithm");
     if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)

@@ -148,6 +148,8 @@ class Dispatcher {
     int device, m, n, k;
     int lda, ldb, ldc;  // a plan's tensor maps hold the leading dimensions
     uint8_t op_a, op_b, align_a, align_b, align_c, beta_zero;
+    int batch;  // the alignments hold what the strides change of the choice
+    uint8_t batch_pointers;
     uint8_t type_a, type_b, type_c, compute;
     uint8_t via_3xtf32;  // 1: an f32 call under MathMode::f32_via_3xtf32
     bool operator==(const CallKey&) const = default;
@@ -170,6 +172,8 @@ class Dispatcher {
   // Validates the call's sizes, types and leading dimensions into its Problem (no
   // alignment); m/n == 0 leaves `empty` set.
   static Problem shape_of(const GemmCall& call, bool* empty);
+  // The call's batch into `p` (after its shape); throws InvalidValueError naming the argument.
+  static void batch_of(const GemmCall& call, bool empty, Problem* p);
   // shape_of with the buffers checked and their alignment.
   static Problem to_problem(const GemmCall& call, bool* empty);
   // The request's problem, aligned as it says; throws InvalidValueError.

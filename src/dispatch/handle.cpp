@@ -1,4 +1,6 @@
 // tgemm::Handle, the C++ face of the Dispatcher.
+#include <type_traits>
+
 #include "src/dispatch/dispatcher.h"
 #include "src/dispatch/problem_recorder.h"
 #include "tgemm/tgemm.h"
@@ -38,6 +40,38 @@ GemmTypes types_of(DType in, DType out) {
   t.a = t.b = in;
   t.c = out;
   return t;
+}
+
+// The element type of a C++ operand: f32 and the two 16-bit types with f32 accumulation.
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, __half>) return DType::f16;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return DType::bf16;
+  return DType::f32;
+}
+
+template <typename T>
+GemmCall strided_call(char op_a, char op_b, int m, int n, int k, float alpha, const T* a, int lda,
+                      long long stride_a, const T* b, int ldb, long long stride_b, float beta, T* c,
+                      int ldc, long long stride_c, int batch_count) {
+  GemmCall call = make_call(types_of(dtype_of<T>(), dtype_of<T>()), op_a, op_b, m, n, k, alpha, a,
+                            lda, b, ldb, beta, c, ldc);
+  call.batch = batch_count;
+  call.stride_a = stride_a;
+  call.stride_b = stride_b;
+  call.stride_c = stride_c;
+  return call;
+}
+
+template <typename T>
+GemmCall pointer_array_call(char op_a, char op_b, int m, int n, int k, float alpha,
+                            const T* const a[], int lda, const T* const b[], int ldb, float beta,
+                            T* const c[], int ldc, int batch_count) {
+  GemmCall call = make_call(types_of(dtype_of<T>(), dtype_of<T>()), op_a, op_b, m, n, k, alpha, a,
+                            lda, b, ldb, beta, const_cast<T**>(c), ldc);
+  call.batch = batch_count;
+  call.batch_pointers = true;
+  return call;
 }
 
 }  // namespace
@@ -97,6 +131,67 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
   live("gemm").gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
                               b, ldb, beta, c, ldc),
                     stream);
+}
+
+void Handle::gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                                  const float* a, int lda, long long stride_a, const float* b,
+                                  int ldb, long long stride_b, float beta, float* c, int ldc,
+                                  long long stride_c, int batch_count, cudaStream_t stream) {
+  live("gemm_strided_batched")
+      .gemm(strided_call(op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                         ldc, stride_c, batch_count),
+            stream);
+}
+
+void Handle::gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                                  const __half* a, int lda, long long stride_a, const __half* b,
+                                  int ldb, long long stride_b, float beta, __half* c, int ldc,
+                                  long long stride_c, int batch_count, cudaStream_t stream) {
+  live("gemm_strided_batched")
+      .gemm(strided_call(op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                         ldc, stride_c, batch_count),
+            stream);
+}
+
+void Handle::gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                                  const __nv_bfloat16* a, int lda, long long stride_a,
+                                  const __nv_bfloat16* b, int ldb, long long stride_b, float beta,
+                                  __nv_bfloat16* c, int ldc, long long stride_c, int batch_count,
+                                  cudaStream_t stream) {
+  live("gemm_strided_batched")
+      .gemm(strided_call(op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                         ldc, stride_c, batch_count),
+            stream);
+}
+
+void Handle::gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                          const float* const a[], int lda, const float* const b[], int ldb,
+                          float beta, float* const c[], int ldc, int batch_count,
+                          cudaStream_t stream) {
+  live("gemm_batched")
+      .gemm(
+          pointer_array_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch_count),
+          stream);
+}
+
+void Handle::gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                          const __half* const a[], int lda, const __half* const b[], int ldb,
+                          float beta, __half* const c[], int ldc, int batch_count,
+                          cudaStream_t stream) {
+  live("gemm_batched")
+      .gemm(
+          pointer_array_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch_count),
+          stream);
+}
+
+void Handle::gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha,
+                          const __nv_bfloat16* const a[], int lda, const __nv_bfloat16* const b[],
+                          int ldb, float beta, __nv_bfloat16* const c[], int ldc, int batch_count,
+                          cudaStream_t stream) {
+  live("gemm_batched")
+      .gemm(
+          pointer_array_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch_count),
+          stream);
 }
 
 void Handle::set_math(Math math) {

@@ -64,15 +64,20 @@ TileShape tile_of(const KernelConfig& config, const Problem& problem) {
 // The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
 const std::string kSplitK = "SPLIT_K";
 
-// Squared distance of two shapes in log M, N, K, plus `alignment_penalty` where their
-// alignments differ.
+// Squared distance of two shapes in log M, N, K and the batch (a fourth size axis: a batch
+// fills the GPU as a larger grid does), plus `alignment_penalty` where their alignments differ
+// (their kernels chose vector widths for them) and again for pointer arrays against strides
+// (other loads).
 double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const double dm = std::log(double(a.m) / double(b.m));
   const double dn = std::log(double(a.n) / double(b.n));
   const double dk = std::log(double(a.k) / double(b.k));
+  const double db = std::log(double(a.batch) / double(b.batch));
   const bool same_alignment =
       a.align_a == b.align_a && a.align_b == b.align_b && a.align_c == b.align_c;
-  return dm * dm + dn * dn + dk * dk + (same_alignment ? 0 : alignment_penalty);
+  const bool same_pointers = a.batch_pointers == b.batch_pointers;
+  return dm * dm + dn * dn + dk * dk + db * db + (same_alignment ? 0 : alignment_penalty) +
+         (same_pointers ? 0 : alignment_penalty);
 }
 
 // A config's family and parameters, as one key.
@@ -359,11 +364,18 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
     if (e.problem.types == problem.types && e.problem.key() != problem.key())
       most = std::max(most, shared(e.problem));
   if (most == 0) return {};
-  std::vector<std::pair<double, const BestEntry*>> near;
   const std::string key = problem.key();
+  // A batch and a single GEMM are different regimes: configs tuned in one are carried to the
+  // other only when no candidate was tuned in the problem's own.
+  bool same_regime = false;
+  for (const BestEntry& e : tuned_)
+    if (e.problem.types == problem.types && shared(e.problem) == most && e.problem.key() != key)
+      same_regime = same_regime || e.problem.batched() == problem.batched();
+  std::vector<std::pair<double, const BestEntry*>> near;
   for (const BestEntry& e : tuned_) {
     const Problem& t = e.problem;
     if (t.types != problem.types || shared(t) != most || t.key() == key) continue;
+    if (same_regime && t.batched() != problem.batched()) continue;
     near.emplace_back(distance(t, problem, params_.alignment_penalty), &e);
   }
   std::stable_sort(near.begin(), near.end(),

@@ -137,8 +137,12 @@ void merge_into_shape_file(const std::string& path, const std::vector<RecordedSh
 }
 
 std::string call_details(const Problem& p) {
-  return fmt::format("ld {}.{}.{} align {}.{}.{} beta0 {}", p.lda, p.ldb, p.ldc, p.align_a,
-                     p.align_b, p.align_c, p.beta_zero ? 1 : 0);
+  std::string details = fmt::format("ld {}.{}.{} align {}.{}.{} beta0 {}", p.lda, p.ldb, p.ldc,
+                                    p.align_a, p.align_b, p.align_c, p.beta_zero ? 1 : 0);
+  if (p.batch > 1 && !p.batch_pointers)
+    details += fmt::format(" stride {}.{}.{}", p.stride_a, p.stride_b, p.stride_c);
+  if (p.batch_pointers) details += " pointer arrays";
+  return details;
 }
 
 }  // namespace
@@ -150,6 +154,9 @@ std::string shape_entry(const Problem& p) {
   std::string entry = fmt::format("{{m: {}, n: {}, k: {}, dtype: {}, layout: {}", p.m, p.n, p.k,
                                   name.substr(0, out), p.layout());
   if (out != std::string::npos) entry += ", out: " + name.substr(out + 5);
+  // A strided batch is tuned packed (its strides, as its leading dimensions, are in the
+  // comment); pointer arrays are tuned as the strided batch of their shape.
+  if (p.batch > 1) entry += fmt::format(", batch: {}", p.batch);
   return entry;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/batch_form.h"
 #include "src/core/dtype.h"
 #include "src/jit/ptxas_log.h"
 
@@ -16,6 +17,7 @@ struct CompiledKernel {
   std::string arch;               // "sm_90"
   Op op_a = Op::N, op_b = Op::N;  // the layout compiled in
   GemmTypes types;                // the element and compute types compiled in
+  BatchForm batch_form = BatchForm::single;  // how the build finds its matrices
   std::string nvrtc_version;
   std::string options;    // every NVRTC option, space separated
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)

@@ -25,6 +25,10 @@ GemmParams make_params(const Problem& problem, const void* a, const void* b, voi
   p.alpha = alpha;
   p.beta = beta;
   p.c_aligned16 = problem.align_c == 16 ? 1 : 0;
+  p.stride_a = problem.stride_a;
+  p.stride_b = problem.stride_b;
+  p.stride_c = problem.stride_c;
+  p.batch = int(problem.batch);
   return p;
 }
 

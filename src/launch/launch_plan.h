@@ -8,14 +8,18 @@
 #include <cstdint>
 
 #include "kernel_templates/common/gemm_params.h"
+#include "kernel_templates/common/tma_params.h"
 #include "src/core/problem.h"
 
 namespace tgemm {
 
-// Append-only (see the header): 72 bytes up to c_aligned16 for old cubins, then the workspace.
+// Append-only (see the header): 72 bytes up to c_aligned16 for old cubins, then the workspace,
+// then the batch; within 128 bytes, where TmaGemmParams's maps begin.
 static_assert(offsetof(GemmParams, c_aligned16) == 68 && offsetof(GemmParams, workspace) == 72 &&
-                  sizeof(GemmParams) == 80,
+                  offsetof(GemmParams, stride_a) == 80 && sizeof(GemmParams) == 112,
               "the parameter block's layout is append-only (see the header)");
+static_assert(offsetof(TmaGemmParams, a) == 128,
+              "TMA cubins stored before the batch fields read their maps at offset 128");
 
 struct KernelLaunch {
   int entry = 0;  // index into the template's entries() for the config

@@ -56,6 +56,11 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     if (auto why = types_unsupported_by(config, problem.types, arch)) return why;

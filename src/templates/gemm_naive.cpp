@@ -26,6 +26,11 @@ class GemmNaive final : public GemmTemplate {
   }
 
   // Scalar loads and stores: no alignment beyond one element.
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig&, const Problem&,
                                                 const std::string&) const override {
     return std::nullopt;

@@ -38,7 +38,33 @@ std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& 
   if (config.template_name != name())
     return fmt::format("config of '{}', not {}", config.template_name, name());
   if (auto why = types_unsupported(problem.types, arch)) return why;
-  return config_unsupported(config, problem, arch);
+  if (auto why = config_unsupported(config, problem, arch)) return why;
+  if (!problem.batched()) return std::nullopt;
+  if (auto why = batch_unsupported(config, problem)) return why;
+  const LaunchPlan plan = make_plan(config, problem, 0);
+  const KernelLaunch& main = plan.launches[0];
+  if (plan.count != 1 || plan.workspace_bytes > 0 || plan.module_state || plan.uses_tensor_maps() ||
+      main.grid[2] != 1 || main.persistent)
+    return fmt::format(
+        "{}'s config launches a pre-pass, a split-K reduction, a workspace or a persistent grid, "
+        "which compute one GEMM: a batch takes configs of one plain launch",
+        name());
+  return std::nullopt;
+}
+
+std::optional<std::string> GemmTemplate::batch_unsupported(const KernelConfig&,
+                                                           const Problem&) const {
+  return fmt::format("{} computes one GEMM per launch: batches are not served", name());
+}
+
+LaunchPlan GemmTemplate::plan_launch(const KernelConfig& config, const Problem& problem,
+                                     int sm_count) const {
+  LaunchPlan plan = make_plan(config, problem, sm_count);
+  if (problem.batched())
+    for (int i = 0; i < plan.count; ++i)
+      if (plan.launches[size_t(i)].entry == 0)
+        plan.launches[size_t(i)].grid[2] = unsigned(problem.batch);
+  return plan;
 }
 
 const FamilyTypes& GemmTemplate::ffma_f32() {
@@ -77,17 +103,23 @@ std::optional<std::string> GemmTemplate::types_unsupported(const GemmTypes& type
 }
 
 Problem build_variant(const Problem& problem) {
-  Problem v = Problem::packed(problem.types, problem.op_a, problem.op_b, 1, 1, 1);
+  // A batch of two stands for every strided batch: one cubin serves them all.
+  const int64_t batch = problem.batch_form() == BatchForm::strided ? 2 : 1;
+  Problem v = Problem::packed_batch(problem.types, problem.op_a, problem.op_b, 1, 1, 1, batch);
+  v.batch_pointers = problem.batch_pointers;
   return v;
 }
 
 std::vector<std::string> problem_defines(const Problem& problem) {
-  return {fmt::format("-DTGEMM_OP_A={}", problem.op_a == Op::T ? 1 : 0),
-          fmt::format("-DTGEMM_OP_B={}", problem.op_b == Op::T ? 1 : 0),
-          fmt::format("-DTGEMM_TYPE_A={}", element_code(problem.types.a)),
-          fmt::format("-DTGEMM_TYPE_B={}", element_code(problem.types.b)),
-          fmt::format("-DTGEMM_TYPE_C={}", element_code(problem.types.c)),
-          fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
+  std::vector<std::string> out = {fmt::format("-DTGEMM_OP_A={}", problem.op_a == Op::T ? 1 : 0),
+                                  fmt::format("-DTGEMM_OP_B={}", problem.op_b == Op::T ? 1 : 0),
+                                  fmt::format("-DTGEMM_TYPE_A={}", element_code(problem.types.a)),
+                                  fmt::format("-DTGEMM_TYPE_B={}", element_code(problem.types.b)),
+                                  fmt::format("-DTGEMM_TYPE_C={}", element_code(problem.types.c)),
+                                  fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
+  // Only a batch adds one: a single GEMM's build keeps the options (and cache key) it had.
+  if (problem.batched()) out.push_back(fmt::format("-DTGEMM_BATCH={}", int(problem.batch_form())));
+  return out;
 }
 
 KernelDescription tiled_description(const TileShape& tile, int copy_bytes) {

@@ -64,8 +64,10 @@ class GemmTemplate {
     (void)config, (void)types, (void)arch;
     return std::nullopt;
   }
-  // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes), or nullopt:
-  // a config of another family, types it does not compute there, then config_unsupported.
+  // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes, a batch), or
+  // nullopt: a config of another family, types it does not compute there, config_unsupported,
+  // then, for a batch, batch_unsupported's and the plan's (one launch, no workspace, no state:
+  // the parts that compute one member only).
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const;
   // The kernels in a config's cubin; launches refer to them by index, the first is the main
@@ -74,10 +76,9 @@ class GemmTemplate {
   // The launches that compute `problem`, in order; call only when unsupported_reason is nullopt.
   // `sm_count`: the GPU's multiprocessors, for a family that balances its last wave over them (a
   // stream tail, common/stream_tail.h); 0 where no GPU is known, which plans every tile whole.
+  // A batch's main launch (entry 0) gets one grid layer per member (common/batch.cuh).
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem,
-                         int sm_count = 0) const {
-    return make_plan(config, problem, sm_count);
-  }
+                         int sm_count = 0) const;
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
   // What the model and the selector read of the config's build for `problem` (its tile, how
   // it copies and streams, its loops and registers): call only for a config whose parameters
@@ -94,14 +95,19 @@ class GemmTemplate {
   virtual std::string nvrtc_arch(const std::string& arch) const { return arch; }
 
  protected:
-  // unsupported_reason's work past the types, per family: what this config cannot do with
-  // the problem's sizes, alignment and layout.
+  // unsupported_reason's work past the types, per family, for one member of a batch: what
+  // this config cannot do with the problem's sizes, alignment and layout.
   virtual std::optional<std::string> config_unsupported(const KernelConfig& config,
                                                         const Problem& problem,
                                                         const std::string& arch) const = 0;
+  // Why `config` cannot compute a batch (more than one member, or pointer arrays), or nullopt.
+  // By default a family computes one GEMM per launch; one whose main kernel takes its member
+  // from common/batch.cuh says nullopt, or what of its configs cannot.
+  virtual std::optional<std::string> batch_unsupported(const KernelConfig& config,
+                                                       const Problem& problem) const;
   // computed_types of an FFMA family: f32 in and out with f32 accumulation, on every arch.
   static const FamilyTypes& ffma_f32();
-  // plan_launch's work, per family.
+  // plan_launch's work, per family, for one member of the batch.
   virtual LaunchPlan make_plan(const KernelConfig& config, const Problem& problem,
                                int sm_count) const = 0;
 
@@ -109,11 +115,12 @@ class GemmTemplate {
   KernelSource source_;
 };
 
-// The part of a problem a cubin is built for: layout and types; sizes and alignment zeroed
-// so that problems sharing a cubin share a variant.
+// The part of a problem a cubin is built for: layout, types and batch form; sizes, batch size
+// and alignment zeroed so that problems sharing a cubin share a variant.
 Problem build_variant(const Problem& problem);
-// "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." for a problem: the defines every
-// template reads from common/elements.cuh and its layout macros.
+// "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." (and TGEMM_BATCH, the BatchForm, for
+// a batch) for a problem: the defines every template reads from common/elements.cuh,
+// common/batch.cuh and its layout macros.
 std::vector<std::string> problem_defines(const Problem& problem);
 // The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
 // entry `entry`: split-K slices that add into C need it first.

@@ -23,6 +23,11 @@ class GemmWgmma final : public wgmma_family::WgmmaFamily {
  public:
   explicit GemmWgmma(KernelSource source) : WgmmaFamily(std::move(source), true) {}
 
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     const int64_t pack = config.get_or("PACK", 0);

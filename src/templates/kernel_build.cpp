@@ -24,6 +24,7 @@ CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& conf
   out.op_a = variant.op_a;
   out.op_b = variant.op_b;
   out.types = variant.types;
+  out.batch_form = variant.batch_form();
   return out;
 }
 

@@ -16,6 +16,11 @@ class SgemmSimt final : public GemmTemplate {
 
   const FamilyTypes& computed_types() const override { return ffma_f32(); }
 
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string&) const override {
     const int64_t vec_bytes = config.get("VEC") * int64_t(sizeof(float));

@@ -21,6 +21,16 @@ class SgemmWarp final : public GemmTemplate {
 
   // Only an operand stored m- or n-contiguous (A in T layout, B in N layout) is copied VEC
   // floats at a time; a k-contiguous one is transposed by 4-byte copies and needs no more.
+  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh); a stream
+  // tail balances one GEMM's tiles over the GPU, not a batch's.
+  std::optional<std::string> batch_unsupported(const KernelConfig& config,
+                                               const Problem&) const override {
+    if (config.get_or("TAIL_SPLIT", 1) > 1)
+      return fmt::format("TAIL_SPLIT={} balances one GEMM's last wave: a batch needs TAIL_SPLIT=1",
+                         config.get("TAIL_SPLIT"));
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     // The space refuses these too; the dispatcher's `*` default lines meet this check only.

@@ -50,7 +50,11 @@ std::string schema_5_file(const TempDir& dir) {
            "DROP VIEW tgemm_best_kernels; DROP VIEW best_kernels; "
            "ALTER TABLE kernels DROP COLUMN library; "
            "DROP TABLE kernel_profiles; ALTER TABLE trials DROP COLUMN nvrtc_version; "
-           "ALTER TABLE trials DROP COLUMN driver_version; PRAGMA user_version = 5;");
+           "ALTER TABLE trials DROP COLUMN driver_version; ALTER TABLE problems DROP COLUMN batch; "
+           "ALTER TABLE problems DROP COLUMN batch_pointers; "
+           "ALTER TABLE problems DROP COLUMN stride_a; ALTER TABLE problems DROP COLUMN stride_b; "
+           "ALTER TABLE problems DROP COLUMN stride_c; ALTER TABLE binaries DROP COLUMN "
+           "batch_form; PRAGMA user_version = 5;");
   return path;
 }
 

@@ -111,6 +111,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"f32x3.yaml", 8, "1024x1024x1024", "NN", "f32x3"},
       {"heldout.yaml", 12, "tiny-mn-huge-k", "NN", "f32"},
       {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
+      {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
@@ -426,6 +427,62 @@ TEST(ProblemSet, rejects_a_call_count_that_is_not_a_count_naming_line) {
     EXPECT_HAS(msg, ":2:");
     EXPECT_HAS(msg, "calls must be an integer >= 0");
   }
+}
+
+TEST(ProblemSet, reads_a_batch_with_packed_strides_and_a_batch_name) {
+  ShapeFile file(
+      "defaults: {dtype: f16, layout: NT}\n"
+      "shapes:\n"
+      "  - {m: 128, n: 128, k: 64, batch: 16}\n"
+      "  - {m: 128, n: 128, k: 64}\n"
+      "  - {m: 128, n: 64, k: 128, layout: NN, batch: 8, name: pv}\n");
+  const auto problems = load_problem_set(file.path());
+  ASSERT_EQ(problems.size(), 3u);
+  const Problem& qk = problems[0].problem;
+  EXPECT_EQ(qk.batch, 16);
+  EXPECT_EQ(qk.stride_a, 128 * 64);
+  EXPECT_EQ(qk.stride_b, 128 * 64);
+  EXPECT_EQ(qk.stride_c, 128 * 128);
+  EXPECT_EQ(problems[0].name, "16x128x128x64");
+  EXPECT_EQ(problems[1].problem.batch, 1);  // the same shape unbatched is another problem
+  EXPECT_NE(problems[1].problem.key(), qk.key());
+  EXPECT_EQ(problems[2].name, "pv");
+  EXPECT_EQ(problems[2].problem.stride_c, 128 * 64);
+}
+
+TEST(ProblemSet, reads_strides_that_are_not_packed) {
+  ShapeFile file("shapes:\n  - {m: 4, n: 4, k: 4, batch: 3, stride_a: 0, stride_c: 32}\n");
+  const Problem p = load_problem_set(file.path()).at(0).problem;
+  EXPECT_EQ(p.stride_a, 0);
+  EXPECT_EQ(p.stride_b, 16);  // not given: packed
+  EXPECT_EQ(p.stride_c, 32);
+}
+
+TEST(ProblemSet, rejects_a_batch_below_one_or_too_large_naming_line) {
+  for (const char* batch : {"0", "-2", "x"}) {
+    const std::string msg =
+        load_error(std::string("shapes:\n  - {m: 1, n: 2, k: 3, batch: ") + batch + "}\n");
+    EXPECT_HAS(msg, ":2:");
+    EXPECT_HAS(msg, "batch must be");
+  }
+  const std::string msg = load_error("shapes:\n  - {m: 1, n: 2, k: 3, batch: 65536}\n");
+  EXPECT_HAS(msg, "batch = 65536 is too large");
+}
+
+TEST(ProblemSet, rejects_a_stride_c_that_overlaps_members_naming_the_field) {
+  std::string path;
+  const std::string msg =
+      load_error("shapes:\n  - [1, 2, 3]\n  - {m: 4, n: 4, k: 4, batch: 2, stride_c: 15}\n", &path);
+  EXPECT_HAS(msg, path + ":3:");
+  EXPECT_HAS(msg, "stride_c = 15 is smaller than one member of C");
+}
+
+TEST(ProblemSet, rejects_strides_without_a_batch_and_negative_strides) {
+  std::string msg = load_error("shapes:\n  - {m: 4, n: 4, k: 4, stride_a: 16}\n");
+  EXPECT_HAS(msg, ":2:");
+  EXPECT_HAS(msg, "`stride_a` is given without `batch:`");
+  msg = load_error("shapes:\n  - {m: 4, n: 4, k: 4, batch: 2, stride_b: -1}\n");
+  EXPECT_HAS(msg, "stride_b must be >= 0, got -1");
 }
 
 }  // namespace

@@ -32,9 +32,24 @@ KernelConfig gemv(std::initializer_list<std::pair<const char*, int64_t>> overrid
 TEST(GemmParams, workspace_is_appended_after_the_72_bytes_old_cubins_declare) {
   EXPECT_EQ(offsetof(GemmParams, c_aligned16) + sizeof(int), 72u);
   EXPECT_EQ(offsetof(GemmParams, workspace), 72u);
-  EXPECT_EQ(sizeof(GemmParams), 80u);
   const auto p = Problem::packed(GemmTypes{}, Op::N, Op::N, 4, 4, 4);
   EXPECT_EQ(make_params(p, nullptr, nullptr, nullptr, 1, 0).workspace, nullptr);
+}
+
+TEST(GemmParams, batch_is_appended_after_the_80_bytes_and_leaves_tma_maps_in_place) {
+  EXPECT_EQ(offsetof(GemmParams, stride_a), 80u);
+  EXPECT_EQ(sizeof(GemmParams), 112u);
+  EXPECT_EQ(offsetof(TmaGemmParams, a), 128u);  // where TMA cubins stored before read it
+  const GemmParams one = make_params(Problem::packed(GemmTypes{}, Op::N, Op::N, 4, 5, 6), nullptr,
+                                     nullptr, nullptr, 1, 0);
+  EXPECT_EQ(one.batch, 1);
+  EXPECT_EQ(one.stride_c, 0);
+  const GemmParams many = make_params(Problem::packed_batch(GemmTypes{}, Op::T, Op::N, 4, 5, 6, 3),
+                                      nullptr, nullptr, nullptr, 1, 0);
+  EXPECT_EQ(many.batch, 3);
+  EXPECT_EQ(many.stride_a, 24);
+  EXPECT_EQ(many.stride_b, 30);
+  EXPECT_EQ(many.stride_c, 20);
 }
 
 TEST(SplitKPlan, deterministic_split_needs_a_workspace_and_a_reduce_and_no_beta_pass) {

@@ -130,8 +130,9 @@ std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuff
   if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) return "cuBLAS: " + e;
   TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   auto got = to_host(c, problem.types.c), want = to_host(ref, DType::f32);
-  auto result = check_result(got.data(), want.data(), problem.m, problem.n, problem.ldc,
-                             relative_error_bound(problem.types, problem.k));
+  // A batch's members of C follow each other (run_bench): one tall C of batch x m rows.
+  auto result = check_result(got.data(), want.data(), problem.m * problem.batch, problem.n,
+                             problem.ldc, relative_error_bound(problem.types, problem.k));
   *rel_error = result.rel_error;
   return result.ok ? "" : result.error;
 }
@@ -189,10 +190,17 @@ int run_bench(const BenchOptions& opt) {
   int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
-    DeviceBuffer a = random_matrix(p.types.a, p.a_rows() * p.lda, rng);
-    DeviceBuffer b = random_matrix(p.types.b, p.b_rows() * p.ldb, rng);
-    DeviceBuffer c(size_t(p.m * p.ldc) * size_t(element_bytes(p.types.c)));
-    DeviceBuffer ref(size_t(p.m * p.ldc) * sizeof(float));
+    if (p.batch > 1 && p.stride_c != p.m * p.ldc)
+      fail(
+          "{}: tgemm-bench measures batches whose members of C follow each other (stride_c = "
+          "m x ldc = {}), not {}",
+          named.name, p.m * p.ldc, p.stride_c);
+    // Every member's matrix: (batch - 1) strides, then one matrix.
+    const int64_t last = p.batch - 1;
+    DeviceBuffer a = random_matrix(p.types.a, last * p.stride_a + p.a_rows() * p.lda, rng);
+    DeviceBuffer b = random_matrix(p.types.b, last * p.stride_b + p.b_rows() * p.ldb, rng);
+    DeviceBuffer c(size_t(p.batch * p.m * p.ldc) * size_t(element_bytes(p.types.c)));
+    DeviceBuffer ref(size_t(p.batch * p.m * p.ldc) * sizeof(float));
     GemmCall call;
     call.op_a = p.op_a;
     call.op_b = p.op_b;
@@ -206,6 +214,10 @@ int run_bench(const BenchOptions& opt) {
     call.ldb = int(p.ldb);
     call.c = c.get();
     call.ldc = int(p.ldc);
+    call.batch = int(p.batch);
+    call.stride_a = p.stride_a;
+    call.stride_b = p.stride_b;
+    call.stride_c = p.stride_c;
     // The untuned dispatcher of this shape: --db with the shape forgotten.
     std::optional<DatabaseWithout> without;
     std::unique_ptr<Dispatcher> untuned;

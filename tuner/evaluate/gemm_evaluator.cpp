@@ -159,6 +159,28 @@ DeviceBuffer widened(const Operand& op, const std::vector<float>& image, cudaStr
   return buffer;
 }
 
+// A strided batch is measured as one tall matrix per operand: its members' rows one after the
+// other (`stride` a whole number of rows), so the guards, the poison and every check see the
+// whole batch at once. The rows of that matrix; throws Error for strides it cannot stack.
+int64_t stacked_rows(const char* operand, int64_t rows, int64_t ld, int64_t stride, int64_t batch) {
+  if (batch == 1) return rows;
+  if (stride % ld != 0)
+    fail("the tuner measures batches whose stride_{} is whole rows of {} (ld = {}), not {}",
+         operand, operand, ld, stride);
+  return (batch - 1) * (stride / ld) + rows;
+}
+
+// The row-major call of `q` (a strided batch with its strides) on these buffers.
+GemmCall call_of(const Problem& q, float alpha, float beta, const void* a, const void* b, void* c) {
+  GemmCall call{q.op_a, q.op_b,     int(q.m), int(q.n),   int(q.k), alpha,      beta,
+                a,      int(q.lda), b,        int(q.ldb), c,        int(q.ldc), q.types};
+  call.batch = int(q.batch);
+  call.stride_a = q.stride_a;
+  call.stride_b = q.stride_b;
+  call.stride_c = q.stride_c;
+  return call;
+}
+
 std::string cuda_error_text(cudaError_t err) {
   return fmt::format("{}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
 }
@@ -242,13 +264,11 @@ struct GemmEvaluator::Impl {
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
-    const Problem& q = p.problem;
-    const GemmCall call{q.op_a,          q.op_b,         int(q.m),   int(q.n),    int(q.k),
-                        p.scalars.alpha, p.scalars.beta, p.a.data(), int(p.a.ld), p.b.data(),
-                        int(p.b.ld),     c.data(),       int(c.ld),  q.types};
+    const GemmCall call =
+        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
     const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
-      return fmt::format("cublasGemmEx ({}): {}", q.types.name(), cublasGetStatusString(status));
+      return fmt::format("cuBLAS ({}): {}", p.problem.key(), cublasGetStatusString(status));
     return {};
   }
 
@@ -318,7 +338,7 @@ struct GemmEvaluator::Impl {
     } else if (!check_f32(c, r)) {
       return false;
     }
-    if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.problem.m,
+    if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.c.rows,
                                         p.problem.n, p.c.ld)) {
       r->status = TrialStatus::wrong_result;
       r->error = *stray;
@@ -332,7 +352,7 @@ struct GemmEvaluator::Impl {
   bool check_f32(const float* c, TrialResult* r) const {
     const Prepared& p = *prep;
     const ResultCheck check =
-        check_result(c, p.ref.data() + p.c.offset, p.problem.m, p.problem.n, p.c.ld, p.bound);
+        check_result(c, p.ref.data() + p.c.offset, p.c.rows, p.problem.n, p.c.ld, p.bound);
     r->max_rel_error = check.rel_error;
     if (!check.ok) {
       r->status = TrialStatus::wrong_result;
@@ -341,7 +361,7 @@ struct GemmEvaluator::Impl {
     }
     if (!p.ref64.empty()) {
       const ResultCheck exact =
-          check_result(c, p.ref64.data(), p.problem.m, p.problem.n, p.c.ld, p.bound);
+          check_result(c, p.ref64.data(), p.c.rows, p.problem.n, p.c.ld, p.bound);
       if (!exact.ok) {
         r->status = TrialStatus::wrong_result;
         r->error = "against the FP64 reference: " + exact.error;
@@ -356,7 +376,7 @@ struct GemmEvaluator::Impl {
   bool check_f32x3(const float* c, TrialResult* r) const {
     const Prepared& p = *prep;
     const ResultCheck check =
-        check_result(c, p.ref64.data(), p.problem.m, p.problem.n, p.c.ld, p.bound);
+        check_result(c, p.ref64.data(), p.c.rows, p.problem.n, p.c.ld, p.bound);
     r->max_rel_error = check.rel_error;
     const auto why = f32x3_rejection(check, *p.sgemm_error, p.f32x3_floor);
     if (!why) return true;
@@ -378,13 +398,11 @@ struct GemmEvaluator::Impl {
     const DeviceBuffer c = beta != 0.0f
                                ? widened(p.c, host_c0, s())
                                : widened(p.c, std::vector<float>(size_t(p.c.elements), 0.0f), s());
-    const GemmCall call{q.op_a,      q.op_b,  int(q.m),    int(q.n),    int(q.k),
-                        alpha,       beta,    a.get(),     int(p.a.ld), b.get(),
-                        int(p.b.ld), c.get(), int(p.c.ld), q.types};
+    const GemmCall call = call_of(q, alpha, beta, a.get(), b.get(), c.get());
     const cublasStatus_t status = row_major_dgemm(cublas->get(), call);
     if (status != CUBLAS_STATUS_SUCCESS)
       fail("cublasDgemm (the FP64 reference): {}", cublasGetStatusString(status));
-    std::vector<double> out(size_t(q.m * p.c.ld), 0.0);
+    std::vector<double> out(size_t(p.c.rows * p.c.ld), 0.0);
     TGEMM_CUDA_CHECK(cudaMemcpyAsync(out.data(), c.get(), out.size() * sizeof(double),
                                      cudaMemcpyDeviceToHost, s()));
     TGEMM_CUDA_CHECK(cudaStreamSynchronize(s()));
@@ -407,9 +425,9 @@ struct GemmEvaluator::Impl {
     const std::vector<double> squares = dgemm_on_images(
         squared(host_a), squared(host_b), squared(host_c0), alpha * alpha, beta * beta);
     p.f32x3_floor =
-        f32x3_floor(q.k, f32x3_cancellation(squares.data(), p.ref64.data(), q.m, q.n, p.c.ld));
+        f32x3_floor(q.k, f32x3_cancellation(squares.data(), p.ref64.data(), p.c.rows, q.n, p.c.ld));
     // The pedantic FP32 reference must agree with it within the f32 bound, as on the host.
-    const ResultCheck fp32 = check_result(p.ref.data() + p.c.offset, p.ref64.data(), q.m, q.n,
+    const ResultCheck fp32 = check_result(p.ref.data() + p.c.offset, p.ref64.data(), p.c.rows, q.n,
                                           p.c.ld, relative_error_bound({}, q.k));
     if (!fp32.ok)
       fail("the cuBLAS FP32 reference disagrees with the FP64 GPU reference: {}", fp32.error);
@@ -418,7 +436,7 @@ struct GemmEvaluator::Impl {
     if (std::string error = run_cublas(CublasMath::matching); !error.empty()) fail("{}", error);
     p.c.download(s(), &p.staging, &p.out);
     const ResultCheck sgemm =
-        check_result(p.out.data() + p.c.offset, p.ref64.data(), q.m, q.n, p.c.ld, HUGE_VAL);
+        check_result(p.out.data() + p.c.offset, p.ref64.data(), p.c.rows, q.n, p.c.ld, HUGE_VAL);
     if (!sgemm.ok) fail("cuBLAS SGEMM against the FP64 reference: {}", sgemm.error);
     p.sgemm_error = sgemm.rel_error;
   }
@@ -480,20 +498,10 @@ struct GemmEvaluator::Impl {
 // each verified like a kernel, then timed interleaved in one loop.
 void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out) {
   const Problem& q = prep->problem;
-  const GemmCall call{q.op_a,
-                      q.op_b,
-                      int(q.m),
-                      int(q.n),
-                      int(q.k),
-                      prep->scalars.alpha,
-                      prep->scalars.beta,
-                      prep->a.data(),
-                      int(prep->a.ld),
-                      prep->b.data(),
-                      int(prep->b.ld),
-                      prep->c.data(),
-                      int(prep->c.ld),
-                      q.types};
+  const GemmCall call = call_of(q, prep->scalars.alpha, prep->scalars.beta, prep->a.data(),
+                                prep->b.data(), prep->c.data());
+  // cuBLASLt's descriptors here describe one GEMM: a batch races cuBLAS's batched call only.
+  time_vendor = time_vendor && !q.batched();
   std::vector<Launcher> launchers = {[this] { return run_cublas(CublasMath::matching); }};
   std::vector<TrialResult> contenders(1);
   contenders[0].config = cublas_default_call();
@@ -571,6 +579,9 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
     if ((ld * element_bytes(type)) % align != 0)
       fail("problem {}: alignment {} bytes does not divide the leading dimension {} ({} bytes)",
            problem.key(), align, ld, ld * element_bytes(type));
+  if (problem.batch_pointers)
+    fail("problem {}: the tuner measures strided batches (pointer arrays serve from them)",
+         problem.key());
   if (timing.min_runs < 1 || timing.max_runs < 1 || timing.max_ms <= 0)
     fail("timing options need min_runs, max_runs >= 1 and max_ms > 0");
 
@@ -579,11 +590,20 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   p->scalars = scalars;
   p->timing = timing;
   const GemmTypes& t = problem.types;
-  p->a = Operand(t.a, problem.a_rows(), problem.a_cols(), problem.lda, problem.align_a);
-  p->b = Operand(t.b, problem.b_rows(), problem.b_cols(), problem.ldb, problem.align_b);
-  p->c = Operand(t.c, problem.m, problem.n, problem.ldc, problem.align_c);
+  const int64_t batch = problem.batch;
+  p->a = Operand(t.a, stacked_rows("a", problem.a_rows(), problem.lda, problem.stride_a, batch),
+                 problem.a_cols(), problem.lda, problem.align_a);
+  p->b = Operand(t.b, stacked_rows("b", problem.b_rows(), problem.ldb, problem.stride_b, batch),
+                 problem.b_cols(), problem.ldb, problem.align_b);
+  const int64_t c_rows = stacked_rows("c", problem.m, problem.ldc, problem.stride_c, batch);
+  if (c_rows != problem.m * batch)
+    fail(
+        "problem {}: the tuner measures batches whose members of C follow each other (stride_c "
+        "= m x ldc = {}), not {}",
+        problem.key(), problem.m * problem.ldc, problem.stride_c);
+  p->c = Operand(t.c, c_rows, problem.n, problem.ldc, problem.align_c);
   // The reference sits at the same element offset, so one index addresses both.
-  p->c_ref = Operand(DType::f32, problem.m, problem.n, problem.ldc, 16);
+  p->c_ref = Operand(DType::f32, c_rows, problem.n, problem.ldc, 16);
   p->c_ref.offset = p->c.offset;
   p->c_ref.elements = p->c.elements;
   p->c_ref.buffer = DeviceBuffer(size_t(p->c.elements) * sizeof(float));
@@ -616,12 +636,12 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   // same inputs, into an f32 C.
   if (std::string error = run_cublas(CublasMath::reference); !error.empty()) fail("{}", error);
   q.c_ref.download(s(), &q.staging, &q.ref);
-  for (int64_t i = 0; i < problem.m; ++i)
+  for (int64_t i = 0; i < q.c.rows; ++i)
     for (int64_t j = 0; j < problem.n; ++j)
       if (!std::isfinite(q.ref[size_t(q.c.offset + i * q.c.ld + j)]))
         fail("the cuBLAS reference has a non-finite element at C[{}][{}]", i, j);
   if (auto stray =
-          find_write_outside(q.ref.data(), q.c.elements, q.c.offset, problem.m, problem.n, q.c.ld))
+          find_write_outside(q.ref.data(), q.c.elements, q.c.offset, q.c.rows, problem.n, q.c.ld))
     fail("the cuBLAS reference {}", *stray);
 
   // Small problems: an FP64 reference on the host, which also checks the cuBLAS call.
@@ -630,7 +650,8 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   if (t.compute == ComputeType::f32x3) {
     prepare_f32x3_reference(host_a, host_b, host_c0);
     out->sgemm_rel_error = q.sgemm_error;
-  } else if (m * n * k <= kFp64MaxFmas && m * k + k * n + m * n <= kFp64MaxElements) {
+  } else if (batch == 1 && m * n * k <= kFp64MaxFmas && m * k + k * n + m * n <= kFp64MaxElements) {
+    // (A batch's members are checked against cuBLAS's batched call in pedantic FP32.)
     const int64_t M = problem.m, N = problem.n, K = problem.k;
     std::vector<double> op_a(size_t(M * K)), op_b(size_t(K * N));
     for (int64_t i = 0; i < M; ++i)

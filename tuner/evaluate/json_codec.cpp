@@ -152,6 +152,11 @@ void describe(auto& io, Is<Problem> auto& p) {
   io("align_b", p.align_b);
   io("align_c", p.align_c);
   io("beta_zero", p.beta_zero);
+  io("batch", p.batch);
+  io("batch_pointers", p.batch_pointers);
+  io("stride_a", p.stride_a);
+  io("stride_b", p.stride_b);
+  io("stride_c", p.stride_c);
 }
 
 void describe(auto& io, Is<KernelConfig> auto& c) {

@@ -89,7 +89,9 @@ class ShapeFileReader {
       n = read_dim("n", shape[1]);
       k = read_dim("k", shape[2]);
     } else if (shape.IsMap()) {
-      check_keys(shape, {"m", "n", "k", "dtype", "out", "layout", "name", "calls"},
+      check_keys(shape,
+                 {"m", "n", "k", "dtype", "out", "layout", "name", "calls", "batch", "stride_a",
+                  "stride_b", "stride_c"},
                  "key in a shape");
       for (const char* field : {"m", "n", "k"})
         if (!shape[field]) fail("{}:{}: shape has no `{}`", path_, line_of(shape), field);
@@ -109,6 +111,9 @@ class ShapeFileReader {
 
     NamedProblem named{name.empty() ? fmt::format("{}x{}x{}", m, n, k) : name,
                        Problem::packed(types, op_a, op_b, m, n, k), calls};
+    if (shape.IsMap()) read_batch(shape, &named.problem);
+    if (named.problem.batch > 1 && name.empty())
+      named.name = fmt::format("{}x{}x{}x{}", named.problem.batch, m, n, k);
     const int line = line_of(shape);
     try {
       named.problem.validate();
@@ -135,7 +140,14 @@ class ShapeFileReader {
     check_yaml_keys(path_, map, allowed, what);
   }
 
+  // The kernels index m, n and k with 32-bit ints (Problem::validate says the same).
   int64_t read_dim(const char* field, const YAML::Node& node) {
+    return read_integer(field, node, 1, INT32_MAX, "the kernels index it with a 32-bit int");
+  }
+
+  // A plain integer scalar from `least` to `most` (why the limit: `limit`).
+  int64_t read_integer(const char* field, const YAML::Node& node, int64_t least, int64_t most,
+                       const char* limit) {
     const std::string text = node.IsScalar() ? node.Scalar() : std::string();
     int64_t value = 0;
     const char* end = text.data() + text.size();
@@ -149,13 +161,31 @@ class ShapeFileReader {
         (ec != std::errc() && !beyond_64_bits) || ptr != end)
       fail("{}:{}: {} must be an integer, got '{}'", path_, line_of(node), field,
            node.IsScalar() ? text : std::string(node.IsNull() ? "null" : "a list or map"));
-    if (beyond_64_bits ? text[0] == '-' : value < 1)
-      fail("{}:{}: {} must be >= 1, got {}", path_, line_of(node), field, text);
-    // The kernels index m, n and k with 32-bit ints (Problem::validate says the same).
-    if (beyond_64_bits || value > INT32_MAX)
-      fail("{}:{}: {} = {} is too large: the kernels index it with a 32-bit int (at most {})",
-           path_, line_of(node), field, text, INT32_MAX);
+    if (beyond_64_bits ? text[0] == '-' : value < least)
+      fail("{}:{}: {} must be >= {}, got {}", path_, line_of(node), field, least, text);
+    if (beyond_64_bits || value > most)
+      fail("{}:{}: {} = {} is too large: {} (at most {})", path_, line_of(node), field, text, limit,
+           most);
     return value;
+  }
+
+  // `batch:` and `stride_a/b/c:` of a shape map into `p` (packed strides unless given).
+  void read_batch(const YAML::Node& shape, Problem* p) {
+    if (!shape["batch"]) {
+      for (const char* field : {"stride_a", "stride_b", "stride_c"})
+        if (shape[field])
+          fail("{}:{}: `{}` is given without `batch:` (strides apply to a batch of more than one)",
+               path_, line_of(shape[field]), field);
+      return;
+    }
+    const int64_t batch = read_integer("batch", shape["batch"], 1, kMaxBatch,
+                                       "the kernels launch one grid layer per member");
+    *p = Problem::packed_batch(p->types, p->op_a, p->op_b, p->m, p->n, p->k, batch);
+    for (auto [field, stride] : {std::pair{"stride_a", &p->stride_a},
+                                 {"stride_b", &p->stride_b},
+                                 {"stride_c", &p->stride_c}})
+      if (shape[field])
+        *stride = read_integer(field, shape[field], 0, INT64_MAX / 16, "offsets are 64-bit bytes");
   }
 
   // A recorded call count (record mode writes it): an integer >= 0.

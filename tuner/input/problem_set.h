@@ -10,14 +10,16 @@
 namespace tgemm {
 
 struct NamedProblem {
-  std::string name;   // the shape's `name`, or "MxNxK" when it has none
-  Problem problem;    // packed leading dimensions, beta == 0
+  std::string name;   // the shape's `name`, or "MxNxK" ("BxMxNxK" for a batch) when it has none
+  Problem problem;    // packed leading dimensions (and strides, unless given), beta == 0
   int64_t calls = 0;  // `calls:`, how often a recording application ran it; 0 when not given
 };
 
 // Throws Error naming the file (and line where known) for: a missing or unreadable
 // file, malformed YAML, an empty shape list, unknown or repeated keys, m/n/k <= 0 or over
-// 2^31 - 1, a `calls` that is not an integer >= 0, an operand of more than 2^31 elements, an
+// 2^31 - 1, a `calls` that is not an integer >= 0, an operand of more than 2^31 elements, a
+// `batch` below 1 or past kMaxBatch, strides without a batch, a negative stride or a stride_c
+// that makes C's members overlap (naming the field), an
 // unknown dtype or layout, and a shape (same Problem::key()) or hand-given name listed twice
 // (naming both lines).
 std::vector<NamedProblem> load_problem_set(const std::string& path);
