@@ -94,9 +94,9 @@ def pieces(a, b, out, stream):
     """Host cost of each step of tgemm.matmul's cached path, apart: where its time goes. The
     last row makes the library call with a null handle, so it measures the binding alone."""
     fast = tgemm._library.fast_gemm()
-    key = (_arrays.signature(a)[0], _arrays.signature(b)[0], _arrays.signature(out)[0], None)
+    key = _arrays.plan_key(a, b, out, None)[0]
     steps = {
-        "signature of one operand": lambda: _arrays.signature(a),
+        "plan_key of a, b and out": lambda: _arrays.plan_key(a, b, out, None),
         "the plan cache's lookup": lambda: tgemm._matmul._plans.get(key),
         "launch_target (stream, device)": lambda: _arrays.launch_target(a),
         "handle(None)": lambda: tgemm._library.handle(None),

@@ -21,6 +21,34 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+_tensor_type = None  # torch.Tensor once torch is imported
+
+
+def plan_key(a, b, out, compute):
+    """(the plan cache's key, a's, b's and out's addresses): the key holds everything of the
+    operands a plan depends on but their addresses (shape, strides, dtype, device), and
+    `compute`; None where a or b is not an array. torch tensors are read in one flat tuple, with
+    the cheapest calls torch offers: a cached call's host cost is mostly these reads."""
+    global _tensor_type
+    if _tensor_type is None:
+        torch = _torch()
+        _tensor_type = torch.Tensor if torch is not None else None
+    tensor = _tensor_type
+    if tensor is not None and isinstance(a, tensor) and isinstance(b, tensor):
+        key = (compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
+               b.dtype, b.get_device())
+        if out is None:
+            return key, a.data_ptr(), b.data_ptr(), 0
+        if isinstance(out, tensor):
+            return (key + (out.shape, out.stride(), out.dtype, out.get_device()), a.data_ptr(),
+                    b.data_ptr(), out.data_ptr())
+    (sig_a, a_ptr), (sig_b, b_ptr) = signature(a), signature(b)
+    sig_out, out_ptr = signature(out) if out is not None else (None, 0)
+    if sig_a is None or sig_b is None:
+        return None, 0, 0, 0
+    return (compute, sig_a, sig_b, sig_out), a_ptr, b_ptr, out_ptr
+
+
 def signature(x):
     """(everything a plan depends on but the address, the address) of an operand, read as
     cheaply as the framework allows; (None, 0) for objects that are not arrays."""
@@ -100,17 +128,24 @@ def current_stream(x):
     return cai_stream(x)
 
 
+_torch_launch_reads = None  # torch._C's raw current stream and current device, once looked up
+
+
 def launch_target(x):
     """(the stream a call on x runs on, whether x's device is already the current one): the
     cheapest reads each framework offers, for a cached plan's calls. A False asks the caller to
     enter on_device(x)."""
+    global _torch_launch_reads
     if is_torch(x):
-        cuda = _torch()._C
-        index = x.get_device()
-        try:
-            return cuda._cuda_getCurrentRawStream(index), cuda._cuda_getDevice() == index
-        except AttributeError:  # a torch without these internals: its public calls
+        if _torch_launch_reads is None:
+            cuda = _torch()._C
+            _torch_launch_reads = (getattr(cuda, "_cuda_getCurrentRawStream", None),
+                                   getattr(cuda, "_cuda_getDevice", None))
+        raw_stream, current_device = _torch_launch_reads
+        if raw_stream is None or current_device is None:  # a torch without these internals
             return current_stream(x), False
+        index = x.get_device()
+        return raw_stream(index), current_device() == index
     return cai_stream(x), False
 
 

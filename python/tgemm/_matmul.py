@@ -26,10 +26,8 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, c=None, compute=None, copy=Tr
     """
     key = None
     if c is None or beta == 0:
-        (sig_a, a_ptr), (sig_b, b_ptr) = _arrays.signature(a), _arrays.signature(b)
-        sig_out, out_ptr = _arrays.signature(out) if out is not None else (None, 0)
-        key = (sig_a, sig_b, sig_out, compute)
-        cached = _plans.get(key) if sig_a is not None and sig_b is not None else None
+        key, a_ptr, b_ptr, out_ptr = _arrays.plan_key(a, b, out, compute)
+        cached = _plans.get(key) if key is not None else None
         if cached is not None:
             plan, swapped, args = cached
             if out is None:
@@ -97,27 +95,29 @@ def _with_layout(x, desc: TensorDesc, name, copy):
 
 
 def _converted_args(plan):
-    """A plan's arguments but the handle, pointers, scalars and stream, as raw_gemm takes them:
-    (op_a, op_b, m, n, k), (a type, lda), (b type, ldb), (c type, ldc, compute)."""
-    return ((OPS[plan.op_a], OPS[plan.op_b], plan.m, plan.n, plan.k),
-            (DATA_TYPES[plan.a_type], plan.lda), (DATA_TYPES[plan.a_type], plan.ldb),
-            (DATA_TYPES[plan.c_type], plan.ldc, COMPUTE_TYPES[plan.compute]))
+    """A plan's arguments but the handle, pointers, scalars and stream, as tgemmGemmEx takes
+    them: op_a, op_b, m, n, k, a type, lda, b type, ldb, c type, ldc, compute."""
+    return (OPS[plan.op_a], OPS[plan.op_b], plan.m, plan.n, plan.k, DATA_TYPES[plan.a_type],
+            plan.lda, DATA_TYPES[plan.a_type], plan.ldb, DATA_TYPES[plan.c_type], plan.ldc,
+            COMPUTE_TYPES[plan.compute])
 
 
 def _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, c_ptr):
-    """run_plan for a cached plan on new addresses, with its arguments converted once."""
-    sizes, a_rest, b_rest, c_rest = args
+    """run_plan for a cached plan on new addresses, with its arguments converted once (unpacked
+    into names: a call with every argument in place is cheaper than one built with *)."""
+    op_a, op_b, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute = args
     fast = fast_gemm()
     if fast is not None:
-        status = fast(handle(db), *sizes, alpha, a_ptr, *a_rest, b_ptr, *b_rest, beta, c_ptr,
-                      *c_rest, stream)
+        status = fast(handle(db), op_a, op_b, m, n, k, alpha, a_ptr, a_type, lda, b_ptr, b_type,
+                      ldb, beta, c_ptr, c_type, ldc, compute, stream)
+    else:
+        void_p, float_ref = ctypes.c_void_p, ctypes.byref
+        status = raw_gemm()(void_p(handle(db)), op_a, op_b, m, n, k,
+                            float_ref(ctypes.c_float(alpha)), void_p(a_ptr), a_type, lda,
+                            void_p(b_ptr), b_type, ldb, float_ref(ctypes.c_float(beta)),
+                            void_p(c_ptr), c_type, ldc, compute, void_p(stream))
+    if status:
         _check_status(status, plan)
-        return
-    void_p, float_ref = ctypes.c_void_p, ctypes.byref
-    status = raw_gemm()(void_p(handle(db)), *sizes, float_ref(ctypes.c_float(alpha)),
-                        void_p(a_ptr), *a_rest, void_p(b_ptr), *b_rest,
-                        float_ref(ctypes.c_float(beta)), void_p(c_ptr), *c_rest, void_p(stream))
-    _check_status(status, plan)
 
 
 def run_plan(plan, alpha, beta, stream, db=None):
