@@ -17,6 +17,7 @@
 #include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
 #include "common/tile_swizzle.cuh"
@@ -108,6 +109,9 @@ static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1 || TGEMM_COMPUTE == 2,
 static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
               "16-bit inputs accumulate in f32 (compute type f32)");
 static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
+static_assert(
+    SPLIT_K == 1 || !TGEMM_EPILOGUE,
+    "split-K adds its slices atomically into C: no slice is the last, to apply an epilogue");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 static_assert(TGEMM_TYPE_A == 1, "sm_75 tensor cores take f16 only (m16n8k8)");
 static_assert(STAGES == 2, "sm_75 has no cp.async: only the register-staged double buffer");
@@ -399,7 +403,8 @@ __device__ __forceinline__ Split split_tf32(unsigned bits) {
 }
 
 // The C elements (row, col) and (row, col + 1) of this thread: alpha * acc + beta * C, or
-// with split-K alpha * acc added into the f32 C the beta pre-pass wrote.
+// with split-K alpha * acc added into the f32 C the beta pre-pass wrote. An epilogue's build
+// writes D through common/epilogue.cuh instead (its kernel calls store_output_pair).
 __device__ __forceinline__ void store_pair(const tgemm::GemmParams& p, int row, int col, float v0,
                                            float v1) {
   if (SPLIT_K == 1) return store_c_pair(p, row, col, v0, v1);
@@ -455,7 +460,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::G
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::GemmParams batched) {
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_mma(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm_mma;
   const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
@@ -800,7 +806,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       const int row = m0 + wm0 + mi * 16 + g, col = n0 + wn0 + ni * 8 + 2 * t;
+#if TGEMM_EPILOGUE
+      tgemm::store_output_pair(pc, epilogue, row, col, acc[mi][ni][0], acc[mi][ni][1]);
+      tgemm::store_output_pair(pc, epilogue, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+#else
       store_pair(pc, row, col, acc[mi][ni][0], acc[mi][ni][1]);
       store_pair(pc, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+#endif
     }
 }

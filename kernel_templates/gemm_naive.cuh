@@ -5,6 +5,7 @@
 //   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
 #include "common/batch.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/gemm_params.h"
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -19,7 +20,7 @@ static_assert(BLOCK_X * BLOCK_Y % 32 == 0, "the block must be whole warps");
 static_assert(BLOCK_X * BLOCK_Y <= 1024, "at most 1024 threads per block");
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X* BLOCK_Y)
-    gemm_naive(const tgemm::GemmParams batched) {
+    gemm_naive(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm;
   const GemmParams& operands = batch_operands<1>(batched);  // this block's A, B
   const GemmParams& p = batch_c<1>(operands);               // and its C
@@ -37,6 +38,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X* BLOCK_Y)
     const float y = to_f32(TGEMM_OP_B ? b[(long long)j * p.ldb + l] : b[(long long)l * p.ldb + j]);
     acc = fmaf(x, y, acc);
   }
+#if TGEMM_EPILOGUE
+  return store_output(p, epilogue, i, j, acc);
+#endif
   ElementC* const out = c + (long long)i * p.ldc + j;
   const float old = p.beta != 0.0f ? p.beta * to_f32(*out) : 0.0f;
   *out = from_f32<ElementC>(p.alpha * acc + old);

@@ -30,6 +30,7 @@
 #include "common/c_pair.cuh"
 #include "common/cluster.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/grid_dependency.cuh"
 #include "common/mbarrier.cuh"
 #include "common/split_k.cuh"
@@ -113,6 +114,8 @@ static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "one or two cluster blocks along M");
 static_assert(CLUSTER_N == 1 || CLUSTER_N == 2, "one or two cluster blocks along N");
 static_assert(TMA_STORE == 0 || TMA_STORE == 1, "TMA_STORE is 0 or 1");
+static_assert(TMA_STORE == 0 || !TGEMM_EPILOGUE,
+              "tensor stores write alpha * acc to C: an epilogue's build stores D directly");
 static_assert(CONSUMERS * CONSUMER_REGS * 128 + PRODUCER_REGS * 128 <= 65536,
               "the register split must fit the SM's 64 K registers");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -123,9 +126,10 @@ namespace tgemm_tma_wgmma {
 
 // The work of one unit: its output tile and its run of K slices.
 struct Unit {
-  int m0, n0;        // the tile's first row and column of C
-  int slice;         // which of the SPLIT_K ranges
-  int kt0, k_tiles;  // its first K slice and how many (at least one unless split: K = 0 reads zeros)
+  int m0, n0;  // the tile's first row and column of C
+  int slice;   // which of the SPLIT_K ranges
+  int kt0,
+      k_tiles;  // its first K slice and how many (at least one unless split: K = 0 reads zeros)
 };
 
 // The units a cluster walks: its CLUSTER x CLUSTER_N block of neighbouring tiles (one tile per
@@ -206,8 +210,7 @@ __device__ __forceinline__ void copy_tile(unsigned dst, const void* map, int k0,
 __device__ __forceinline__ void copy_slice(const tgemm::TmaGemmParams& p, const Unit& w, int kt,
                                            unsigned rank, unsigned slot, unsigned full) {
   const int k0 = (w.kt0 + kt) * BK;
-  copy_tile<BM, CLUSTER_N, K_MAJOR_A>(slot, &p.a, k0, w.m0, rank / CLUSTER, a_sharers(rank),
-                                      full);
+  copy_tile<BM, CLUSTER_N, K_MAJOR_A>(slot, &p.a, k0, w.m0, rank / CLUSTER, a_sharers(rank), full);
   copy_tile<BN, CLUSTER, K_MAJOR_B>(slot + A_TILE_BYTES, &p.b, k0, w.n0, rank % CLUSTER,
                                     b_sharers(rank), full);
 }
@@ -215,8 +218,8 @@ __device__ __forceinline__ void copy_slice(const tgemm::TmaGemmParams& p, const 
 // A's descriptor for m64 rows from `row` (a multiple of 64) and k-step s of a slot's tile.
 __device__ __forceinline__ unsigned long long a_descriptor(unsigned tile, int row, int s) {
   return K_MAJOR_A ? tgemm::wgmma_descriptor(tile + row * ROW_BYTES + s * WK * ELEM_BYTES, 16)
-                   : tgemm::wgmma_descriptor(tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES,
-                                             BK * ROW_BYTES);
+                   : tgemm::wgmma_descriptor(
+                         tile + (row / 64) * BK * ROW_BYTES + s * WK * ROW_BYTES, BK * ROW_BYTES);
 }
 __device__ __forceinline__ unsigned long long b_descriptor(unsigned tile, int s) {
   return K_MAJOR_B ? tgemm::wgmma_descriptor(tile + s * WK * ELEM_BYTES, 16)
@@ -238,9 +241,9 @@ struct RingPosition {
 
 // The producer's loop (one thread): every unit's slices into the ring, a slot refilled once
 // its consumers (and, in a cluster, its peers' consumers) released it.
-__device__ __forceinline__ void produce(const tgemm::TmaGemmParams& p, unsigned ring,
-                                        unsigned full, unsigned empty, unsigned rank, int grid_m,
-                                        int grid_n, int all_k_tiles) {
+__device__ __forceinline__ void produce(const tgemm::TmaGemmParams& p, unsigned ring, unsigned full,
+                                        unsigned empty, unsigned rank, int grid_m, int grid_n,
+                                        int all_k_tiles) {
   RingPosition at;
   const int units = cluster_units(grid_m, grid_n);
   for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
@@ -270,7 +273,11 @@ __device__ __forceinline__ void store_tile(const tgemm::TmaGemmParams& p, const 
         const float v0 = acc[mt][4 * j + 2 * h], v1 = acc[mt][4 * j + 2 * h + 1];
         const int r = row + 8 * h;
         if (SPLIT_K == 1) {
+#if TGEMM_EPILOGUE
+          tgemm::store_output_pair(p.gemm, p.epilogue, r, col, v0, v1);
+#else
           store_c_pair(p.gemm, r, col, v0, v1);
+#endif
         } else if (r < p.gemm.m && col < p.gemm.n) {
           tgemm::split_k_store_partial(p.gemm, w.slice, r, col, v0);
           if (col + 1 < p.gemm.n) tgemm::split_k_store_partial(p.gemm, w.slice, r, col + 1, v1);
@@ -286,8 +293,8 @@ __device__ __forceinline__ void stage_pair(float*, unsigned at, float v0, float 
 }
 template <typename T>  // Half or BFloat16: one 32-bit word, the lower column first
 __device__ __forceinline__ void stage_pair(T*, unsigned at, float v0, float v1) {
-  tgemm::shared_store(at, unsigned(tgemm::from_f32<T>(v0).bits) |
-                              (unsigned(tgemm::from_f32<T>(v1).bits) << 16));
+  tgemm::shared_store(
+      at, unsigned(tgemm::from_f32<T>(v0).bits) | (unsigned(tgemm::from_f32<T>(v1).bits) << 16));
 }
 
 // One consumer warpgroup's rows of a unit's tile to C (alpha applied, beta 0) through its two
@@ -332,10 +339,10 @@ __device__ __forceinline__ void store_tile_by_copy(const tgemm::TmaGemmParams& p
 
 // A consumer warpgroup's loop: for each unit, its slices' wgmmas on the ring, then its rows
 // of the tile stored while the producer already fills the ring for the next unit.
-__device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned ring,
-                                        unsigned full, unsigned empty, unsigned rank, int grid_m,
-                                        int grid_n, int all_k_tiles) {
-  const int wg = threadIdx.x / 128 - 1;  // this thread's consumer warpgroup
+__device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned ring, unsigned full,
+                                        unsigned empty, unsigned rank, int grid_m, int grid_n,
+                                        int all_k_tiles) {
+  const int wg = threadIdx.x / 128 - 1;         // this thread's consumer warpgroup
   const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp on a slot's empty barrier
   float acc[MT][BN / 2];
   RingPosition at;
@@ -439,8 +446,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
   if (CLUSTER_SIZE > 1) tgemm::cluster_sync();
 }
 
-// C = alpha * (the SPLIT_K partial sums, in order) + beta * C, after the main launch.
-extern "C" __global__ void gemm_tma_wgmma_reduce(const tgemm::GemmParams p) {
+// C = alpha * (the SPLIT_K partial sums, in order) + beta * C, after the main launch (with an
+// epilogue, D = its value of that: the activation once, on the whole sums).
+extern "C" __global__ void gemm_tma_wgmma_reduce(
+    const tgemm::GemmParams p TGEMM_EPILOGUE_PARAMETER) {
   tgemm::wait_for_prior_grid();
+#if TGEMM_EPILOGUE
+  tgemm::split_k_reduce_output(p, epilogue, SPLIT_K);
+#else
   tgemm::split_k_reduce<tgemm::ElementC>(p, SPLIT_K);
+#endif
 }

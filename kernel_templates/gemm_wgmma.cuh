@@ -31,6 +31,7 @@
 #include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/gemm_params.h"
 #include "common/grid_dependency.cuh"
 #include "common/pack_operand.cuh"
@@ -108,6 +109,9 @@ static_assert(PACK != 1 || ELEM_BYTES == 2,
 static_assert(PACK != 2 || (ELEM_BYTES == 4 && !F32X3),
               "PACK=2 reads K-major tf32 operands in place: tf32 only (f32x3 splits in the pack)");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
+static_assert(
+    SPLIT_K == 1 || !TGEMM_EPILOGUE,
+    "split-K adds its slices atomically into C: no slice is the last, to apply an epilogue");
 static_assert(SPLIT_K == 1 || TGEMM_TYPE_C == 0,
               "split-K adds into C with f32 atomics: C must be f32");
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -428,7 +432,7 @@ extern "C" __global__ void gemm_wgmma_prepare_c(const tgemm::GemmParams p) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm_wgmma(const tgemm::GemmParams batched) {
+    gemm_wgmma(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm_wgmma;
   const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ char smem_raw[];
@@ -583,6 +587,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
       const int col = n0 + j * 8 + 2 * t;
+#if TGEMM_EPILOGUE
+      tgemm::store_output_pair(pc, epilogue, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
+      tgemm::store_output_pair(pc, epilogue, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
+#else
       if (SPLIT_K == 1) {
         store_c_pair(pc, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
         store_c_pair(pc, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
@@ -590,6 +598,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         add_c_pair(pc, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
         add_c_pair(pc, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
       }
+#endif
     }
   }
 }

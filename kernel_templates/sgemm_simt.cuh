@@ -7,6 +7,7 @@
 
 #include "common/batch.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/gemm_params.h"
 #include "common/split_k.cuh"
 #include "common/tile_swizzle.cuh"
@@ -88,6 +89,8 @@ static_assert((BN * BK) % (THREADS * VEC) == 0, "the B tile must split evenly ov
 static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(SPLIT_MODE == 0 || SPLIT_MODE == 1, "SPLIT_MODE must be 0 or 1");
+static_assert(SPLIT_K == 1 || SPLIT_MODE == 1 || !TGEMM_EPILOGUE,
+              "atomic split-K has no last slice to apply an epilogue: SPLIT_MODE must be 1");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
@@ -176,13 +179,17 @@ extern "C" __global__ void sgemm_simt_prepare_c(const tgemm::GemmParams p) {
 
 #if SPLIT_MODE == 1
 // C = alpha * (the SPLIT_K partials in slice order) + beta * C, after the main launch.
-extern "C" __global__ void sgemm_simt_reduce(const tgemm::GemmParams p) {
+extern "C" __global__ void sgemm_simt_reduce(const tgemm::GemmParams p TGEMM_EPILOGUE_PARAMETER) {
+#if TGEMM_EPILOGUE
+  tgemm::split_k_reduce_output(p, epilogue, SPLIT_K);
+#else
   tgemm::split_k_reduce<float>(p, SPLIT_K);
+#endif
 }
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    sgemm_simt(const tgemm::GemmParams batched) {
+    sgemm_simt(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm_simt;
   const tgemm::GemmParams p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for vector reads
@@ -299,6 +306,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
           for (int j = 0; j < SUB_N; ++j)
             if (col + j < p.n)
               tgemm::split_k_store_partial(p, tgemm::split_k_slice<SPLIT_K>(), row, col + j, r[j]);
+        } else if constexpr (TGEMM_EPILOGUE) {
+#if TGEMM_EPILOGUE
+#pragma unroll
+          for (int j = 0; j < SUB_N; j += 2)  // pairs of columns where SUB_N is even
+            if (SUB_N % 2 == 0)
+              tgemm::store_output_pair(p, epilogue, row, col + j, r[j], r[SUB_N > 1 ? j + 1 : 0]);
+            else
+              tgemm::store_output(p, epilogue, row, col + j, r[j]);
+#endif
         } else if (SPLIT_K > 1) {
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j)

@@ -9,6 +9,7 @@
 
 #include "common/batch.cuh"
 #include "common/elements.cuh"
+#include "common/epilogue.cuh"
 #include "common/gemm_params.h"
 #include "common/pack_operand.cuh"
 #include "common/stream_tail.cuh"
@@ -105,6 +106,9 @@ static_assert(STAGES == 2, "sm_75 has no cp.async: STAGES must be 2 (register pr
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(TAIL_SPLIT >= 1, "TAIL_SPLIT must be at least 1");
 static_assert(SPLIT_K == 1 || TAIL_SPLIT == 1, "SPLIT_K and TAIL_SPLIT cannot both cut K");
+static_assert(
+    SPLIT_K == 1 || !TGEMM_EPILOGUE,
+    "split-K adds its slices atomically into C: no slice is the last, to apply an epilogue");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
@@ -548,7 +552,7 @@ __device__ __forceinline__ bool tail_handover(const tgemm::GemmParams& p,
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    sgemm_warp(const tgemm::GemmParams batched) {
+    sgemm_warp(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm_warp;
   const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
   extern __shared__ float4 smem_raw[];  // float4: 16-byte alignment for LDS.128 / cp.async
@@ -749,7 +753,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
       if (row >= p.m) continue;
       float* const c_row = c_ptr + (long long)row * p.ldc;
 #pragma unroll
-      for (int cn = 0; cn < TN / 4; ++cn)
-        store_chunk(p, c_row, n0 + b_col + cn * LANES_N * 4, &acc[cm * 4 + i][cn * 4]);
+      for (int cn = 0; cn < TN / 4; ++cn) {
+        const int col = n0 + b_col + cn * LANES_N * 4;
+        const float* const r = &acc[cm * 4 + i][cn * 4];
+#if TGEMM_EPILOGUE  // a stream tail's last slice to arrive holds the tile's whole sums here
+        tgemm::store_output_pair(p, epilogue, row, col, r[0], r[1]);
+        tgemm::store_output_pair(p, epilogue, row, col + 2, r[2], r[3]);
+#else
+        store_chunk(p, c_row, col, r);
+#endif
+      }
     }
 }

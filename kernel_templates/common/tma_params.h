@@ -8,8 +8,10 @@
 // Device builds (NVRTC, nvcc) name the common headers "common/..."; the host build reaches
 // them from the repository root.
 #ifdef __CUDACC__
+#include "common/epilogue_params.h"
 #include "common/gemm_params.h"
 #else
+#include "kernel_templates/common/epilogue_params.h"
 #include "kernel_templates/common/gemm_params.h"
 #endif
 
@@ -30,6 +32,12 @@ struct TmaGemmParams {
   // last column still writes the rest of that 16-byte unit, the row's padding).
   TensorMap c;
   int c_by_copy;
+  // Appended, and declared only in an epilogue's builds (common/epilogue_params.h): a plain
+  // build keeps the block it had. Here rather than as a second kernel parameter so that the
+  // block's functions, which take the block, reach it.
+#if !defined(__CUDACC__) || (defined(TGEMM_EPILOGUE) && TGEMM_EPILOGUE != 0)
+  EpilogueParams epilogue;
+#endif
 };
 
 }  // namespace tgemm
