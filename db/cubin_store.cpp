@@ -65,8 +65,9 @@ int64_t CubinStore::store_binary(int64_t run_id, int64_t kernel_id, const Compil
               "INSERT INTO binaries (kernel_id, arch, nvrtc_version, op_a, op_b, entry, options, "
               "cache_key, cubin, registers, smem_bytes, stack_bytes, spill_store_bytes, "
               "spill_load_bytes, resources_found, compile_ms, status, reason, log, run_id, "
-              "types, checksum, code_hash, batch_form) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-              "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24) "
+              "types, checksum, code_hash, batch_form, epilogue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+              "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+              "?24, ?25) "
               "ON CONFLICT (cache_key) DO UPDATE SET "
               "types = excluded.types, "
               "kernel_id = excluded.kernel_id, arch = excluded.arch, "
@@ -79,6 +80,7 @@ int64_t CubinStore::store_binary(int64_t run_id, int64_t kernel_id, const Compil
               "status = excluded.status, reason = excluded.reason, log = excluded.log, "
               "run_id = excluded.run_id, checksum = excluded.checksum, "
               "code_hash = excluded.code_hash, batch_form = excluded.batch_form, "
+              "epilogue = excluded.epilogue, "
               "created_at = excluded.created_at RETURNING id");
   const PtxasResources& r = compiled.resources;
   s.bind(1, kernel_id).bind(2, compiled.arch).bind(3, compiled.nvrtc_version);
@@ -90,7 +92,7 @@ int64_t CubinStore::store_binary(int64_t run_id, int64_t kernel_id, const Compil
   s.bind(19, compiled.log).bind_run(20, run_id).bind(21, compiled.types.name());
   s.bind_or_null(22, compiled.cubin.empty() ? "" : cubin_checksum(compiled.cubin));
   s.bind_or_null(23, compiled.code_hash);
-  s.bind(24, int(compiled.batch_form));
+  s.bind(24, int(compiled.batch_form)).bind(25, compiled.epilogue.name());
   return s.single_int();
 }
 

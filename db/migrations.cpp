@@ -175,6 +175,15 @@ ALTER TABLE problems ADD COLUMN stride_c INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE binaries ADD COLUMN batch_form INTEGER NOT NULL DEFAULT 0;  -- TGEMM_BATCH
 )sql";
 
+// 10 -> 11: fused epilogues. A problem applies an epilogue to its result (Epilogue::name():
+// "bias_gelu", "relu.m.aux", ...; '' for a plain GEMM, every problem before), which its key ends
+// with ("_e<name>"); a cubin built with one is another variant of its config (binaries.epilogue,
+// Epilogue::build()'s name; '' for every cubin before). Readers check the names.
+constexpr const char* kEpilogues = R"sql(
+ALTER TABLE problems ADD COLUMN epilogue TEXT NOT NULL DEFAULT '';
+ALTER TABLE binaries ADD COLUMN epilogue TEXT NOT NULL DEFAULT '';
+)sql";
+
 const MigrationStep kMigrations[] = {
     {"create the first schema (db/schema.sql)", kSchemaSql},                // 0 -> 1
     {"add a checksum to every cubin", kAddCubinChecksums},                  // 1 -> 2
@@ -186,6 +195,7 @@ const MigrationStep kMigrations[] = {
     {"record vendor library calls as contenders", kVendorCalls},            // 7 -> 8
     {"add the code hash of every cubin", kCodeHashes},                      // 8 -> 9
     {"add batched problems (batch, strides, pointer arrays)", kBatches},    // 9 -> 10
+    {"add fused epilogues (bias, activation, aux, D)", kEpilogues},         // 10 -> 11
 };
 
 }  // namespace

@@ -28,6 +28,8 @@
 --  10: problems.batch (>= 1; 1 before), batch_pointers (0/1) and stride_a/b/c (elements; 0 for
 --      batch 1 and pointer arrays): batched GEMM; a batch adds "_x<batch>[p]" to the key.
 --      binaries.batch_form (BatchForm: 0 one GEMM, 1 strided batch, 2 pointer arrays).
+--  11: problems.epilogue and binaries.epilogue TEXT (Epilogue::name(), '' for a plain GEMM):
+--      fused epilogues; an epilogue adds "_e<name>" to the key ("_ebias_gelu").
 --
 -- Ask it directly, e.g.:
 --   sqlite3 tgemm.db "select * from best_kernels where m=4096 and n=4096 and k=4096"

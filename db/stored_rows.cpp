@@ -15,7 +15,7 @@ const char* const kProblemColumns =
     "p.lda AS lda, p.ldb AS ldb, p.ldc AS ldc, p.align_a AS align_a, p.align_b AS align_b, "
     "p.align_c AS align_c, p.beta_zero AS beta_zero, p.batch AS batch, "
     "p.batch_pointers AS batch_pointers, p.stride_a AS stride_a, p.stride_b AS stride_b, "
-    "p.stride_c AS stride_c";
+    "p.stride_c AS stride_c, p.epilogue AS epilogue";
 
 const char* const kTrialColumns =
     "t.id AS trial_id, kr.id AS kernel_id, kr.template AS template, kr.params AS params, "
@@ -32,7 +32,7 @@ const char* const kBinaryColumns =
     "b.spill_store_bytes AS spill_store_bytes, b.spill_load_bytes AS spill_load_bytes, "
     "b.resources_found AS resources_found, b.compile_ms AS compile_ms, b.log AS log, "
     "b.types AS types, b.checksum AS checksum, b.code_hash AS code_hash, "
-    "b.batch_form AS batch_form";
+    "b.batch_form AS batch_form, b.epilogue AS epilogue";
 
 namespace {
 
@@ -113,6 +113,12 @@ Problem problem_at(const Statement& s) {
   } catch (const Error& e) {
     bad_row(s, "problems", id, "batch", e.what());
   }
+  p.epilogue = decoded(s, "problems", id, "epilogue",
+                       [&] { return parse_epilogue_name(s.text("epilogue")); });
+  if (std::string why = p.epilogue.invalid_reason(p.types); !why.empty())
+    bad_row(s, "problems", id, "epilogue", why);
+  if (p.epilogue.any() && p.batched())
+    bad_row(s, "problems", id, "epilogue", "an epilogue on a batch");
   return p;
 }
 
@@ -175,6 +181,8 @@ BinaryRecord binary_at(const Statement& s) {
   if (form < 0 || form > int64_t(BatchForm::pointers))
     bad_row(s, "binaries", r.id, "batch_form", fmt::format("{} is not 0, 1 or 2", form));
   c.batch_form = BatchForm(form);
+  c.epilogue = decoded(s, "binaries", r.id, "epilogue",
+                       [&] { return parse_epilogue_name(s.text("epilogue")); });
   // A cubin that does not match its checksum (damage, a hand edit, a file without checksums)
   // is never handed out: the caller sees checksum_ok false and no bytes.
   if (!c.cubin.empty()) {

@@ -36,11 +36,12 @@ int64_t TrialStore::upsert_problem(const Problem& problem) {
     find.bind(1, key);
     if (find.step()) return find.integer("id");
   }
-  Statement s(db_.handle(), db_.path(), "record a problem",
-              "INSERT INTO problems (key, dtype, layout, m, n, k, lda, ldb, ldc, align_a, "
-              "align_b, align_c, beta_zero, batch, batch_pointers, stride_a, stride_b, stride_c) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-              "?17, ?18) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
+  Statement s(
+      db_.handle(), db_.path(), "record a problem",
+      "INSERT INTO problems (key, dtype, layout, m, n, k, lda, ldb, ldc, align_a, "
+      "align_b, align_c, beta_zero, batch, batch_pointers, stride_a, stride_b, stride_c, "
+      "epilogue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19) ON CONFLICT (key) DO UPDATE SET key = problems.key RETURNING id");
   s.bind(1, key).bind(2, problem.types.name()).bind(3, problem.layout());
   s.bind(4, problem.m).bind(5, problem.n).bind(6, problem.k);
   s.bind(7, problem.lda).bind(8, problem.ldb).bind(9, problem.ldc);
@@ -48,6 +49,7 @@ int64_t TrialStore::upsert_problem(const Problem& problem) {
   s.bind(13, problem.beta_zero);
   s.bind(14, problem.batch).bind(15, problem.batch_pointers);
   s.bind(16, problem.stride_a).bind(17, problem.stride_b).bind(18, problem.stride_c);
+  s.bind(19, problem.epilogue.name());
   return s.single_int();
 }
 

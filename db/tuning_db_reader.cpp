@@ -215,12 +215,14 @@ std::optional<BinaryRecord> TuningDbReader::find_binary_for(const KernelConfig& 
                   "WHERE kr.template_hash = ?1 AND kr.canonical_name = ?2 "
                   "AND b.op_a = ?3 AND b.op_b = ?4 AND b.arch = ?5 "
                   "AND (?6 = '' OR b.nvrtc_version = ?6) AND b.types = ?7 AND b.batch_form = ?8 "
+                  "AND b.epilogue = ?9 "
                   "AND b.status = 'ok' "
                   "AND b.cubin IS NOT NULL ORDER BY b.id DESC LIMIT 1",
                   kBinaryColumns));
   s.bind(1, template_hash).bind(2, config.canonical_name()).bind(3, to_string(variant.op_a));
   s.bind(4, to_string(variant.op_b)).bind(5, arch).bind(6, nvrtc_version);
   s.bind(7, variant.types.name()).bind(8, int(variant.batch_form()));
+  s.bind(9, variant.epilogue.build().name());
   return s.step() ? checked_binary_at(s) : std::nullopt;
 }
 

@@ -751,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     for (int i = 0; i < 4; ++i) {
       const int row = m0 + a_col + cm * LANES_M * 4 + i;
       if (row >= p.m) continue;
-      float* const c_row = c_ptr + (long long)row * p.ldc;
+      [[maybe_unused]] float* const c_row = c_ptr + (long long)row * p.ldc;  // plain builds
 #pragma unroll
       for (int cn = 0; cn < TN / 4; ++cn) {
         const int col = n0 + b_col + cn * LANES_N * 4;

@@ -24,6 +24,21 @@ const char* to_string(Selection selection);
 
 class Dispatcher;
 
+// A fused epilogue, as tgemm_c.h's tgemmEpilogue_t (its rules):
+//   x = alpha op(A) op(B) + beta C + bias,   aux = x (where aux is given),   D = activation(x).
+struct GemmEpilogue {
+  enum class Activation { none, relu, gelu, gelu_erf, silu };  // gelu: the tanh approximation
+  enum class BiasAlong { none, n, m };  // n: one value per column of C, m: one per row
+  Activation activation = Activation::none;
+  BiasAlong bias_along = BiasAlong::none;
+  const void* bias = nullptr;  // device memory, C's type (or f32 with bias_f32)
+  bool bias_f32 = false;       // an f32 bias for a 16-bit C
+  void* d = nullptr;           // where the result goes, C's type; nullptr: into C
+  int ldd = 0;
+  void* aux = nullptr;  // where x is also stored, C's type; needs an activation
+  int ldaux = 0;
+};
+
 // Record mode, process-wide: every problem a call serves without an exact tuned entry goes
 // once into the shape file `path` (configs/shapes format, with a `calls` count) for
 // `tgemm-tune --shapes path`; see tgemmSetRecordFile. An empty path stops. Throws Error when
@@ -67,6 +82,23 @@ class Handle {
   void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
             const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
             cudaStream_t stream = nullptr);
+
+  // The typed GEMMs with a fused epilogue, as tgemmGemmEpilogueEx (one GEMM).
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+            const float* b, int ldb, float beta, float* c, int ldc, const GemmEpilogue& epilogue,
+            cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+            const __half* b, int ldb, float beta, __half* c, int ldc, const GemmEpilogue& epilogue,
+            cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
+            const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
+            const GemmEpilogue& epilogue, cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+            const __half* b, int ldb, float beta, float* c, int ldc, const GemmEpilogue& epilogue,
+            cudaStream_t stream = nullptr);
+  void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
+            const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
+            const GemmEpilogue& epilogue, cudaStream_t stream = nullptr);
 
   // batch_count GEMMs of one shape, as cublasGemmStridedBatchedEx (tgemmGemmStridedBatchedEx's
   // rules): member i at a + i * stride_a, b + i * stride_b, c + i * stride_c (elements).

@@ -154,6 +154,55 @@ tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tg
                                  int batchCount, tgemmComputeType_t computeType,
                                  cudaStream_t stream);
 
+/* Fused epilogues, as cuBLASLt's matmul descriptor attributes (CUBLASLT_MATMUL_DESC_EPILOGUE,
+ * _BIAS_POINTER, _BIAS_DATA_TYPE, _EPILOGUE_AUX_POINTER, _EPILOGUE_AUX_LD) and its D:
+ *   x = alpha op(A) op(B) + beta C + bias,   aux = x (optional),   D = activation(x).
+ * The activation applied last: */
+typedef enum {
+  TGEMM_ACTIVATION_NONE = 0,
+  TGEMM_ACTIVATION_RELU = 1,     /* max(x, 0) */
+  TGEMM_ACTIVATION_GELU = 2,     /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), cuBLASLt's */
+  TGEMM_ACTIVATION_GELU_ERF = 3, /* 0.5 x (1 + erf(x / sqrt(2))) */
+  TGEMM_ACTIVATION_SILU = 4      /* x / (1 + exp(-x)) */
+} tgemmActivation_t;
+
+/* Which index of C the bias follows. */
+typedef enum {
+  TGEMM_BIAS_NONE = 0,
+  TGEMM_BIAS_ALONG_N = 1, /* n values, one per column (a Linear layer's bias in row-major C) */
+  TGEMM_BIAS_ALONG_M = 2  /* m values, one per row */
+} tgemmBiasAlong_t;
+
+/* An epilogue's attributes; zero-initialise it ({0}) and set what is used. */
+typedef struct {
+  tgemmActivation_t activation;
+  tgemmBiasAlong_t biasAlong;
+  const void* bias;         /* device memory; required exactly when biasAlong is not NONE */
+  tgemmDataType_t biasType; /* Ctype, or TGEMM_R_32F with a 16-bit C */
+  void* D;                  /* where the result goes (Ctype, m x n, ldd apart); NULL: into C */
+  int ldd;
+  void* aux; /* NULL, or where x (before the activation) is also stored: Ctype, m x n, ldaux
+              * apart, for a backward pass (CUBLASLT_EPILOGUE_GELU_AUX); needs an activation */
+  int ldaux;
+} tgemmEpilogue_t;
+
+/* tgemmGemmEx with a fused epilogue (one GEMM: no batches). The epilogue is part of the problem
+ * as the sizes are: tuned (shape files' `epilogue:`, `bias_along:`, `bias_type:`, `aux:`,
+ * `separate_d:`) and served like any problem; where no kernel of ours applies it, cuBLASLt with
+ * the same epilogue serves the call, or, where cuBLASLt has none (SiLU, erf GELU, a bias along
+ * M, aux of ReLU), cuBLAS followed by a pass of the epilogue. C is read only where beta is not 0;
+ * D apart from C must not overlap it. Statuses: TGEMM_STATUS_INVALID_VALUE for a null epilogue,
+ * an unknown activation, biasAlong or biasType (one that is neither Ctype nor f32), a null bias
+ * with a biasAlong (or a bias with TGEMM_BIAS_NONE), aux without an activation, ldd or ldaux
+ * below n; otherwise tgemmGemmEx's. Capturing: tgemmPrepare does not take an epilogue; make one
+ * eager call of the problem before capturing its calls. */
+tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
+                                  tgemmOperation_t op_b, int m, int n, int k, const void* alpha,
+                                  const void* A, tgemmDataType_t Atype, int lda, const void* B,
+                                  tgemmDataType_t Btype, int ldb, const void* beta, void* C,
+                                  tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                                  const tgemmEpilogue_t* epilogue, cudaStream_t stream);
+
 /* One problem for tgemmPrepare: tgemmGemmEx's arguments without the scalars, buffers and
  * stream (tgemmSgemm's: the three types TGEMM_R_32F, computeType TGEMM_COMPUTE_32F), and
  * the byte alignment that the calls' A, B and C pointers will have: a power of two, or 0 for

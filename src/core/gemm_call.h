@@ -3,6 +3,7 @@
 #pragma once
 
 #include "src/core/dtype.h"
+#include "src/core/epilogue.h"
 
 namespace tgemm {
 
@@ -25,6 +26,16 @@ struct GemmCall {
   int batch = 1;
   long long stride_a = 0, stride_b = 0, stride_c = 0;
   bool batch_pointers = false;
+  // A fused epilogue (cuBLASLt's): D = act(alpha op(A) op(B) + beta C + bias), aux = the values
+  // before act. bias: m or n elements (Epilogue::bias, bias_f32); d null: D is C (ldd unread);
+  // aux: m x n of C's type where the epilogue keeps it. A single GEMM only. The dispatcher reads
+  // epilogue.separate_d from d (apart when neither null nor C).
+  Epilogue epilogue{};
+  const void* bias = nullptr;
+  void* d = nullptr;
+  int ldd = 0;
+  void* aux = nullptr;
+  int ldaux = 0;
 };
 
 }  // namespace tgemm

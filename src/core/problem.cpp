@@ -67,8 +67,9 @@ std::string Problem::layout() const { return to_string(op_a) + to_string(op_b); 
 std::string Problem::functional_key() const {
   const std::string members =
       batch == 1 && !batch_pointers ? "" : fmt::format("_x{}{}", batch, batch_pointers ? "p" : "");
-  return fmt::format("{}_{}_m{}_n{}_k{}{}_b{}", types.name(), layout(), m, n, k, members,
-                     beta_zero ? 0 : 1);
+  const std::string applied = epilogue.any() ? "_e" + epilogue.name() : "";
+  return fmt::format("{}_{}_m{}_n{}_k{}{}_b{}{}", types.name(), layout(), m, n, k, members,
+                     beta_zero ? 0 : 1, applied);
 }
 
 std::string Problem::key() const {
@@ -79,7 +80,13 @@ double Problem::min_bytes() const {
   const double ea = element_bytes(types.a), eb = element_bytes(types.b);
   const double ec = element_bytes(types.c);
   const double c_bytes = double(m) * double(n) * ec * (beta_zero ? 1.0 : 2.0);
-  return double(batch) * (double(m) * double(k) * ea + double(k) * double(n) * eb + c_bytes);
+  const double bias_bytes =
+      epilogue.bias == BiasAlong::none
+          ? 0.0
+          : double(epilogue.bias == BiasAlong::n ? n : m) * (epilogue.bias_f32 ? 4.0 : ec);
+  const double aux_bytes = epilogue.aux ? double(m) * double(n) * ec : 0.0;
+  return double(batch) * (double(m) * double(k) * ea + double(k) * double(n) * eb + c_bytes) +
+         bias_bytes + aux_bytes;
 }
 
 void Problem::validate() const {
@@ -108,6 +115,11 @@ void Problem::validate() const {
       fail("{} must be a power of two from {} to 16 bytes, got {}", name, e, align);
   }
   validate_batch();
+  if (std::string why = epilogue.invalid_reason(types); !why.empty())
+    fail("epilogue {}: {}", epilogue.kind(), why);
+  if (epilogue.any() && batched())
+    fail("epilogue {} on a batch of {}: an epilogue applies to one GEMM (batch 1)", epilogue.kind(),
+         batch);
 }
 
 void Problem::validate_batch() const {

@@ -7,6 +7,7 @@
 
 #include "src/core/batch_form.h"
 #include "src/core/dtype.h"
+#include "src/core/epilogue.h"
 
 namespace tgemm {
 
@@ -22,6 +23,9 @@ struct Problem {
   // than a stride apart; what the kernels read differs, so it is part of the key.
   bool batch_pointers = false;
   bool beta_zero = true;
+  // What is applied to the result before it is stored (bias, activation, aux, D apart); none
+  // for a plain GEMM. Single GEMMs only (validate).
+  Epilogue epilogue{};
   // ---- Preference key (with the GPU's arch): what makes one kernel faster or able to run.
   // Largest of 16, 8, 4 and 2 bytes that divides both the pointer's address and the leading
   // dimension in bytes, per operand (never below one element); vector loads need it.
@@ -64,18 +68,21 @@ struct Problem {
 
   std::string layout() const;  // "NT"
   // "f16_NT_m16_n4096_k4096_b0": types, layout, shape, beta==0; a batch adds "_x8" after k
-  // ("_x8p" for pointer arrays), so a plain GEMM keeps the key it had before batches.
+  // ("_x8p" for pointer arrays) and an epilogue "_e<name>" at the end ("_ebias_gelu"), so a
+  // plain GEMM keeps the key it had before batches and epilogues.
   std::string functional_key() const;
   // functional_key() + "_a16.16.4": the alignments in bytes of A, B and C. What the
   // database stores and the dispatcher matches first.
   std::string key() const;
   double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
-  // Fewest bytes a GEMM must move: A and B read once, C written (and read if beta != 0).
+  // Fewest bytes a GEMM must move: A and B read once, C written (and read if beta != 0), and
+  // an epilogue's bias read and aux written.
   double min_bytes() const;
 
   // Throws Error naming the bad field (types, dimensions >= 1 and sane, ld >= row length,
   // alignments a power of two from one element to 16 bytes, batch >= 1, and strides of a
-  // strided batch that keep C's members apart and A's and B's within reach of 64-bit offsets).
+  // strided batch that keep C's members apart and A's and B's within reach of 64-bit offsets,
+  // an epilogue that applies to the types, on one GEMM).
   void validate() const;
   // The batch's part of validate().
   void validate_batch() const;

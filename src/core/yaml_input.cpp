@@ -88,6 +88,12 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin, co
 
 void check_yaml_keys(const std::string& path, const YAML::Node& map,
                      std::initializer_list<std::string_view> allowed, const char* what) {
+  check_yaml_keys(path, map, std::span<const std::string_view>(allowed.begin(), allowed.size()),
+                  what);
+}
+
+void check_yaml_keys(const std::string& path, const YAML::Node& map,
+                     std::span<const std::string_view> allowed, const char* what) {
   std::map<std::string, int> seen;
   for (const auto& entry : map) {
     const YAML::Node& key_node = entry.first;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,7 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin, co
 // Throws Error at the first key of `map` not in `allowed`, or repeated, naming its line.
 void check_yaml_keys(const std::string& path, const YAML::Node& map,
                      std::initializer_list<std::string_view> allowed, const char* what);
+void check_yaml_keys(const std::string& path, const YAML::Node& map,
+                     std::span<const std::string_view> allowed, const char* what);
 
 }  // namespace tgemm

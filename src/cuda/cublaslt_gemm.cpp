@@ -65,14 +65,35 @@ void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
 
 }  // namespace
 
-LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p)
+std::optional<cublasLtEpilogue_t> lt_epilogue(const Epilogue& e) {
+  if (e.bias == BiasAlong::m) return std::nullopt;
+  const bool bias = e.bias == BiasAlong::n;
+  switch (e.activation) {
+    case Activation::none:
+      if (e.aux) return std::nullopt;
+      return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case Activation::relu:
+      if (e.aux) return std::nullopt;
+      return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::gelu:
+      if (e.aux) return bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+      return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case Activation::gelu_erf:
+    case Activation::silu:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     : handle_(handle),
       compute_(cublas_compute_type(p.types, CublasMath::matching)),
       ab_type_(cuda_data_type(p.types.a)),
       c_type_(cuda_data_type(p.types.c)),
       align_a_(p.align_b),
       align_b_(p.align_a),
-      align_c_(p.align_c) {
+      align_c_(p.align_c),
+      align_d_(ldd > 0 ? element_bytes(p.types.c) : p.align_c) {
   try {
     check(cublasLtMatmulDescCreate(&desc_, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
     // cuBLAS's A is our B (N x K stored, or K x N when transposed), its B is our A.
@@ -87,6 +108,20 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p)
           "cublasLtMatrixLayoutCreate");
     check(cublasLtMatrixLayoutCreate(&c_, c_type_, uint64_t(p.n), uint64_t(p.m), p.ldc),
           "cublasLtMatrixLayoutCreate");
+    check(cublasLtMatrixLayoutCreate(&d_, c_type_, uint64_t(p.n), uint64_t(p.m),
+                                     ldd > 0 ? ldd : p.ldc),
+          "cublasLtMatrixLayoutCreate");
+    if (p.epilogue.any()) {
+      const std::optional<cublasLtEpilogue_t> epilogue = lt_epilogue(p.epilogue);
+      if (!epilogue) fail("cuBLASLt has no epilogue like {}", p.epilogue.name());
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, *epilogue);
+      if (p.epilogue.bias != BiasAlong::none)
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                 p.epilogue.bias_f32 ? CUDA_R_32F : c_type_);
+      if (p.epilogue.aux) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, c_type_);
+      bias_ = p.epilogue.bias != BiasAlong::none;
+      aux_ = p.epilogue.aux;
+    }
   } catch (...) {
     release();
     throw;
@@ -96,11 +131,12 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p)
 LtGemm::~LtGemm() { release(); }
 
 void LtGemm::release() {
+  if (d_) cublasLtMatrixLayoutDestroy(d_);
   if (c_) cublasLtMatrixLayoutDestroy(c_);
   if (b_) cublasLtMatrixLayoutDestroy(b_);
   if (a_) cublasLtMatrixLayoutDestroy(a_);
   if (desc_) cublasLtMatmulDescDestroy(desc_);
-  c_ = b_ = a_ = nullptr;
+  d_ = c_ = b_ = a_ = nullptr;
   desc_ = nullptr;
 }
 
@@ -116,9 +152,9 @@ std::vector<LtAlgoConfig> LtGemm::heuristic(int count, size_t max_workspace) con
     set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, uint32_t(align_a_));
     set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, uint32_t(align_b_));
     set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, uint32_t(align_c_));
-    set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(align_c_));
+    set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(align_d_));
     if (count > 0)
-      status = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, pref, count,
+      status = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, d_, pref, count,
                                               results.data(), &returned);
   } catch (...) {
     cublasLtMatmulPreferenceDestroy(pref);
@@ -155,7 +191,7 @@ std::optional<LtReadyAlgo> LtGemm::ready(const LtAlgoConfig& c, std::string* why
     return std::nullopt;
   }
   cublasLtMatmulHeuristicResult_t result{};
-  status = cublasLtMatmulAlgoCheck(handle_, desc_, a_, b_, c_, c_, &ready.algo, &result);
+  status = cublasLtMatmulAlgoCheck(handle_, desc_, a_, b_, c_, d_, &ready.algo, &result);
   if (status != CUBLAS_STATUS_SUCCESS) {
     *why = fmt::format("cublasLtMatmulAlgoCheck: {}", cublasGetStatusString(status));
     return std::nullopt;
@@ -166,7 +202,23 @@ std::optional<LtReadyAlgo> LtGemm::ready(const LtAlgoConfig& c, std::string* why
 
 cublasStatus_t LtGemm::run(const LtReadyAlgo& algo, const GemmCall& x, void* workspace,
                            cudaStream_t stream) const {
-  return cublasLtMatmul(handle_, desc_, &x.alpha, x.b, a_, x.a, b_, &x.beta, x.c, c_, x.c, c_,
+  void* const d = x.d ? x.d : x.c;
+  if (!bias_ && !aux_)
+    return cublasLtMatmul(handle_, desc_, &x.alpha, x.b, a_, x.a, b_, &x.beta, x.c, c_, d, d_,
+                          &algo.algo, workspace, algo.workspace_bytes, stream);
+  std::lock_guard lock(desc_mutex_);
+  const auto set = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value) {
+    return cublasLtMatmulDescSetAttribute(desc_, attribute, &value, sizeof value);
+  };
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (bias_) status = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, x.bias);
+  // aux is column-major n x m to cuBLAS as C is: its ld is ours.
+  if (aux_ && status == CUBLAS_STATUS_SUCCESS)
+    status = set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, x.aux);
+  if (aux_ && status == CUBLAS_STATUS_SUCCESS)
+    status = set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(x.ldaux));
+  if (status != CUBLAS_STATUS_SUCCESS) return status;
+  return cublasLtMatmul(handle_, desc_, &x.alpha, x.b, a_, x.a, b_, &x.beta, x.c, c_, d, d_,
                         &algo.algo, workspace, algo.workspace_bytes, stream);
 }
 

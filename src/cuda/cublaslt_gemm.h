@@ -5,6 +5,7 @@
 
 #include <cublasLt.h>
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +22,19 @@ struct LtReadyAlgo {
   size_t workspace_bytes = 0;
 };
 
-// The descriptors of one problem (shape, layout, types, alignment): row-major C = op(A) op(B)
-// as cuBLAS's column-major C^T = op(B)^T op(A)^T, the operands swapped as row_major_gemm does.
+// cuBLASLt's epilogue for ours, or nullopt where it has none: SiLU, erf GELU, a bias along M
+// (a row of row-major C is a column of cuBLAS's), aux of a ReLU (cuBLASLt keeps a bit mask, not
+// the values). A bias along N is cuBLASLt's bias (one value per row of its column-major D).
+std::optional<cublasLtEpilogue_t> lt_epilogue(const Epilogue& epilogue);
+
+// The descriptors of one problem (shape, layout, types, alignment, epilogue): row-major C =
+// op(A) op(B) as cuBLAS's column-major C^T = op(B)^T op(A)^T, the operands swapped as
+// row_major_gemm does; D (ldd apart; C's ld by default) has C's type.
 class LtGemm {
  public:
-  // Throws Error naming the failed call when cuBLASLt refuses a descriptor.
-  LtGemm(cublasLtHandle_t handle, const Problem& problem);
+  // Throws Error naming the failed call when cuBLASLt refuses a descriptor, or the problem's
+  // epilogue when cuBLASLt has none like it (lt_epilogue).
+  LtGemm(cublasLtHandle_t handle, const Problem& problem, int64_t ldd = 0);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
@@ -37,7 +45,8 @@ class LtGemm {
   // The stored algorithm rebuilt and checked for the problem (cublasLtMatmulAlgoCheck);
   // nullopt, with `why`, when this cuBLASLt no longer accepts it.
   std::optional<LtReadyAlgo> ready(const LtAlgoConfig& config, std::string* why) const;
-  // The call, of the problem's shape and types, with a ready algorithm on `stream`.
+  // The call, of the problem's shape and types, with a ready algorithm on `stream`: D is the
+  // call's (C where it gives none), and the epilogue's bias and aux pointers are set for it.
   cublasStatus_t run(const LtReadyAlgo& algo, const GemmCall& call, void* workspace,
                      cudaStream_t stream) const;
 
@@ -49,7 +58,11 @@ class LtGemm {
   cudaDataType_t ab_type_, c_type_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;  // cuBLAS's A (our B), B, C
-  int align_a_, align_b_, align_c_;                                 // bytes, cuBLAS's operands
+  cublasLtMatrixLayout_t d_ = nullptr;
+  int align_a_, align_b_, align_c_;  // bytes, cuBLAS's operands
+  int align_d_;  // C's, or one element for a D apart (its pointer is the call's)
+  bool bias_ = false, aux_ = false;  // run() sets their pointers on desc_ ...
+  mutable std::mutex desc_mutex_;    // ... so calls sharing the descriptor take turns
 };
 
 }  // namespace tgemm

@@ -177,6 +177,38 @@ tgemm::GemmCall typed_call(tgemmOperation_t op_a, tgemmOperation_t op_b, int m, 
   return call;
 }
 
+static_assert(int(tgemm::Activation::relu) == TGEMM_ACTIVATION_RELU &&
+                  int(tgemm::Activation::gelu) == TGEMM_ACTIVATION_GELU &&
+                  int(tgemm::Activation::gelu_erf) == TGEMM_ACTIVATION_GELU_ERF &&
+                  int(tgemm::Activation::silu) == TGEMM_ACTIVATION_SILU &&
+                  int(tgemm::BiasAlong::n) == TGEMM_BIAS_ALONG_N &&
+                  int(tgemm::BiasAlong::m) == TGEMM_BIAS_ALONG_M,
+              "tgemm_c.h's epilogue enums are the library's");
+
+// tgemmGemmEpilogueEx's epilogue: its enums checked (the rest is with_epilogue's and the
+// Dispatcher's).
+tgemm::EpilogueArgs epilogue_args(const tgemmEpilogue_t* e) {
+  if (!e) throw tgemm::InvalidValueError("epilogue must not be null (tgemmGemmEx has none)");
+  tgemm::EpilogueArgs args;
+  const int activation = e->activation, along = e->biasAlong;  // ints: any value may arrive
+  if (activation < TGEMM_ACTIVATION_NONE || activation > TGEMM_ACTIVATION_SILU)
+    throw tgemm::InvalidValueError(
+        "epilogue->activation must be TGEMM_ACTIVATION_NONE, _RELU, _GELU, _GELU_ERF or _SILU");
+  if (along < TGEMM_BIAS_NONE || along > TGEMM_BIAS_ALONG_M)
+    throw tgemm::InvalidValueError(
+        "epilogue->biasAlong must be TGEMM_BIAS_NONE, TGEMM_BIAS_ALONG_N or TGEMM_BIAS_ALONG_M");
+  // The enums' values are the library's (tgemm_c.h lists them in the same order).
+  args.activation = tgemm::Activation(activation);
+  args.bias_along = tgemm::BiasAlong(along);
+  args.bias = e->bias;
+  if (e->biasAlong != TGEMM_BIAS_NONE) args.bias_type = element_type(e->biasType, "biasType");
+  args.d = e->D;
+  args.ldd = e->ldd;
+  args.aux = e->aux;
+  args.ldaux = e->ldaux;
+  return args;
+}
+
 // The request of one tgemmProblem_t (its checks are the Dispatcher's, as for a call's).
 tgemm::PrepareRequest prepare_request(const tgemmProblem_t& p) {
   tgemm::PrepareRequest request;
@@ -241,6 +273,19 @@ tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOper
     dispatcher.gemm(typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
                                Ctype, ldc, computeType),
                     stream);
+  });
+}
+
+tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
+                                  tgemmOperation_t op_b, int m, int n, int k, const void* alpha,
+                                  const void* A, tgemmDataType_t Atype, int lda, const void* B,
+                                  tgemmDataType_t Btype, int ldb, const void* beta, void* C,
+                                  tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                                  const tgemmEpilogue_t* epilogue, cudaStream_t stream) {
+  return with_handle("tgemmGemmEpilogueEx", handle, [&](tgemm::Dispatcher& dispatcher) {
+    const tgemm::GemmCall call = typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype,
+                                            ldb, beta, C, Ctype, ldc, computeType);
+    dispatcher.gemm(tgemm::with_epilogue(call, epilogue_args(epilogue)), stream);
   });
 }
 

@@ -14,6 +14,7 @@
 #include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
 #include "src/templates/build_versions.h"
+#include "src/templates/epilogue_pass.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
 
@@ -54,13 +55,22 @@ struct Dispatcher::VendorCall {
   LtReadyAlgo algo{};
 };
 
+// An epilogue's fallback (run_epilogue_fallback): cuBLASLt with the epilogue, or, where it has
+// none (or no algorithm without a workspace), our pass after cuBLAS.
+struct Dispatcher::EpilogueFallback {
+  std::unique_ptr<LtGemm> lt;  // null: cuBLAS and the pass
+  LtReadyAlgo algo{};
+  std::unique_ptr<EpiloguePass> pass;  // null: cuBLASLt
+};
+
 struct Dispatcher::DeviceState {
   DeviceInfo info;
   std::unique_ptr<KernelSelector> selector;
   std::mutex kernels_mutex;  // guards `kernels`; a first-time compile holds it
   std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by template hash, layout, params
   std::map<std::string, std::unique_ptr<VendorCall>> vendor_calls;  // by problem and call
-  cublasLtHandle_t cublas_lt = nullptr;                             // made with the first
+  std::map<std::string, std::unique_ptr<EpilogueFallback>> epilogue_fallbacks;  // by problem, ld
+  cublasLtHandle_t cublas_lt = nullptr;  // made with the first
   std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
   cublasHandle_t cublas = nullptr;
   std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
@@ -68,6 +78,7 @@ struct Dispatcher::DeviceState {
   SharedLaunchOrder shared_order;  // the calls that use the workspace or a module's counters
   ~DeviceState() {
     vendor_calls.clear();  // their descriptors before the handle
+    epilogue_fallbacks.clear();
     if (cublas_lt) cublasLtDestroy(cublas_lt);
     if (cublas) cublasDestroy(cublas);
   }
@@ -88,7 +99,8 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
   mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
       uint64_t(key.compute) << 24 | uint64_t(key.via_3xtf32) << 32 |
       uint64_t(key.batch_pointers) << 40);
-  mix(uint64_t(uint32_t(key.batch)));
+  mix(uint64_t(uint32_t(key.batch)) | uint64_t(key.activation) << 32 |
+      uint64_t(key.bias_along) << 40 | uint64_t(key.epilogue_flags) << 48);
   return h;
 }
 
@@ -168,7 +180,28 @@ Problem Dispatcher::shape_of(const GemmCall& call, bool* empty) {
     invalid("ldc = {} is smaller than the row length of C ({})", call.ldc, call.n);
   *empty = call.m == 0 || call.n == 0 || call.batch == 0;
   batch_of(call, *empty, &p);
+  epilogue_of(call, *empty, &p);
   return p;
+}
+
+void Dispatcher::epilogue_of(const GemmCall& call, bool empty, Problem* p) {
+  Epilogue& e = p->epilogue;
+  e = call.epilogue;
+  e.separate_d = call.d && call.d != call.c;
+  if (std::string why = e.invalid_reason(call.types); !why.empty())
+    invalid("epilogue {}: {}", e.kind(), why);
+  if (!e.any()) return;
+  if (call.batch != 1 || call.batch_pointers)
+    throw NotSupportedError(fmt::format(
+        "epilogue {} on a batch: an epilogue applies to one GEMM (batchCount 1)", e.kind()));
+  if (e.separate_d && call.ldd < std::max(1, call.n))
+    invalid("ldd = {} is smaller than the row length of D ({})", call.ldd, call.n);
+  if (e.aux && call.ldaux < std::max(1, call.n))
+    invalid("ldaux = {} is smaller than the row length of aux ({})", call.ldaux, call.n);
+  if (empty) return;
+  if (e.bias != BiasAlong::none && !call.bias)
+    invalid("epilogue {} adds a bias, but the bias pointer is null", e.kind());
+  if (e.aux && !call.aux) invalid("epilogue {} keeps aux, but the aux pointer is null", e.name());
 }
 
 // The batch of a call into its problem: cuBLAS's rules (batchCount >= 0, 0 computes nothing),
@@ -252,7 +285,11 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.types.c),
           uint8_t(p.types.compute),
           uint8_t(p.types == GemmTypes{} &&
-                  math_mode_.load(std::memory_order_relaxed) == MathMode::f32_via_3xtf32)};
+                  math_mode_.load(std::memory_order_relaxed) == MathMode::f32_via_3xtf32),
+          uint8_t(p.epilogue.activation),
+          uint8_t(p.epilogue.bias),
+          uint8_t(int(p.epilogue.bias_f32) | int(p.epilogue.aux) << 1 |
+                  int(p.epilogue.separate_d) << 2)};
 }
 
 // Tuned times that no longer hold (another template source, NVRTC or driver) are not served:
@@ -553,15 +590,15 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
                                  const Problem& problem, const GemmCall& call,
                                  cudaStream_t stream) {
   if (!vendor.lt) {
-    run_cublas(state, call, stream);
+    run_vendor_fallback(state, problem, call, stream);
     return;
   }
   // Descriptors hold the leading dimensions: a call of the same key with others gets its own.
   std::unique_ptr<LtGemm> other;
   const LtGemm* lt = vendor.lt.get();
   if (problem.lda != vendor.problem.lda || problem.ldb != vendor.problem.ldb ||
-      problem.ldc != vendor.problem.ldc) {
-    other = std::make_unique<LtGemm>(state.cublas_lt, problem);
+      problem.ldc != vendor.problem.ldc || (call.d && call.ldd != problem.ldc)) {
+    other = std::make_unique<LtGemm>(state.cublas_lt, problem, call.d ? call.ldd : 0);
     lt = other.get();
   }
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
@@ -588,7 +625,7 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
                        describe_vendor_call(vendor.config), problem.key(),
                        reserved.error != cudaSuccess ? cudaGetErrorString(reserved.error)
                                                      : cublasGetStatusString(status));
-    run_cublas(state, call, stream);
+    run_vendor_fallback(state, problem, call, stream);
     return;
   }
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -608,12 +645,13 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   }
   if (r.path == Selection::cublas) {
     if (!cublas_fallback_) throw fallback_off(problem);
-    run_cublas(device_state(device), call, stream);
+    run_vendor_fallback(device_state(device), problem, call, stream);
     return;
   }
   const GemmParams params = make_params(problem, call.a, call.b, call.c, call.alpha, call.beta);
+  const EpilogueParams epilogue = make_epilogue_params(call);
   if (r.plan.workspace_bytes == 0 && !r.plan.module_state) {
-    check_launch(r.kernel->config(), r.kernel->launch(r.plan, params, nullptr, stream));
+    check_launch(r.kernel->config(), r.kernel->launch(r.plan, params, epilogue, nullptr, stream));
     return;
   }
   // The workspace and a module's counters are the device's, not the call's: calls that use them
@@ -624,7 +662,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   Reservation reserved;
   const cudaError_t err = state.shared_order.run(stream, [&] {
     reserved = state.workspace->reserve(r.plan.workspace_bytes, !captured);
-    return reserved.ok() ? r.kernel->launch(r.plan, params, reserved.ptr, stream)
+    return reserved.ok() ? r.kernel->launch(r.plan, params, epilogue, reserved.ptr, stream)
                          : cudaSuccess;  // nothing launched
   });
   if (!reserved.ok()) {
@@ -634,20 +672,108 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
                                         r.plan.workspace_bytes, cudaGetErrorString(reserved.error));
     if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
     library_log().warn("tgemm: {}; this call runs cuBLAS", why);
-    run_cublas(state, call, stream);
+    run_vendor_fallback(state, problem, call, stream);
     return;
   }
   check_launch(r.kernel->config(), err);
 }
 
-void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem& problem) {
+void Dispatcher::run_vendor_fallback(DeviceState& state, const Problem& problem,
+                                     const GemmCall& call, cudaStream_t stream) {
+  if (problem.epilogue.any())
+    run_epilogue_fallback(state, problem, call, stream);
+  else
+    run_cublas(state, call, stream);
+}
+
+const Dispatcher::EpilogueFallback& Dispatcher::epilogue_fallback(
+    DeviceState& state, const Problem& problem, int64_t ldd, int64_t ldaux,
+    std::optional<cudaStream_t> capture_check) {
+  const std::string key = fmt::format("{}|{}.{}.{}.{}.{}", problem.key(), problem.lda, problem.ldb,
+                                      problem.ldc, ldd, ldaux);
+  std::lock_guard lock(state.kernels_mutex);
+  if (auto it = state.epilogue_fallbacks.find(key); it != state.epilogue_fallbacks.end())
+    return *it->second;
+  if (capture_check && capturing(*capture_check))
+    throw NotPreparedError(fmt::format(
+        "{} is served by cuBLAS with an epilogue, which is not prepared and a capturing stream "
+        "cannot prepare: call tgemmPrepare with this problem before the capture",
+        problem.key()));
+  auto fallback = std::make_unique<EpilogueFallback>();
+  // cuBLASLt's aux needs a leading dimension of whole 8 elements.
+  if (lt_epilogue(problem.epilogue) && (!problem.epilogue.aux || ldaux % 8 == 0)) {
+    try {
+      if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)
+        fail("cublasLtCreate failed");
+      auto lt = std::make_unique<LtGemm>(state.cublas_lt, problem, ldd);
+      const std::vector<LtAlgoConfig> algos = lt->heuristic(1, 0);
+      std::string why = "its heuristic has no algorithm without a workspace";
+      const std::optional<LtReadyAlgo> ready =
+          algos.empty() ? std::nullopt : lt->ready(algos.front(), &why);
+      if (!ready) fail("{}", why);
+      fallback->lt = std::move(lt);
+      fallback->algo = *ready;
+    } catch (const std::exception& e) {
+      library_log().info(
+          "tgemm: cuBLASLt cannot apply epilogue {} to {} ({}); cuBLAS and a "
+          "pass of the epilogue serve it",
+          problem.epilogue.name(), problem.key(), e.what());
+    }
+  }
+  if (!fallback->lt) {
+    const Epilogue& e = problem.epilogue;
+    const DType bias = e.bias_f32 ? DType::f32 : problem.types.c;
+    fallback->pass = std::make_unique<EpiloguePass>(e, problem.types.c, bias, state.info.arch);
+  }
+  return *state.epilogue_fallbacks.emplace(key, std::move(fallback)).first->second;
+}
+
+// cuBLASLt's fused call where it has the epilogue, else three steps in stream order: C copied
+// into a D apart (when beta reads it), cuBLAS's GEMM into D, our pass over D.
+void Dispatcher::run_epilogue_fallback(DeviceState& state, const Problem& problem,
+                                       const GemmCall& call, cudaStream_t stream) {
+  const int64_t ldd = problem.epilogue.separate_d ? call.ldd : call.ldc;
+  const EpilogueFallback& fallback = epilogue_fallback(state, problem, ldd, call.ldaux, stream);
+  if (fallback.lt) {
+    const cublasStatus_t status = fallback.lt->run(fallback.algo, call, nullptr, stream);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw ExecutionError(fmt::format("cublasLtMatmul with epilogue {} failed: {}",
+                                       problem.epilogue.name(), cublasGetStatusString(status)));
+    return;
+  }
+  GemmCall into_d = call;
+  into_d.epilogue = Epilogue{};
+  if (problem.epilogue.separate_d) {
+    const size_t element = size_t(element_bytes(call.types.c));
+    if (call.beta != 0.0f) {
+      const cudaError_t err = cudaMemcpy2DAsync(
+          call.d, size_t(call.ldd) * element, call.c, size_t(call.ldc) * element,
+          size_t(call.n) * element, size_t(call.m), cudaMemcpyDeviceToDevice, stream);
+      if (err != cudaSuccess)
+        throw ExecutionError(fmt::format("copying C into D failed: {}", cudaGetErrorString(err)));
+    }
+    into_d.c = call.d;
+    into_d.ldc = call.ldd;
+  }
+  run_cublas(state, into_d, stream);
+  const cudaError_t err = fallback.pass->launch(call.m, call.n, make_epilogue_params(call), stream);
+  if (err != cudaSuccess)
+    throw ExecutionError(fmt::format("the pass of epilogue {} failed: {}", problem.epilogue.name(),
+                                     cudaGetErrorString(err)));
+}
+
+void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem& problem,
+                            int64_t ldd, int64_t ldaux) {
   if (r.vendor && r.vendor->lt) {
     hold_workspace(state, r.vendor->algo.workspace_bytes,
                    describe_vendor_call(r.vendor->config) + " for " + problem.key());
   } else if (r.vendor || r.path == Selection::cublas) {
     if (!r.vendor && !cublas_fallback_) throw fallback_off(problem);
-    std::lock_guard lock(state.cublas_mutex);
-    cublas_handle(state, std::nullopt);
+    {
+      std::lock_guard lock(state.cublas_mutex);
+      cublas_handle(state, std::nullopt);
+    }
+    if (problem.epilogue.any()) epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
   } else {
     hold_workspace(state, r.plan.workspace_bytes,
                    r.kernel->config().canonical_name() + " for " + problem.key());
@@ -655,12 +781,17 @@ void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem
 }
 
 void Dispatcher::prepare(const std::vector<PrepareRequest>& requests) {
-  std::vector<Problem> problems;
+  struct Ready {
+    Problem problem;
+    int64_t ldd, ldaux;
+  };
+  std::vector<Ready> problems;
   for (size_t i = 0; i < requests.size(); ++i) {
     bool empty = false;
     try {
       Problem p = to_problem(requests[i], &empty);
-      if (!empty) problems.push_back(p);
+      const GemmCall& call = requests[i].call;
+      if (!empty) problems.push_back({p, p.epilogue.separate_d ? call.ldd : call.ldc, call.ldaux});
     } catch (const InvalidValueError& e) {
       throw InvalidValueError(fmt::format("problems[{}]: {}", i, e.what()));
     } catch (const TypeNotSupportedError& e) {
@@ -671,11 +802,11 @@ void Dispatcher::prepare(const std::vector<PrepareRequest>& requests) {
   const int device = current_device();
   DeviceState& state = device_state(device);
   // A call's beta is not part of its request: both cases are prepared.
-  for (const Problem& problem : problems)
+  for (const Ready& ready : problems)
     for (const bool beta_zero : {true, false}) {
-      Problem p = problem;
+      Problem p = ready.problem;
       p.beta_zero = beta_zero;
-      make_ready(state, lookup(device, p), p);
+      make_ready(state, lookup(device, p), p, ready.ldd, ready.ldaux);
     }
 }
 
@@ -708,6 +839,25 @@ size_t Dispatcher::workspace_bytes() { return device_state(current_device()).wor
 
 size_t Dispatcher::needed_workspace_bytes() {
   return device_state(current_device()).needed_workspace.load();
+}
+
+GemmCall with_epilogue(GemmCall call, const EpilogueArgs& args) {
+  if (args.bias && args.bias_along == BiasAlong::none)
+    invalid("a bias pointer is given but the bias runs along neither M nor N (no bias)");
+  if (args.bias_type != DType::f32 && args.bias_type != call.types.c)
+    invalid("the bias type {} is neither C's type ({}) nor f32", to_string(args.bias_type),
+            to_string(call.types.c));
+  Epilogue& e = call.epilogue;
+  e.activation = args.activation;
+  e.bias = args.bias_along;
+  e.bias_f32 = args.bias_along != BiasAlong::none && args.bias_type != call.types.c;
+  e.aux = args.aux != nullptr;
+  call.bias = args.bias;
+  call.d = args.d;
+  call.ldd = args.ldd;
+  call.aux = args.aux;
+  call.ldaux = args.ldaux;
+  return call;
 }
 
 const char* to_string(Selection selection) {

@@ -1,10 +1,11 @@
 // Dispatcher: libtgemm's engine. Picks the kernel for a problem (KernelSelector), gets its
 // cubin from the database (NVRTC only when the database has none), loads it once per
 // device, caches the choice per problem and launches the plan its template makes; cuBLAS is
-// the last resort. A problem whose tuned best is a vendor call (cuBLAS, or cuBLASLt with its
-// stored algorithm) is served by that call. Every element and compute type goes the same way;
-// the cached path does no allocation, no SQL and no NVRTC. A call on a stream being captured
-// into a CUDA graph does nothing a capture forbids: what it would need first (a kernel to
+// the last resort (for an epilogue: cuBLASLt with the epilogue, else cuBLAS then our epilogue
+// pass, src/templates/epilogue_pass.h). A problem whose tuned best is a vendor call (cuBLAS, or
+// cuBLASLt with its stored algorithm) is served by that call. Every element and compute type goes
+// the same way; the cached path does no allocation, no SQL and no NVRTC. A call on a stream being
+// captured into a CUDA graph does nothing a capture forbids: what it would need first (a kernel to
 // compile or load, a workspace to allocate, a cuBLAS handle) is NotPreparedError, done ahead by
 // prepare().
 #pragma once
@@ -62,6 +63,23 @@ struct NotPreparedError : Error {
 struct WorkspaceTooSmallError : Error {
   using Error::Error;
 };
+
+// The buffers and choices of a call's epilogue, as the C and C++ APIs take them (tgemm_c.h's
+// tgemmEpilogue_t): aux non-null asks for aux, d null writes into C.
+struct EpilogueArgs {
+  Activation activation = Activation::none;
+  BiasAlong bias_along = BiasAlong::none;
+  const void* bias = nullptr;
+  DType bias_type = DType::f32;
+  void* d = nullptr;
+  int ldd = 0;
+  void* aux = nullptr;
+  int ldaux = 0;
+};
+// `call` with the epilogue of `args`; throws InvalidValueError for what its Epilogue cannot
+// hold: a bias pointer without a bias_along, a bias type neither C's nor f32. The rest (a bias
+// along without a pointer, aux without an activation, ldd and ldaux) is Dispatcher::gemm's.
+GemmCall with_epilogue(GemmCall call, const EpilogueArgs& args);
 
 // Opt-in modes in the spirit of cublasSetMathMode.
 enum class MathMode {
@@ -151,13 +169,16 @@ class Dispatcher {
     int batch;  // the alignments hold what the strides change of the choice
     uint8_t batch_pointers;
     uint8_t type_a, type_b, type_c, compute;
-    uint8_t via_3xtf32;  // 1: an f32 call under MathMode::f32_via_3xtf32
+    uint8_t via_3xtf32;              // 1: an f32 call under MathMode::f32_via_3xtf32
+    uint8_t activation, bias_along;  // the epilogue (Problem::epilogue)
+    uint8_t epilogue_flags;          // bias_f32 | aux << 1 | separate_d << 2
     bool operator==(const CallKey&) const = default;
   };
   struct CallKeyHash {
     size_t operator()(const CallKey& key) const;
   };
   struct VendorCall;
+  struct EpilogueFallback;
   struct Resolved {
     Selection path = Selection::cublas;
     const GemmKernel* kernel = nullptr;  // owned by the DeviceState; null for cuBLAS
@@ -174,6 +195,10 @@ class Dispatcher {
   static Problem shape_of(const GemmCall& call, bool* empty);
   // The call's batch into `p` (after its shape); throws InvalidValueError naming the argument.
   static void batch_of(const GemmCall& call, bool empty, Problem* p);
+  // The call's epilogue into `p` (after its batch), D apart where d is neither null nor C;
+  // throws InvalidValueError naming the argument (a bias or aux pointer missing, ldd or ldaux
+  // below n, an epilogue the types refuse), NotSupportedError for an epilogue on a batch.
+  static void epilogue_of(const GemmCall& call, bool empty, Problem* p);
   // shape_of with the buffers checked and their alignment.
   static Problem to_problem(const GemmCall& call, bool* empty);
   // The request's problem, aligned as it says; throws InvalidValueError.
@@ -184,7 +209,8 @@ class Dispatcher {
   Resolved lookup(int device, const Problem& problem,
                   std::optional<cudaStream_t> capture_check = std::nullopt);
   // Prepares one resolved problem (see prepare()).
-  void make_ready(DeviceState& state, const Resolved& r, const Problem& problem);
+  void make_ready(DeviceState& state, const Resolved& r, const Problem& problem, int64_t ldd,
+                  int64_t ldaux);
   // Reserves `bytes` of workspace for `what` (growing it between the launches of the device's
   // order); throws as check_reserved does, and ExecutionError when the allocation fails.
   void hold_workspace(DeviceState& state, size_t bytes, const std::string& what);
@@ -208,6 +234,18 @@ class Dispatcher {
   const VendorCall* load_vendor_call(DeviceState& state, const KernelChoice& choice,
                                      const Problem& problem);
   void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);
+  // cuBLAS's path for the problem: run_cublas, or, for an epilogue, run_epilogue_fallback.
+  void run_vendor_fallback(DeviceState& state, const Problem& problem, const GemmCall& call,
+                           cudaStream_t stream);
+  // An epilogue no kernel of ours serves: cuBLASLt with the epilogue where it has one (its
+  // heuristic's first algorithm needing no workspace), else cuBLAS into D and our pass over it.
+  void run_epilogue_fallback(DeviceState& state, const Problem& problem, const GemmCall& call,
+                             cudaStream_t stream);
+  // The fallback's cuBLASLt call and pass for the problem (D `ldd`, aux `ldaux` apart), made
+  // first unless `capture_check` is being captured (NotPreparedError).
+  const EpilogueFallback& epilogue_fallback(DeviceState& state, const Problem& problem, int64_t ldd,
+                                            int64_t ldaux,
+                                            std::optional<cudaStream_t> capture_check);
   // Whether `stream` is being captured into a graph; throws ExecutionError when CUDA cannot say.
   static bool capturing(cudaStream_t stream);
   void run_vendor_call(DeviceState& state, const VendorCall& vendor, const Problem& problem,

@@ -74,6 +74,27 @@ GemmCall pointer_array_call(char op_a, char op_b, int m, int n, int k, float alp
   return call;
 }
 
+// A typed call (In inputs, Out C) with the C++ API's epilogue.
+template <typename In, typename Out>
+GemmCall epilogue_call(char op_a, char op_b, int m, int n, int k, float alpha, const In* a, int lda,
+                       const In* b, int ldb, float beta, Out* c, int ldc, const GemmEpilogue& e) {
+  const GemmCall call = make_call(types_of(dtype_of<In>(), dtype_of<Out>()), op_a, op_b, m, n, k,
+                                  alpha, a, lda, b, ldb, beta, c, ldc);
+  EpilogueArgs args;
+  args.activation = Activation(int(e.activation));  // the same order (tgemm.h, epilogue.h)
+  args.bias_along = BiasAlong(int(e.bias_along));
+  args.bias = e.bias;
+  args.bias_type = e.bias_f32 ? DType::f32 : dtype_of<Out>();
+  args.d = e.d;
+  args.ldd = e.ldd;
+  args.aux = e.aux;
+  args.ldaux = e.ldaux;
+  return with_epilogue(call, args);
+}
+static_assert(int(GemmEpilogue::Activation::silu) == int(Activation::silu) &&
+                  int(GemmEpilogue::BiasAlong::m) == int(BiasAlong::m),
+              "tgemm.h's epilogue enums are the library's");
+
 }  // namespace
 
 void record_problems(const std::string& path) { problem_recorder().start(path); }
@@ -131,6 +152,41 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
   live("gemm").gemm(make_call(types_of(DType::bf16, DType::f32), op_a, op_b, m, n, k, alpha, a, lda,
                               b, ldb, beta, c, ldc),
                     stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const float* a, int lda,
+                  const float* b, int ldb, float beta, float* c, int ldc,
+                  const GemmEpilogue& epilogue, cudaStream_t stream) {
+  live("gemm").gemm(
+      epilogue_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue), stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+                  const __half* b, int ldb, float beta, __half* c, int ldc,
+                  const GemmEpilogue& epilogue, cudaStream_t stream) {
+  live("gemm").gemm(
+      epilogue_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue), stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+                  int lda, const __nv_bfloat16* b, int ldb, float beta, __nv_bfloat16* c, int ldc,
+                  const GemmEpilogue& epilogue, cudaStream_t stream) {
+  live("gemm").gemm(
+      epilogue_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue), stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
+                  const __half* b, int ldb, float beta, float* c, int ldc,
+                  const GemmEpilogue& epilogue, cudaStream_t stream) {
+  live("gemm").gemm(
+      epilogue_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue), stream);
+}
+
+void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a,
+                  int lda, const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
+                  const GemmEpilogue& epilogue, cudaStream_t stream) {
+  live("gemm").gemm(
+      epilogue_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue), stream);
 }
 
 void Handle::gemm_strided_batched(char op_a, char op_b, int m, int n, int k, float alpha,

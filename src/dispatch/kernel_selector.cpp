@@ -67,7 +67,7 @@ const std::string kSplitK = "SPLIT_K";
 // Squared distance of two shapes in log M, N, K and the batch (a fourth size axis: a batch
 // fills the GPU as a larger grid does), plus `alignment_penalty` where their alignments differ
 // (their kernels chose vector widths for them) and again for pointer arrays against strides
-// (other loads).
+// (other loads), and again for another epilogue (another store: its registers and traffic).
 double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const double dm = std::log(double(a.m) / double(b.m));
   const double dn = std::log(double(a.n) / double(b.n));
@@ -76,8 +76,9 @@ double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const bool same_alignment =
       a.align_a == b.align_a && a.align_b == b.align_b && a.align_c == b.align_c;
   const bool same_pointers = a.batch_pointers == b.batch_pointers;
+  const bool same_epilogue = a.epilogue == b.epilogue;
   return dm * dm + dn * dn + dk * dk + db * db + (same_alignment ? 0 : alignment_penalty) +
-         (same_pointers ? 0 : alignment_penalty);
+         (same_pointers ? 0 : alignment_penalty) + (same_epilogue ? 0 : alignment_penalty);
 }
 
 // A config's family and parameters, as one key.

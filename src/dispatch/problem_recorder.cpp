@@ -157,6 +157,14 @@ std::string shape_entry(const Problem& p) {
   // A strided batch is tuned packed (its strides, as its leading dimensions, are in the
   // comment); pointer arrays are tuned as the strided batch of their shape.
   if (p.batch > 1) entry += fmt::format(", batch: {}", p.batch);
+  // An epilogue is tuned into C (a D apart is served from it); aux needs an activation.
+  const Epilogue& e = p.epilogue;
+  if (e.activation != Activation::none || e.bias != BiasAlong::none) {
+    entry += ", epilogue: " + e.kind();
+    if (e.bias == BiasAlong::m) entry += ", bias_along: m";
+    if (e.bias_f32) entry += ", bias_type: f32";
+    if (e.aux) entry += ", aux: true";
+  }
   return entry;
 }
 
@@ -188,8 +196,9 @@ void ProblemRecorder::note(const Problem& p) {
   if (!active()) return;
   std::lock_guard lock(mutex_);
   if (!active()) return;
-  const ShapeKey key{p.m,    p.n,   p.k, p.types.a, p.types.b, p.types.c, p.types.compute,
-                     p.op_a, p.op_b};
+  const Epilogue& e = p.epilogue;
+  const ShapeKey key{p.m,    p.n,    p.k,     p.types.a,    p.types.b, p.types.c,  p.types.compute,
+                     p.op_a, p.op_b, p.batch, e.activation, e.bias,    e.bias_f32, e.aux};
   try {
     auto [it, is_new] = shapes_.try_emplace(key);
     ++it->second.calls;

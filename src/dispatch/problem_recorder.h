@@ -36,8 +36,10 @@ class ProblemRecorder {
   void flush();
 
  private:
-  // What one shape-file entry can express: types, layout and sizes (shape_entry()).
-  using ShapeKey = std::tuple<int64_t, int64_t, int64_t, DType, DType, DType, ComputeType, Op, Op>;
+  // What one shape-file entry can express (shape_entry()): types, layout, sizes, batch and the
+  // epilogue's activation, bias (along, f32) and aux.
+  using ShapeKey = std::tuple<int64_t, int64_t, int64_t, DType, DType, DType, ComputeType, Op, Op,
+                              int64_t, Activation, BiasAlong, bool, bool>;
   struct Pending {
     std::string entry;    // shape_entry() of the problem, without the count
     std::string details;  // the first call's leading dimensions, alignments and beta

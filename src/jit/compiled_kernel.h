@@ -6,6 +6,7 @@
 
 #include "src/core/batch_form.h"
 #include "src/core/dtype.h"
+#include "src/core/epilogue.h"
 #include "src/jit/ptxas_log.h"
 
 namespace tgemm {
@@ -18,6 +19,7 @@ struct CompiledKernel {
   Op op_a = Op::N, op_b = Op::N;  // the layout compiled in
   GemmTypes types;                // the element and compute types compiled in
   BatchForm batch_form = BatchForm::single;  // how the build finds its matrices
+  Epilogue epilogue{};  // what the build applies to its result (Epilogue::build(); none: plain)
   std::string nvrtc_version;
   std::string options;    // every NVRTC option, space separated
   std::string cache_key;  // stable_hash(template hash, options, arch, NVRTC version)

@@ -48,17 +48,31 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, GemmParams params, void* 
   return launch(plan, params, stream);
 }
 
+cudaError_t GemmKernel::launch(const LaunchPlan& plan, GemmParams params,
+                               const EpilogueParams& epilogue, void* workspace,
+                               cudaStream_t stream) const {
+  params.workspace = workspace;
+  return launch(plan, params, epilogue, stream);
+}
+
 cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
                                cudaStream_t stream) const {
+  return launch(plan, params, EpilogueParams{}, stream);
+}
+
+cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
+                               const EpilogueParams& epilogue, cudaStream_t stream) const {
   if (plan.workspace_bytes > 0 && !params.workspace) return cudaErrorInvalidValue;
   // Old cubins declare a shorter block (see gemm_params.h): the driver reads only their part.
   // A TMA family's launches read the common block, then the maps (launches of the plan that
-  // take the common block alone read its first part).
+  // take the common block alone read its first part). An epilogue's build takes the epilogue
+  // as its second parameter (TMA: the block's last field), which the driver reads only there.
   TmaGemmParams with_maps;
-  void* args[] = {const_cast<GemmParams*>(&params)};
+  void* args[] = {const_cast<GemmParams*>(&params), const_cast<EpilogueParams*>(&epilogue)};
   if (plan.uses_tensor_maps()) {
     if (const cudaError_t err = tensor_maps(plan, params, &with_maps); err != cudaSuccess)
       return err;
+    with_maps.epilogue = epilogue;
     args[0] = &with_maps;
   }
   for (const KernelLaunch& l : plan) {

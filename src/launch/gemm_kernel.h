@@ -36,10 +36,16 @@ class GemmKernel {
   // (cudaErrorInvalidValue for a plan that needs a workspace and got none), never throws.
   cudaError_t launch(const LaunchPlan& plan, GemmParams params, void* workspace,
                      cudaStream_t stream) const;
+  cudaError_t launch(const LaunchPlan& plan, GemmParams params, const EpilogueParams& epilogue,
+                     void* workspace, cudaStream_t stream) const;
   // The same with params.workspace as given (null for plans that need none). A plan that
   // uses tensor maps gets them encoded for params.a and params.b (cudaErrorInvalidValue when TMA
   // cannot map them); the last call's maps are reused while its pointers and views repeat.
   cudaError_t launch(const LaunchPlan& plan, const GemmParams& params, cudaStream_t stream) const;
+  // The same with the epilogue's parameters, which an epilogue's build reads (a plain build's
+  // launches ignore them).
+  cudaError_t launch(const LaunchPlan& plan, const GemmParams& params,
+                     const EpilogueParams& epilogue, cudaStream_t stream) const;
 
  private:
   KernelConfig config_;

@@ -32,4 +32,18 @@ GemmParams make_params(const Problem& problem, const void* a, const void* b, voi
   return p;
 }
 
+EpilogueParams make_epilogue_params(const GemmCall& call) {
+  EpilogueParams e{};
+  e.bias = call.bias;
+  e.d = call.d ? call.d : call.c;
+  e.ldd = call.d ? call.ldd : call.ldc;
+  e.aux = call.aux;
+  e.ldaux = call.ldaux;
+  const int bytes = element_bytes(call.types.c);
+  e.d_aligned16 = alignment_bytes(e.ldd, reinterpret_cast<uintptr_t>(e.d), bytes) == 16;
+  e.aux_aligned16 =
+      call.aux && alignment_bytes(e.ldaux, reinterpret_cast<uintptr_t>(e.aux), bytes) == 16;
+  return e;
+}
+
 }  // namespace tgemm

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernel_templates/common/epilogue_params.h"
 #include "kernel_templates/common/gemm_params.h"
 #include "kernel_templates/common/tma_params.h"
+#include "src/core/gemm_call.h"
 #include "src/core/problem.h"
 
 namespace tgemm {
@@ -20,6 +22,9 @@ static_assert(offsetof(GemmParams, c_aligned16) == 68 && offsetof(GemmParams, wo
               "the parameter block's layout is append-only (see the header)");
 static_assert(offsetof(TmaGemmParams, a) == 128,
               "TMA cubins stored before the batch fields read their maps at offset 128");
+static_assert(offsetof(TmaGemmParams, epilogue) > offsetof(TmaGemmParams, c_by_copy) &&
+                  sizeof(EpilogueParams) == 48,
+              "the epilogue follows every field stored TMA cubins read");
 
 struct KernelLaunch {
   int entry = 0;  // index into the template's entries() for the config
@@ -75,5 +80,8 @@ struct LaunchPlan {
 // The parameter block for `problem` on these buffers (no workspace: GemmKernel::launch sets it).
 GemmParams make_params(const Problem& problem, const void* a, const void* b, void* c, float alpha,
                        float beta);
+// The epilogue's parameters of a call (D is C where the call gives none); what an epilogue's
+// build reads beside the block, and nothing a plain build reads.
+EpilogueParams make_epilogue_params(const GemmCall& call);
 
 }  // namespace tgemm

@@ -60,6 +60,10 @@ class GemmMma final : public GemmTemplate {
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
+  std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                  const Problem& problem) const override {
+    return atomic_split_k_epilogue_unsupported(problem, config.get_or("SPLIT_K", 1));
+  }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {

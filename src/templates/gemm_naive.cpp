@@ -30,6 +30,10 @@ class GemmNaive final : public GemmTemplate {
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
+  std::optional<std::string> epilogue_unsupported(const KernelConfig&,
+                                                  const Problem&) const override {
+    return std::nullopt;
+  }
 
   std::optional<std::string> config_unsupported(const KernelConfig&, const Problem&,
                                                 const std::string&) const override {

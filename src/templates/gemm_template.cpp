@@ -9,9 +9,6 @@
 
 namespace tgemm {
 
-namespace {
-// The codes of common/elements.cuh's TGEMM_TYPE_* macros (TGEMM_COMPUTE is ComputeType's
-// value: 0 f32, 1 tf32, 2 f32x3).
 int element_code(DType type) {
   switch (type) {
     case DType::f32:
@@ -23,7 +20,6 @@ int element_code(DType type) {
   }
   return 0;
 }
-}  // namespace
 
 std::vector<std::string> GemmTemplate::defines(const KernelConfig& config,
                                                const Problem& problem) const {
@@ -39,6 +35,8 @@ std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& 
     return fmt::format("config of '{}', not {}", config.template_name, name());
   if (auto why = types_unsupported(problem.types, arch)) return why;
   if (auto why = config_unsupported(config, problem, arch)) return why;
+  if (problem.epilogue.any())
+    if (auto why = epilogue_unsupported(config, problem)) return why;
   if (!problem.batched()) return std::nullopt;
   if (auto why = batch_unsupported(config, problem)) return why;
   const LaunchPlan plan = make_plan(config, problem, 0);
@@ -55,6 +53,12 @@ std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& 
 std::optional<std::string> GemmTemplate::batch_unsupported(const KernelConfig&,
                                                            const Problem&) const {
   return fmt::format("{} computes one GEMM per launch: batches are not served", name());
+}
+
+std::optional<std::string> GemmTemplate::epilogue_unsupported(const KernelConfig&,
+                                                              const Problem& problem) const {
+  return fmt::format("{} writes C without the shared epilogue: epilogue {} is not served", name(),
+                     problem.epilogue.kind());
 }
 
 LaunchPlan GemmTemplate::plan_launch(const KernelConfig& config, const Problem& problem,
@@ -107,6 +111,7 @@ Problem build_variant(const Problem& problem) {
   const int64_t batch = problem.batch_form() == BatchForm::strided ? 2 : 1;
   Problem v = Problem::packed_batch(problem.types, problem.op_a, problem.op_b, 1, 1, 1, batch);
   v.batch_pointers = problem.batch_pointers;
+  v.epilogue = problem.epilogue.build();
   return v;
 }
 
@@ -119,6 +124,8 @@ std::vector<std::string> problem_defines(const Problem& problem) {
                                   fmt::format("-DTGEMM_COMPUTE={}", int(problem.types.compute))};
   // Only a batch adds one: a single GEMM's build keeps the options (and cache key) it had.
   if (problem.batched()) out.push_back(fmt::format("-DTGEMM_BATCH={}", int(problem.batch_form())));
+  // Likewise an epilogue (what it computes; where it writes is the call's).
+  for (const std::string& d : problem.epilogue.build().defines()) out.push_back(d);
   return out;
 }
 
@@ -181,6 +188,15 @@ void add_split_k_reduce(LaunchPlan* plan, const Problem& problem, int64_t slices
   reduce.early = early;
   plan->add(reduce);
   plan->workspace_bytes = std::max(plan->workspace_bytes, split_k_workspace_bytes(problem, slices));
+}
+
+std::optional<std::string> atomic_split_k_epilogue_unsupported(const Problem& problem,
+                                                               int64_t split_k) {
+  if (split_k <= 1) return std::nullopt;
+  return fmt::format(
+      "SPLIT_K={} adds its slices atomically into C: no slice is the last to apply epilogue {} "
+      "(use SPLIT_K=1, or a family's deterministic split)",
+      split_k, problem.epilogue.kind());
 }
 
 KernelLaunch pack_launch(const PackedLayout& packed, int element, bool transpose, int entry) {

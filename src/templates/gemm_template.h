@@ -64,10 +64,11 @@ class GemmTemplate {
     (void)config, (void)types, (void)arch;
     return std::nullopt;
   }
-  // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes, a batch), or
-  // nullopt: a config of another family, types it does not compute there, config_unsupported,
-  // then, for a batch, batch_unsupported's and the plan's (one launch, no workspace, no state:
-  // the parts that compute one member only).
+  // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes, a batch, an
+  // epilogue), or nullopt: a config of another family, types it does not compute there,
+  // config_unsupported, then, for a batch, batch_unsupported's and the plan's (one launch, no
+  // workspace, no state: the parts that compute one member only), and, for an epilogue,
+  // epilogue_unsupported's.
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const;
   // The kernels in a config's cubin; launches refer to them by index, the first is the main
@@ -105,6 +106,11 @@ class GemmTemplate {
   // from common/batch.cuh says nullopt, or what of its configs cannot.
   virtual std::optional<std::string> batch_unsupported(const KernelConfig& config,
                                                        const Problem& problem) const;
+  // Why `config` cannot apply the problem's epilogue (Problem::epilogue), or nullopt. By
+  // default a family writes C without common/epilogue.cuh; one whose kernels store through it
+  // says nullopt, or which of its configs cannot (atomic split-K has no last slice).
+  virtual std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                          const Problem& problem) const;
   // computed_types of an FFMA family: f32 in and out with f32 accumulation, on every arch.
   static const FamilyTypes& ffma_f32();
   // plan_launch's work, per family, for one member of the batch.
@@ -115,12 +121,16 @@ class GemmTemplate {
   KernelSource source_;
 };
 
-// The part of a problem a cubin is built for: layout, types and batch form; sizes, batch size
-// and alignment zeroed so that problems sharing a cubin share a variant.
+// The code of common/elements.cuh's TGEMM_TYPE_* macros for an element type: 0 f32, 1 f16,
+// 2 bf16 (TGEMM_COMPUTE is ComputeType's value: 0 f32, 1 tf32, 2 f32x3).
+int element_code(DType type);
+
+// The part of a problem a cubin is built for: layout, types, batch form and epilogue build;
+// sizes, batch size and alignment zeroed so that problems sharing a cubin share a variant.
 Problem build_variant(const Problem& problem);
 // "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." (and TGEMM_BATCH, the BatchForm, for
-// a batch) for a problem: the defines every template reads from common/elements.cuh,
-// common/batch.cuh and its layout macros.
+// a batch; Epilogue::defines for an epilogue) for a problem: the defines every template reads
+// from common/elements.cuh, common/batch.cuh, common/epilogue.cuh and its layout macros.
 std::vector<std::string> problem_defines(const Problem& problem);
 // The launch of a family's C = beta * C pre-pass (common/elements.cuh's scale_c_by_beta),
 // entry `entry`: split-K slices that add into C need it first.
@@ -149,6 +159,11 @@ constexpr size_t kMaxSplitKWorkspaceBytes = size_t(256) << 20;
 // The most workspace an operand pack pre-pass may ask for (a packed A and B): past it the
 // family refuses the config, as the copies would hold more memory than the caller's inputs.
 constexpr size_t kMaxPackWorkspaceBytes = size_t(1) << 30;
+
+// Why a config whose `split_k` K slices add atomically into C cannot apply the problem's
+// epilogue (no slice is the last to see the whole sum; D is not C), or nullopt for split_k 1.
+std::optional<std::string> atomic_split_k_epilogue_unsupported(const Problem& problem,
+                                                               int64_t split_k);
 
 // The launch of a pack pre-pass (common/pack_operand.cuh), entry `entry`, writing `packed`
 // (elements of `element` bytes): one thread per 16 bytes, grid-stride past 65535 blocks, or,

@@ -23,6 +23,17 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
   explicit GemmTmaWgmma(KernelSource source) : WgmmaFamily(std::move(source), false) {}
 
+  // Split ranges leave through the reduction, which applies the epilogue once.
+  std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                  const Problem& problem) const override {
+    if (config.get_or("TMA_STORE", 0) != 0)
+      return fmt::format(
+          "TMA_STORE=1 sends alpha * acc to C by tensor stores: epilogue {} stores D directly "
+          "(use TMA_STORE=0)",
+          problem.epilogue.kind());
+    return std::nullopt;
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string&) const override {
     if (split_k(config) < 1) return fmt::format("SPLIT_K={} is not at least 1", split_k(config));

@@ -27,6 +27,10 @@ class GemmWgmma final : public wgmma_family::WgmmaFamily {
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
+  std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                  const Problem& problem) const override {
+    return atomic_split_k_epilogue_unsupported(problem, split_k(config));
+  }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {

@@ -10,6 +10,14 @@ std::string kernel_cache_key(const GemmTemplate& family, const KernelConfig& con
                                   family.nvrtc_arch(arch));
 }
 
+Problem built_variant(const CompiledKernel& kernel) {
+  Problem p = Problem::packed(kernel.types, kernel.op_a, kernel.op_b, 1, 1, 1);
+  p.batch = kernel.batch_form == BatchForm::strided ? 2 : 1;
+  p.batch_pointers = kernel.batch_form == BatchForm::pointers;
+  p.epilogue = kernel.epilogue;
+  return build_variant(p);
+}
+
 CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& config,
                             const Problem& variant, const std::string& arch) {
   CompiledKernel out;
@@ -25,6 +33,7 @@ CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& conf
   out.op_b = variant.op_b;
   out.types = variant.types;
   out.batch_form = variant.batch_form();
+  out.epilogue = variant.epilogue.build();
   return out;
 }
 

@@ -14,6 +14,9 @@ namespace tgemm {
 
 std::string kernel_cache_key(const GemmTemplate& family, const KernelConfig& config,
                              const Problem& variant, const std::string& arch);
+// The variant a compiled kernel was built for (layout, types, batch form, epilogue), as
+// build_variant gives it: what rebuilding its config must be given.
+Problem built_variant(const CompiledKernel& kernel);
 // Never throws for a bad config: a failed compile is ok == false with the log.
 CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& config,
                             const Problem& variant, const std::string& arch);

@@ -20,6 +20,12 @@ class SgemmSimt final : public GemmTemplate {
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
     return std::nullopt;
   }
+  // The deterministic split's reduction applies the epilogue, once, on the whole sums.
+  std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                  const Problem& problem) const override {
+    if (deterministic_split(config)) return std::nullopt;
+    return atomic_split_k_epilogue_unsupported(problem, tile(config).split_k);
+  }
 
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string&) const override {

@@ -31,6 +31,12 @@ class SgemmWarp final : public GemmTemplate {
     return std::nullopt;
   }
 
+  // A stream tail's last slice to arrive stores the tile, epilogue included.
+  std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
+                                                  const Problem& problem) const override {
+    return atomic_split_k_epilogue_unsupported(problem, config.get("SPLIT_K"));
+  }
+
   std::optional<std::string> config_unsupported(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const override {
     // The space refuses these too; the dispatcher's `*` default lines meet this check only.

@@ -10,6 +10,7 @@
 #include "db/tuning_db.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/one_best_database.h"
 #include "tests/common/result_databases.h"
 #include "tests/common/sgemm_configs.h"
 #include "tests/common/temp_dir.h"
@@ -35,7 +36,7 @@ std::map<int64_t, std::string> stored_keys(const std::string& path, int* version
   return keys;
 }
 
-TEST(BatchDatabase, schema_version_10_adds_the_batch) { EXPECT_EQ(TuningDb::schema_version(), 10); }
+TEST(BatchDatabase, schema_version_10_adds_the_batch) { EXPECT_GE(TuningDb::schema_version(), 10); }
 
 TEST(BatchDatabase, a_file_made_before_batches_reads_as_batches_of_one_with_the_same_keys) {
   testing::TempDir dir;
@@ -92,26 +93,10 @@ TEST(BatchDatabase, a_batched_problem_keeps_its_batch_and_strides) {
   Problem p = Problem::packed_batch(GemmTypes{}, Op::N, Op::T, 64, 64, 64, 8);
   p.stride_a = 0;
   p.stride_c = 64 * 64 + 32;
-  {
-    TuningDb db(path, TuningDb::Mode::read_write);
-    const int64_t run = db.begin_run("test", "tgemm", "sm_90");
-    DeviceInfo dev;
-    dev.name = "NVIDIA H200";
-    dev.arch = "sm_90";
-    dev.sm_count = 132;
-    const int64_t device = db.upsert_device(dev);
-    const int64_t problem = db.upsert_problem(p);
-    EXPECT_NE(db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::T, 64, 64, 64)), problem);
-    TrialResult t;
-    t.config = testing::sgemm_config({});
-    t.status = TrialStatus::ok;
-    t.time_min_us = t.time_median_us = t.time_max_us = 10;
-    t.runs = 10;
-    db.record_trial(run, problem, db.upsert_kernel(t.config, "h"), device, std::nullopt, t);
-    db.update_best(problem, device);
-    db.finish_run(run, "fixture");
-  }
+  testing::write_one_best(path, p, testing::sgemm_config({}));
   TuningDb db(path, TuningDb::Mode::read_only);
+  EXPECT_TRUE(
+      db.best_entries(Problem::packed(GemmTypes{}, Op::N, Op::T, 64, 64, 64).key()).empty());
   const std::vector<BestEntry> bests = db.best_entries(p.key());
   ASSERT_EQ(bests.size(), 1u);
   const Problem& read = bests[0].problem;

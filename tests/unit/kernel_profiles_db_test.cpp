@@ -54,7 +54,8 @@ std::string schema_5_file(const TempDir& dir) {
            "ALTER TABLE problems DROP COLUMN batch_pointers; "
            "ALTER TABLE problems DROP COLUMN stride_a; ALTER TABLE problems DROP COLUMN stride_b; "
            "ALTER TABLE problems DROP COLUMN stride_c; ALTER TABLE binaries DROP COLUMN "
-           "batch_form; PRAGMA user_version = 5;");
+           "batch_form; ALTER TABLE problems DROP COLUMN epilogue; "
+           "ALTER TABLE binaries DROP COLUMN epilogue; PRAGMA user_version = 5;");
   return path;
 }
 

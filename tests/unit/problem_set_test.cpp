@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -112,6 +113,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"heldout.yaml", 12, "tiny-mn-huge-k", "NN", "f32"},
       {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
       {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
+      {"llm_epilogue.yaml", 32, "decode-qkvo-bf16-gelu", "NT", "bf16"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
@@ -483,6 +485,60 @@ TEST(ProblemSet, rejects_strides_without_a_batch_and_negative_strides) {
   EXPECT_HAS(msg, "`stride_a` is given without `batch:`");
   msg = load_error("shapes:\n  - {m: 4, n: 4, k: 4, batch: 2, stride_b: -1}\n");
   EXPECT_HAS(msg, "stride_b must be >= 0, got -1");
+}
+
+TEST(ProblemSet, reads_epilogues_from_defaults_and_shapes_naming_unnamed_ones) {
+  ShapeFile file(
+      "defaults: {dtype: bf16, layout: NT, epilogue: bias_gelu}\n"
+      "shapes:\n"
+      "  - {m: 16, n: 4096, k: 4096}\n"
+      "  - {m: 16, n: 4096, k: 4096, epilogue: bias_relu, bias_along: m, bias_type: f32}\n"
+      "  - {m: 16, n: 4096, k: 4096, epilogue: gelu, aux: true, separate_d: true}\n"
+      "  - {m: 16, n: 4096, k: 4096, epilogue: none}\n");
+  const auto problems = load_problem_set(file.path());
+  ASSERT_EQ(problems.size(), 4u);
+  EXPECT_EQ(problems[0].problem.epilogue.name(), "bias_gelu");
+  EXPECT_EQ(problems[0].name, "16x4096x4096_bias_gelu");
+  EXPECT_EQ(problems[1].problem.epilogue.name(), "bias_relu.m.bf32");
+  EXPECT_EQ(problems[2].problem.epilogue.name(), "gelu.aux.d");
+  EXPECT_FALSE(problems[3].problem.epilogue.any());
+  EXPECT_EQ(problems[3].name, "16x4096x4096");
+}
+
+TEST(ProblemSet, rejects_bad_epilogues_naming_the_line) {
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: tanh}\n"),
+             ":2: unknown epilogue 'tanh'");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: relu, bias_along: n}\n"),
+             "`bias_along` is given for epilogue relu, which adds no bias");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: bias, bias_along: k}\n"),
+             "bias_along must be n (one value per column) or m (per row), got 'k'");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, dtype: f16, epilogue: bias, "
+                        "bias_type: bf16}\n"),
+             "bias_type must be f32 or C's type (f16), got 'bf16'");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: bias, aux: true}\n"),
+             "aux keeps the values before the activation");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: relu, aux: yes}\n"),
+             "`aux` must be true or false, got 'yes'");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, epilogue: relu, batch: 2}\n"),
+             "an epilogue applies to one GEMM");
+}
+
+TEST(ProblemSet, the_llm_epilogue_set_is_the_llm_shapes_with_two_epilogues_in_two_types) {
+  const auto llm = load_problem_set(TGEMM_SOURCE_DIR "/configs/shapes/llm.yaml");
+  const auto fused = load_problem_set(TGEMM_SOURCE_DIR "/configs/shapes/llm_epilogue.yaml");
+  ASSERT_EQ(fused.size(), llm.size() * 4);
+  for (const char* dtype : {"bf16", "f32"})
+    for (const char* kind : {"bias_gelu", "bias_relu"})
+      for (const NamedProblem& shape : llm) {
+        Problem want = shape.problem;
+        want.types = parse_gemm_types(dtype);
+        want = Problem::packed(want.types, want.op_a, want.op_b, want.m, want.n, want.k);
+        want.epilogue = parse_epilogue_kind(kind);
+        const bool listed = std::any_of(fused.begin(), fused.end(), [&](const NamedProblem& f) {
+          return f.problem.key() == want.key();
+        });
+        EXPECT_TRUE(listed) << want.key();
+      }
 }
 
 }  // namespace

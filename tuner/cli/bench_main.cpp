@@ -190,6 +190,11 @@ int run_bench(const BenchOptions& opt) {
   int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
+    if (p.epilogue.any())
+      fail(
+          "{}: tgemm-bench times plain GEMMs; tgemm-tune measures epilogue {} against cuBLASLt's "
+          "fused call (or cuBLAS and a pass of the epilogue where cuBLASLt has none)",
+          named.name, p.epilogue.name());
     if (p.batch > 1 && p.stride_c != p.m * p.ldc)
       fail(
           "{}: tgemm-bench measures batches whose members of C follow each other (stride_c = "

@@ -28,8 +28,7 @@ CodeCheck check_code(const TrialBinary& stored, const GemmTemplate& family) {
                   : "its stored cubin is not used: " + stored.binary.cubin_rejected;
     return out;
   }
-  const Problem variant = Problem::packed(old.types, old.op_a, old.op_b, 1, 1, 1);
-  out.current = build_kernel(family, stored.config, variant, old.arch);
+  out.current = build_kernel(family, stored.config, built_variant(old), old.arch);
   if (!out.current.ok) {
     out.why = out.current.error.substr(0, out.current.error.find('\n'));
     return out;

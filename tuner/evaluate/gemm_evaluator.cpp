@@ -15,6 +15,7 @@
 #include "src/cuda/device_buffer.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
+#include "src/templates/epilogue_pass.h"
 #include "src/templates/template_registry.h"
 #include "tuner/evaluate/interleaved_timer.h"
 
@@ -203,6 +204,12 @@ struct GemmEvaluator::Impl {
     std::vector<unsigned char> staging;     // typed host copies on their way to or from the GPU
     bool flush_l2 = false;
     double bound = 0;
+    // An epilogue's (Problem::epilogue; D is C): the bias, aux as runs write it and its
+    // reference (f32), and the pass that follows cuBLAS's GEMM in its timed call.
+    DeviceBuffer bias;
+    Operand aux, aux_ref;
+    std::vector<float> aux_expected;
+    std::unique_ptr<EpiloguePass> pass;
   };
 
   int ordinal;
@@ -245,6 +252,8 @@ struct GemmEvaluator::Impl {
   // C as a run must find it: poison (beta == 0, so unwritten elements show) or the initial C.
   void reset_c() {
     Prepared& p = *prep;
+    if (p.problem.epilogue.aux)  // aux is written whatever beta: poison shows what is not
+      TGEMM_CUDA_CHECK(cudaMemsetAsync(p.aux.buffer.get(), 0xFF, p.aux.buffer.bytes(), s()));
     if (p.scalars.beta == 0.0f)
       TGEMM_CUDA_CHECK(cudaMemsetAsync(p.c.buffer.get(), 0xFF, p.c.buffer.bytes(), s()));
     else
@@ -260,7 +269,8 @@ struct GemmEvaluator::Impl {
     }
   }
 
-  // The matching cuBLAS call on C (timing), or the pedantic FP32 reference into c_ref.
+  // The matching cuBLAS call on C (timing; with an epilogue, GEMM then the epilogue's pass), or
+  // the pedantic FP32 reference into c_ref (the GEMM alone: prepare applies the epilogue).
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
@@ -269,7 +279,21 @@ struct GemmEvaluator::Impl {
     const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
     if (status != CUBLAS_STATUS_SUCCESS)
       return fmt::format("cuBLAS ({}): {}", p.problem.key(), cublasGetStatusString(status));
-    return {};
+    if (math == CublasMath::reference || !p.pass) return {};
+    const cudaError_t err =
+        p.pass->launch(p.problem.m, p.problem.n, epilogue_params(p.c, p.aux), s());
+    return err == cudaSuccess ? std::string() : "the epilogue's pass: " + cuda_error_text(err);
+  }
+
+  // The prepared epilogue's parameters writing D into `d` (C's shape) and aux into `aux`.
+  EpilogueParams epilogue_params(const Operand& d, const Operand& aux) const {
+    GemmCall call = call_of(prep->problem, 1, 0, nullptr, nullptr, d.data());
+    call.types.c = d.type;
+    call.epilogue = prep->problem.epilogue;
+    call.bias = prep->bias.get();
+    call.aux = call.epilogue.aux ? aux.data() : nullptr;
+    call.ldaux = int(aux.ld);
+    return make_epilogue_params(call);
   }
 
   CudaEvent& event(size_t i) {
@@ -293,8 +317,9 @@ struct GemmEvaluator::Impl {
 
   // One timed run of `kernel` on the prepared problem, for the InterleavedTimer.
   Launcher kernel_launcher(const GemmKernel& kernel, const LaunchPlan& plan) {
-    return [&kernel, plan, params = params(), stream = s()] {
-      const cudaError_t err = kernel.launch(plan, params, stream);
+    return [&kernel, plan, params = params(), epilogue = epilogue_params(prep->c, prep->aux),
+            stream = s()] {
+      const cudaError_t err = kernel.launch(plan, params, epilogue, stream);
       return err == cudaSuccess ? std::string() : "launch: " + cuda_error_text(err);
     };
   }
@@ -338,6 +363,7 @@ struct GemmEvaluator::Impl {
     } else if (!check_f32(c, r)) {
       return false;
     }
+    if (p.problem.epilogue.aux && !check_aux(r)) return false;
     if (auto stray = find_write_outside(p.out.data(), p.c.elements, p.c.offset, p.c.rows,
                                         p.problem.n, p.c.ld)) {
       r->status = TrialStatus::wrong_result;
@@ -369,6 +395,20 @@ struct GemmEvaluator::Impl {
       }
     }
     return true;
+  }
+
+  // aux (the values before the activation) against its reference, within the type's bound.
+  bool check_aux(TrialResult* r) {
+    Prepared& p = *prep;
+    std::vector<float> aux;
+    p.aux.download(s(), &p.staging, &aux);
+    const ResultCheck check =
+        check_result(aux.data() + p.aux.offset, p.aux_expected.data() + p.aux.offset, p.aux.rows,
+                     p.problem.n, p.aux.ld, p.bound);
+    if (check.ok) return true;
+    r->status = TrialStatus::wrong_result;
+    r->error = "aux: " + check.error;
+    return false;
   }
 
   // f32x3: against the FP64 reference, within the f32 bound element by element and no
@@ -490,6 +530,9 @@ struct GemmEvaluator::Impl {
 
   void prepare(const Problem& problem, const TimingOptions& timing, GemmScalars scalars,
                bool time_cublas, bool time_vendor, CublasTiming* out);
+  // The epilogue's buffers (a random bias, aux) and its reference applied to c_ref (and aux_ref)
+  // by the pass in f32; the kernels' D is C.
+  void prepare_epilogue(Rng& rng);
   void time_cublas_calls(bool time_vendor, CublasTiming* out);
 };
 
@@ -498,8 +541,12 @@ struct GemmEvaluator::Impl {
 // each verified like a kernel, then timed interleaved in one loop.
 void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out) {
   const Problem& q = prep->problem;
-  const GemmCall call = call_of(q, prep->scalars.alpha, prep->scalars.beta, prep->a.data(),
-                                prep->b.data(), prep->c.data());
+  GemmCall call = call_of(q, prep->scalars.alpha, prep->scalars.beta, prep->a.data(),
+                          prep->b.data(), prep->c.data());
+  call.epilogue = q.epilogue;
+  call.bias = prep->bias.get();
+  call.aux = q.epilogue.aux ? prep->aux.data() : nullptr;
+  call.ldaux = int(prep->aux.ld);
   // cuBLASLt's descriptors here describe one GEMM: a batch races cuBLAS's batched call only.
   time_vendor = time_vendor && !q.batched();
   std::vector<Launcher> launchers = {[this] { return run_cublas(CublasMath::matching); }};
@@ -511,7 +558,13 @@ void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out)
   if (time_vendor) {
     if (!cublas_lt) cublas_lt = std::make_unique<CublasLtHandle>();
     if (lt_workspace.bytes() < kLtWorkspaceBytes) lt_workspace = DeviceBuffer(kLtWorkspaceBytes);
-    lt = std::make_unique<LtGemm>(cublas_lt->get(), q);
+    try {
+      lt = std::make_unique<LtGemm>(cublas_lt->get(), q);
+    } catch (const Error&) {  // cuBLASLt has no such epilogue: cuBLAS and the pass race alone
+      time_vendor = false;
+    }
+  }
+  if (time_vendor) {
     for (const LtAlgoConfig& algo : lt->heuristic(kLtAlgorithms, kLtWorkspaceBytes)) {
       TrialResult r;
       r.config = cublaslt_call(algo);
@@ -584,6 +637,14 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
          problem.key());
   if (timing.min_runs < 1 || timing.max_runs < 1 || timing.max_ms <= 0)
     fail("timing options need min_runs, max_runs >= 1 and max_ms > 0");
+  if (problem.epilogue.any() && problem.types.compute == ComputeType::f32x3)
+    fail(
+        "problem {}: f32x3 is checked against an FP64 GEMM without epilogues; the tuner "
+        "measures epilogues of the other types",
+        problem.key());
+  if (problem.epilogue.separate_d)
+    fail("problem {}: the tuner measures epilogues into C (a D apart is served from them)",
+         problem.key());
 
   auto p = std::make_unique<Prepared>();
   p->problem = problem;
@@ -682,12 +743,48 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
       fail("the cuBLAS FP32 reference disagrees with the FP64 host reference: {}", check.error);
   }
 
+  // The FP64 check above is of the GEMM; the epilogue is checked against its f32 reference.
+  if (problem.epilogue.any()) {
+    q.ref64.clear();
+    prepare_epilogue(rng);
+  }
+
   const double working_set = q.a.matrix_bytes() + q.b.matrix_bytes() + q.c.matrix_bytes();
   q.flush_l2 = info.l2_bytes > 0 && working_set <= kFlushWhenWithinL2s * double(info.l2_bytes);
 
   // Timed runs make the call an application would make for these types (SGEMM for f32).
   if (time_cublas) time_cublas_calls(time_vendor, out);
   out->ok = true;
+}
+
+void GemmEvaluator::Impl::prepare_epilogue(Rng& rng) {
+  Prepared& q = *prep;
+  const Problem& problem = q.problem;
+  const Epilogue& e = problem.epilogue;
+  const DType bias_type = e.bias_f32 ? DType::f32 : problem.types.c;
+  if (e.bias != BiasAlong::none) {
+    std::vector<float> values(size_t(e.bias == BiasAlong::n ? problem.n : problem.m));
+    for (float& v : values) v = round_to(bias_type, rng.uniform());
+    const std::vector<unsigned char> bytes = to_bytes(bias_type, values);
+    q.bias = DeviceBuffer(bytes.size());
+    TGEMM_CUDA_CHECK(
+        cudaMemcpyAsync(q.bias.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, s()));
+  }
+  if (e.aux) {
+    q.aux = Operand(problem.types.c, q.c.rows, problem.n, problem.ldc, problem.align_c);
+    // The reference at aux's element offset, as c_ref is at C's.
+    q.aux_ref = Operand(DType::f32, q.c.rows, problem.n, problem.ldc, 16);
+    q.aux_ref.offset = q.aux.offset;
+    q.aux_ref.elements = q.aux.elements;
+    q.aux_ref.buffer = DeviceBuffer(size_t(q.aux.elements) * sizeof(float));
+  }
+  q.pass = std::make_unique<EpiloguePass>(e, problem.types.c, bias_type, info.arch);
+  const EpiloguePass reference(e, DType::f32, bias_type, info.arch);
+  const cudaError_t err =
+      reference.launch(problem.m, problem.n, epilogue_params(q.c_ref, q.aux_ref), s());
+  if (err != cudaSuccess) fail("the epilogue's reference pass: {}", cuda_error_text(err));
+  q.c_ref.download(s(), &q.staging, &q.ref);
+  if (e.aux) q.aux_ref.download(s(), &q.staging, &q.aux_expected);
 }
 
 GemmEvaluator::GemmEvaluator(int device) : impl_(std::make_unique<Impl>()) {

@@ -68,6 +68,8 @@ Json encode_scalar(DType value) { return to_string(value); }
 // The shape-file name ("f16_out_f32"): one string that round-trips all four types.
 Json encode_scalar(const GemmTypes& value) { return value.name(); }
 Json encode_scalar(Op value) { return to_string(value); }
+// Epilogue::name(): "" for a plain GEMM.
+Json encode_scalar(const Epilogue& value) { return value.name(); }
 Json encode_scalar(TrialStatus value) { return to_string(value); }
 Json encode_scalar(const KernelParams& value) {
   Json j = Json::object();
@@ -118,6 +120,7 @@ void decode_scalar(const Json& j, std::string& value) {
 void decode_scalar(const Json& j, DType& value) { decode_enum(j, value, parse_dtype); }
 void decode_scalar(const Json& j, GemmTypes& value) { decode_enum(j, value, parse_gemm_types); }
 void decode_scalar(const Json& j, Op& value) { decode_enum(j, value, parse_op); }
+void decode_scalar(const Json& j, Epilogue& value) { decode_enum(j, value, parse_epilogue_name); }
 void decode_scalar(const Json& j, TrialStatus& value) { decode_enum(j, value, parse_trial_status); }
 
 void decode_scalar(const Json& j, KernelParams& value) {
@@ -157,6 +160,7 @@ void describe(auto& io, Is<Problem> auto& p) {
   io("stride_a", p.stride_a);
   io("stride_b", p.stride_b);
   io("stride_c", p.stride_c);
+  io("epilogue", p.epilogue);
 }
 
 void describe(auto& io, Is<KernelConfig> auto& c) {

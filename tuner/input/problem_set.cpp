@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -22,6 +23,17 @@ namespace {
 // Kernels index rows and elements of one operand with 32-bit ints, so no operand may hold
 // more elements than that.
 constexpr int64_t kMaxElements = int64_t(1) << 31;
+
+// A shape's epilogue as written (`epilogue`, `bias_along`, `bias_type`, `aux`, `separate_d`),
+// the defaults' first: resolved per shape, since the bias type is read against C's.
+struct EpilogueFields {
+  std::string kind = "none";
+  std::string bias_along;  // "" when not given
+  std::string bias_type;
+  bool aux = false, separate_d = false;
+};
+constexpr std::array<std::string_view, 5> kEpilogueKeys = {"epilogue", "bias_along", "bias_type",
+                                                           "aux", "separate_d"};
 
 class ShapeFileReader {
  public:
@@ -69,7 +81,8 @@ class ShapeFileReader {
     if (!defaults.IsMap())
       fail("{}:{}: `defaults:` must be a map such as {{dtype: f32, layout: NN}}", path_,
            line_of(defaults));
-    check_keys(defaults, {"dtype", "out", "layout"}, "key in defaults");
+    check_keys_and_epilogue(defaults, {"dtype", "out", "layout"}, "key in defaults");
+    read_epilogue_fields(defaults, &epilogue_);
     if (defaults["dtype"]) dtype_ = scalar(defaults["dtype"], "dtype");
     if (defaults["out"]) out_ = scalar(defaults["out"], "out");
     types_ = read_types(defaults, dtype_, out_);
@@ -81,6 +94,7 @@ class ShapeFileReader {
     Op op_a = op_a_, op_b = op_b_;
     int64_t m = 0, n = 0, k = 0, calls = 0;
     std::string name;
+    EpilogueFields epilogue = epilogue_;
     if (shape.IsSequence()) {
       if (shape.size() != 3)
         fail("{}:{}: a short-form shape must be [m, n, k] (3 integers), got {} values", path_,
@@ -89,10 +103,11 @@ class ShapeFileReader {
       n = read_dim("n", shape[1]);
       k = read_dim("k", shape[2]);
     } else if (shape.IsMap()) {
-      check_keys(shape,
-                 {"m", "n", "k", "dtype", "out", "layout", "name", "calls", "batch", "stride_a",
-                  "stride_b", "stride_c"},
-                 "key in a shape");
+      check_keys_and_epilogue(shape,
+                              {"m", "n", "k", "dtype", "out", "layout", "name", "calls", "batch",
+                               "stride_a", "stride_b", "stride_c"},
+                              "key in a shape");
+      read_epilogue_fields(shape, &epilogue);
       for (const char* field : {"m", "n", "k"})
         if (!shape[field]) fail("{}:{}: shape has no `{}`", path_, line_of(shape), field);
       m = read_dim("m", shape["m"]);
@@ -115,6 +130,9 @@ class ShapeFileReader {
     if (named.problem.batch > 1 && name.empty())
       named.name = fmt::format("{}x{}x{}x{}", named.problem.batch, m, n, k);
     const int line = line_of(shape);
+    named.problem.epilogue = resolve_epilogue(epilogue, types, line);
+    if (named.problem.epilogue.any() && name.empty())
+      named.name += "_" + named.problem.epilogue.name();
     try {
       named.problem.validate();
     } catch (const Error& e) {
@@ -138,6 +156,13 @@ class ShapeFileReader {
   void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
                   const char* what) {
     check_yaml_keys(path_, map, allowed, what);
+  }
+  // `allowed` and the epilogue's keys.
+  void check_keys_and_epilogue(const YAML::Node& map,
+                               std::initializer_list<std::string_view> allowed, const char* what) {
+    std::vector<std::string_view> keys(allowed);
+    keys.insert(keys.end(), kEpilogueKeys.begin(), kEpilogueKeys.end());
+    check_yaml_keys(path_, map, keys, what);
   }
 
   // The kernels index m, n and k with 32-bit ints (Problem::validate says the same).
@@ -188,6 +213,52 @@ class ShapeFileReader {
         *stride = read_integer(field, shape[field], 0, INT64_MAX / 16, "offsets are 64-bit bytes");
   }
 
+  // The epilogue keys of `map` (a shape or the defaults) over `fields`.
+  void read_epilogue_fields(const YAML::Node& map, EpilogueFields* fields) {
+    if (map["epilogue"]) fields->kind = scalar(map["epilogue"], "epilogue");
+    if (map["bias_along"]) fields->bias_along = scalar(map["bias_along"], "bias_along");
+    if (map["bias_type"]) fields->bias_type = scalar(map["bias_type"], "bias_type");
+    if (map["aux"]) fields->aux = read_flag(map["aux"], "aux");
+    if (map["separate_d"]) fields->separate_d = read_flag(map["separate_d"], "separate_d");
+  }
+
+  bool read_flag(const YAML::Node& node, const char* field) {
+    const std::string text = scalar(node, field);
+    if (text == "true") return true;
+    if (text == "false") return false;
+    fail("{}:{}: `{}` must be true or false, got '{}'", path_, line_of(node), field, text);
+  }
+
+  // The Epilogue of the fields for a shape of these types (on `line`); Problem::validate then
+  // checks what depends on the rest (aux without an activation).
+  Epilogue resolve_epilogue(const EpilogueFields& f, const GemmTypes& types, int line) {
+    Epilogue e;
+    try {
+      e = parse_epilogue_kind(f.kind);
+    } catch (const Error& error) {
+      fail("{}:{}: {}", path_, line, error.what());
+    }
+    const bool bias = e.bias != BiasAlong::none;
+    if (!bias && (!f.bias_along.empty() || !f.bias_type.empty()))
+      fail("{}:{}: `{}` is given for epilogue {}, which adds no bias", path_, line,
+           f.bias_along.empty() ? "bias_type" : "bias_along", f.kind);
+    if (f.bias_along == "m")
+      e.bias = BiasAlong::m;
+    else if (!f.bias_along.empty() && f.bias_along != "n")
+      fail("{}:{}: bias_along must be n (one value per column) or m (per row), got '{}'", path_,
+           line, f.bias_along);
+    if (!f.bias_type.empty()) {
+      const std::string c = to_string(types.c);
+      if (f.bias_type != "f32" && f.bias_type != c)
+        fail("{}:{}: bias_type must be f32 or C's type ({}), got '{}'", path_, line, c,
+             f.bias_type);
+      e.bias_f32 = f.bias_type == "f32" && types.c != DType::f32;
+    }
+    e.aux = f.aux;
+    e.separate_d = f.separate_d;
+    return e;
+  }
+
   // A recorded call count (record mode writes it): an integer >= 0.
   int64_t read_calls(const YAML::Node& node) {
     const std::string text = node.IsScalar() ? node.Scalar() : std::string();
@@ -234,6 +305,7 @@ class ShapeFileReader {
   std::string dtype_ = "f32", out_;  // the defaults, as written
   GemmTypes types_;
   Op op_a_ = Op::N, op_b_ = Op::N;
+  EpilogueFields epilogue_;  // the defaults'
 };
 
 }  // namespace

@@ -10,7 +10,8 @@
 namespace tgemm {
 
 struct NamedProblem {
-  std::string name;   // the shape's `name`, or "MxNxK" ("BxMxNxK" for a batch) when it has none
+  std::string name;   // the shape's `name`, or "MxNxK" ("BxMxNxK" for a batch, "MxNxK_<epilogue>"
+                      // with an epilogue) when it has none
   Problem problem;    // packed leading dimensions (and strides, unless given), beta == 0
   int64_t calls = 0;  // `calls:`, how often a recording application ran it; 0 when not given
 };
@@ -20,8 +21,10 @@ struct NamedProblem {
 // 2^31 - 1, a `calls` that is not an integer >= 0, an operand of more than 2^31 elements, a
 // `batch` below 1 or past kMaxBatch, strides without a batch, a negative stride or a stride_c
 // that makes C's members overlap (naming the field), an
-// unknown dtype or layout, and a shape (same Problem::key()) or hand-given name listed twice
-// (naming both lines).
+// unknown dtype or layout, an unknown `epilogue`, a `bias_along` or `bias_type` for an epilogue
+// without a bias (or not n/m, f32/C's type), `aux` without an activation, an epilogue on a
+// batch, and a shape (same Problem::key()) or hand-given name listed twice (naming both lines).
+// The epilogue keys (epilogue, bias_along, bias_type, aux, separate_d) may also be defaults.
 std::vector<NamedProblem> load_problem_set(const std::string& path);
 
 }  // namespace tgemm
