@@ -19,6 +19,7 @@
 #include "src/dispatch/dispatcher.h"
 #include "src/templates/kernel_build.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/gpu_family_configs.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/host_elements.h"
 
@@ -35,26 +36,11 @@ struct Family {
 };
 
 std::vector<Family> families() {
-  const auto line = [](const char* family, const char* params) {
-    return KernelConfig::from_params_text(family, params);
-  };
-  const char* simt =
-      "BM=64,BN=64,BK=16,TM=4,TN=4,WARP_N=8,VEC=1,PAD_A=4,PAD_B=4,STAGES=2,SPLIT_K=1,"
-      "SPLIT_MODE=0,SWIZZLE=1,MIN_BLOCKS=1";
-  const char* warp =
-      "BM=64,BN=128,BK=16,WM=64,WN=32,TM=16,TN=4,STAGES=4,VEC=1,SPLIT_K=1,TAIL_SPLIT=1,"
-      "SWIZZLE=8,MIN_BLOCKS=1,PACK_B=0";
-  const char* mma =
-      "BM=128,BN=128,BK_BYTES=64,WM=64,WN=64,STAGES=2,VEC_BYTES=16,SMEM_XOR=1,SPLIT_K=1,"
-      "SWIZZLE=1,SHIFT_COPY=1,PACK=0";
-  const char* wgmma = "BM=128,BN=128,WGS=2,STAGES=5,SWIZZLE=8,PACK=0,SPLIT_K=1";
-  return {{"f32", line("sgemm_simt", simt), 75, true},
-          {"f32", line("sgemm_warp", warp), 80, true},
-          {"f16", line("gemm_mma", mma), 75, true},
-          {"bf16", line("gemm_mma", mma), 80, true},
-          {"f16", line("gemm_wgmma", wgmma), 90, false},
-          {"bf16", line("gemm_wgmma", wgmma), 90, false},
-          {"f16", line("gemm_naive", "BLOCK_X=32,BLOCK_Y=8"), 75, true}};
+  using namespace testing;
+  return {{"f32", simt_gpu_config(), 75, true},   {"f32", warp_gpu_config(), 80, true},
+          {"f16", mma_gpu_config(), 75, true},    {"bf16", mma_gpu_config(), 80, true},
+          {"f16", wgmma_gpu_config(), 90, false}, {"bf16", wgmma_gpu_config(), 90, false},
+          {"f16", naive_gpu_config(), 75, true}};
 }
 
 // The tuner's view: a batch is verified against cuBLAS's strided-batched call on every member
@@ -186,12 +172,8 @@ class BatchedGemmGpu : public ::testing::Test {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
     arch_ = arch_number(query_device(0).arch);
   }
-  // A dispatcher whose only kernel is `family`'s config, with no cuBLAS to fall back to.
   static std::unique_ptr<Dispatcher> forced(const Family& family) {
-    auto d = std::make_unique<Dispatcher>(DispatcherOptions{
-        "/nonexistent/tgemm.db",
-        std::vector<DefaultKernel>{{"*", parse_gemm_types(family.types), family.config}}, false});
-    return d;
+    return testing::forced_dispatcher(family.types, family.config);
   }
   int arch_ = 0;
 };
