@@ -476,11 +476,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(const tgemm::Gemm
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
-  const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = tgemm::split_k_slice<SPLIT_K>() * k_tiles_per_split * BK;
-  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const tgemm::KSlice ks = tgemm::k_slice(p.k, BK, SPLIT_K, tgemm::split_k_slice<SPLIT_K>());
+  const int k_begin = ks.begin, k_end = ks.end, k_tiles = ks.tiles;
   // Unpacked operands read zeros past this slice's end; packed ones hold zeros there.
   if (!PACK) a_k_end = b_k_end = k_end;
 

@@ -520,11 +520,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
-  const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + slices - 1) / slices;
-  const int k_begin = slice * k_tiles_per_split * BK;
-  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const tgemm::KSlice ks = tgemm::k_slice(p.k, BK, slices, slice);
+  const int k_begin = ks.begin, k_end = ks.end, k_tiles = ks.tiles;
   // The partial slice comes first: slice t covers k_first + t*BK ..+BK, and slice 0's first
   // `skip` k (before k_begin) are zero-filled, so every later slice is whole in K.
   const int skip = k_tiles * BK - (k_end - k_begin);
