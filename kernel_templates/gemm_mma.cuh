@@ -14,6 +14,7 @@
 // K-major, so their fragments come through ldmatrix too (and tf32 is rounded in the pack).
 // The space (configs/spaces/gemm_mma.yaml) repeats each static_assert.
 
+#include "common/async_copy.cuh"
 #include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
@@ -242,12 +243,7 @@ struct SliceCopy {
 
   __device__ __forceinline__ static void cp_async(unsigned dst, const Bits* src, int bytes) {
 #if TGEMM_MMA_ASYNC
-    if (VEC_BYTES == 16)
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                   "r"(bytes));
-    else
-      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
-                   "n"(VEC_BYTES), "r"(bytes));
+    tgemm::cp_async_unordered<VEC_BYTES>(dst, src, bytes);
 #endif
   }
 
@@ -308,18 +304,6 @@ struct SliceCopy {
   }
 };
 
-__device__ __forceinline__ void async_commit() {
-#if TGEMM_MMA_ASYNC
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-template <int N>
-__device__ __forceinline__ void async_wait() {
-#if TGEMM_MMA_ASYNC
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
 
 // Four 8x8 matrices of 16-bit elements (or 8x4 of 32-bit ones: lane l gets element (l / 4,
 // l % 4) of each); lane l gives the shared address of row l % 8 of matrix l / 8.
@@ -498,11 +482,8 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
-  const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = tgemm::split_k_slice<SPLIT_K>() * k_tiles_per_split * BK;
-  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const tgemm::KSlice ks = tgemm::k_slice(p.k, BK, SPLIT_K, tgemm::split_k_slice<SPLIT_K>());
+  const int k_begin = ks.begin, k_end = ks.end, k_tiles = ks.tiles;
   // Unpacked operands read zeros past this slice's end; packed ones hold zeros there.
   if (!PACK) a_k_end = b_k_end = k_end;
 
@@ -707,9 +688,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) copy_slice(smem + s * kStageElems, k_begin + s * BK, false);
-    async_commit();
+    tgemm::cp_async_commit_unordered();
   }
-  async_wait<STAGES - 2>();  // slice 0 has landed (this thread's copies)
+  tgemm::cp_async_wait_unordered<STAGES - 2>();  // slice 0 has landed (this thread's copies)
   __syncthreads();           // ... everyone's
   // Fragments double buffered (CUTLASS's multistage order): k-step s + 1's loads issue before
   // k-step s's mma. On the last k-step, the wait and barrier for the next slice come first,
@@ -722,7 +703,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     // The stage read in slice kt - 1 is free: every warp passed the barrier after its loads.
     const int next = kt + STAGES - 1;
     if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, true);
-    async_commit();
+    tgemm::cp_async_commit_unordered();
     const unsigned stage = smem0 + read_stage * kStageBytes;
 #pragma unroll
     for (int s = 0; s < KSTEPS; ++s) {
@@ -735,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         // This stage is rewritten right after the barrier: every read of it comes first.
 #pragma unroll
         for (int nj = 0; nj < NJ; ++nj) load_b(stage, nj, s, b[nj]);
-        async_wait<STAGES - 2>();  // slice kt + 1 has landed (this thread's copies)
+        tgemm::cp_async_wait_unordered<STAGES - 2>();  // slice kt + 1 has landed (this thread's copies)
         __syncthreads();           // ... everyone's; and no warp still reads this stage
         read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
         write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
@@ -767,11 +748,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     if (KSTEPS % 2) frag[0] = frag[1];
   }
   for (int kt = kt_inside; kt < k_tiles; ++kt) {
-    async_wait<STAGES - 2>();  // slice kt has landed (this thread's copies)
+    tgemm::cp_async_wait_unordered<STAGES - 2>();  // slice kt has landed (this thread's copies)
     __syncthreads();           // ... everyone's; and slice kt - 1's stage is no longer read
     const int next = kt + STAGES - 1;
     if (next < k_tiles) copy_slice(smem + write_stage * kStageElems, k_begin + next * BK, false);
-    async_commit();
+    tgemm::cp_async_commit_unordered();
     compute_slice(smem0 + read_stage * kStageBytes);
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;

@@ -28,6 +28,7 @@
 // after a C = beta * C launch (gemm_wgmma_prepare_c); the packs still cover all of K. The space
 // (configs/spaces/gemm_wgmma.yaml) repeats each type-independent static_assert.
 
+#include "common/async_copy.cuh"
 #include "common/batch.cuh"
 #include "common/c_pair.cuh"
 #include "common/elements.cuh"
@@ -135,19 +136,6 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
   return unsigned(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes global -> shared, of which the first `bytes` (0..16) are read and the rest zero.
-__device__ __forceinline__ void copy16(unsigned dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
-}
-// 16 bytes global -> shared, all inside the (tile-padded) matrix.
-__device__ __forceinline__ void copy16_full(unsigned dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 // cp.async writes through the generic proxy; wgmma reads through the async one.
 __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -177,21 +165,16 @@ struct SliceCopy {
     for (int i = 0; i < kPerThread; ++i) {
       const int r = r0 + i * kRowStep;
       if (!BOUNDED) {
-        copy16_full(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), src + r * ld_bytes + 16 * c);
+        tgemm::cp_async_whole_unordered<16>(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), src + r * ld_bytes + 16 * c);
         continue;
       }
       const int bytes = r < rows_left ? row_bytes : 0;
       const char* from = bytes > 0 ? src + r * ld_bytes + 16 * c : src;
-      copy16(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
+      tgemm::cp_async_unordered<16>(dst0 + r * ROW_BYTES + (((c % 8) ^ (r % 8)) * 16), from, bytes);
     }
   }
 };
 
-// 4 bytes global -> shared, read when `in`, else zero (src is then any valid address).
-__device__ __forceinline__ void copy4(unsigned dst, const void* src, bool in) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-               "r"(in ? 4 : 0));
-}
 // v, as a value the compiler cannot see through: the 4-byte copies' addresses are derived from
 // it in every slice, where hoisted out of the K loop they would hold dozens of 64-bit
 // addresses live (211 registers for a 128x64 tile, and ptxas serialized its wgmmas).
@@ -230,7 +213,7 @@ struct Tf32SliceCopy {
       const int r = warp + i * kWarps;
       const bool in = r < rows_left && lane < k_left;
       const unsigned to = base + i * kWarps * ROW_BYTES + (chunk ^ ((i * kWarps % 8) * 16));
-      copy4(to, in ? from : src, in);
+      tgemm::cp_async_unordered<4>(to, in ? from : src, in ? 4 : 0);
     }
   }
 };
@@ -548,17 +531,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
     if (s < k_tiles) copy_slice(s, s);
-    async_commit();
+    tgemm::cp_async_commit_unordered();
   }
   for (int kt = 0; kt < k_tiles; ++kt) {
-    async_wait<AHEAD - 1>();  // slice kt has landed (this thread's copies)
+    tgemm::cp_async_wait_unordered<AHEAD - 1>();  // slice kt has landed (this thread's copies)
     fence_async_shared();
     // Everyone's copies of slice kt are visible; every warpgroup has waited out the wgmmas of
     // slice kt + AHEAD - STAGES (kt - 2, or kt - 1 for f32x3), whose stage the copy refills.
     __syncthreads();
     const int next = kt + AHEAD;
     if (next < k_tiles) copy_slice(next, next % STAGES);
-    async_commit();
+    tgemm::cp_async_commit_unordered();
     const unsigned stage = smem + (kt % STAGES) * STAGE_BYTES;
     wgmma_fence();
 #if F32X3

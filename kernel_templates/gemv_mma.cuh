@@ -30,6 +30,7 @@
 
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/gemv_view.cuh"
 
 // ---- Tunables ---------------------------------------------------------------------
 #ifndef SIDE
@@ -75,25 +76,7 @@ static_assert(false, "gemv_mma needs tf32 mma (sm_80+)");
 
 namespace tgemm_gemv_mma {
 
-// The problem seen from the small side: C is S x L, X(k, l) and W(s, k) with their strides (as
-// the FFMA GEMV family sees it; a header shared by the two would change that family's version
-// and stale its tuned entries, so it moves there at its next re-tune).
-struct View {
-  const float* x;
-  const float* w;
-  long long ldx, ldw;
-  int s, l, k;
-};
-
-__device__ __forceinline__ View make_view(const tgemm::GemmParams& p) {
-  return {static_cast<const float*>(SIDE == 0 ? p.b : p.a),
-          static_cast<const float*>(SIDE == 0 ? p.a : p.b),
-          SIDE == 0 ? p.ldb : p.lda,
-          SIDE == 0 ? p.lda : p.ldb,
-          SIDE == 0 ? p.m : p.n,
-          SIDE == 0 ? p.n : p.m,
-          p.k};
-}
+using View = tgemm::GemvView;  // the problem seen from the small side (common/gemv_view.cuh)
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
   unsigned t;
@@ -309,7 +292,7 @@ extern "C" __global__ void gemv_mma_prepare_c(const tgemm::GemmParams p) {
 extern "C" __global__ void __launch_bounds__(THREADS) gemv_mma(const tgemm::GemmParams p) {
   using namespace tgemm_gemv_mma;
   extern __shared__ uint4 w_frag[];
-  const View v = make_view(p);
+  const View v = tgemm::make_gemv_view<SIDE>(p);
   const int k_begin = blockIdx.y * KB, k_end = min(v.k, k_begin + KB);
   stage_w(v, k_begin, k_end, w_frag);
   __syncthreads();

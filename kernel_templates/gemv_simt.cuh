@@ -16,6 +16,7 @@
 #include "common/cluster.cuh"
 #include "common/elements.cuh"
 #include "common/gemm_params.h"
+#include "common/gemv_view.cuh"
 #include "common/grid_dependency.cuh"
 #include "common/split_k.cuh"
 #include "common/tile_ready.cuh"
@@ -137,25 +138,7 @@ __device__ unsigned int gemv_simt_c_ready[GEMV_MAX_STRIPS];
 
 namespace tgemm_gemv {
 
-// The problem seen from the small side: C is S x L, X(k, l) and W(s, k) with their strides.
-struct View {
-  const float* x;
-  const float* w;
-  long long ldx, ldw;
-  int s, l, k;
-};
-
-__device__ __forceinline__ View make_view(const tgemm::GemmParams& p) {
-  View v;
-  v.x = static_cast<const float*>(SIDE == 0 ? p.b : p.a);
-  v.w = static_cast<const float*>(SIDE == 0 ? p.a : p.b);
-  v.ldx = SIDE == 0 ? p.ldb : p.lda;
-  v.ldw = SIDE == 0 ? p.lda : p.ldb;
-  v.s = SIDE == 0 ? p.m : p.n;
-  v.l = SIDE == 0 ? p.n : p.m;
-  v.k = p.k;
-  return v;
-}
+using View = tgemm::GemvView;  // the problem seen from the small side (common/gemv_view.cuh)
 
 // The K slices of a problem: every entry (main and reduce) derives them alike from K.
 __device__ __forceinline__ int slices_of(int k) { return k > KB ? (k + KB - 1) / KB : 1; }
@@ -691,7 +674,7 @@ extern "C" __global__ void GEMV_LAUNCH_BOUNDS GEMV_CLUSTER_DIMS
 #if SPLIT_MODE == 1
   tgemm::allow_next_grid();  // the reduction's blocks may take the SMs this grid leaves idle
 #endif
-  const View v = make_view(p);
+  const View v = tgemm::make_gemv_view<SIDE>(p);
   const int k0 = blockIdx.y * KB;
   const int k_end = min(v.k, k0 + KB);
   stage_w(v, k0, k_end, ws);  // each strip waits for it (w_ready) after its first loads

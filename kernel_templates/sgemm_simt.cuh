@@ -205,11 +205,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
-  const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + SPLIT_K - 1) / SPLIT_K;
-  const int k_begin = tgemm::split_k_slice<SPLIT_K>() * k_tiles_per_split * BK;
-  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const tgemm::KSlice ks = tgemm::k_slice(p.k, BK, SPLIT_K, tgemm::split_k_slice<SPLIT_K>());
+  const int k_begin = ks.begin, k_end = ks.end, k_tiles = ks.tiles;
 
   // Thread (ty, tx) in the THREADS_M x THREADS_N grid; a warp covers WARP_M x WARP_N of it.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

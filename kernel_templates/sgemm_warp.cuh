@@ -7,6 +7,7 @@
 // so every fragment is read as 128-bit words. Every tunable is a macro with a default; the search
 // space (configs/spaces/sgemm_warp.yaml) repeats each static_assert with a readable reason.
 
+#include "common/async_copy.cuh"
 #include "common/batch.cuh"
 #include "common/elements.cuh"
 #include "common/epilogue.cuh"
@@ -113,63 +114,6 @@ static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 
 namespace tgemm_warp {
-
-// Copies BYTES from global to the shared byte address dst asynchronously; bytes past `valid`
-// are zero-filled.
-template <int BYTES>
-__device__ __forceinline__ void cp_async(unsigned dst, const float* src, int valid) {
-#if __CUDA_ARCH__ >= 800
-  if (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(valid));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(BYTES),
-                 "r"(valid));
-#endif
-}
-
-// Copies BYTES (4, 8 or 16) to the shared byte address dst, or zeros when ok is false (src
-// is then not read): one predicated LDGSTS.
-template <int BYTES>
-__device__ __forceinline__ void cp_async_or_zero(unsigned dst, const float* src, bool ok) {
-#if __CUDA_ARCH__ >= 800
-  if (BYTES == 16)
-    asm volatile(
-        "{ .reg .pred z; setp.eq.u32 z, %2, 0; cp.async.cg.shared.global [%0], [%1], 16, z; }\n" ::
-            "r"(dst),
-        "l"(src), "r"(int(ok)));
-  else
-    asm volatile(
-        "{ .reg .pred z; setp.eq.u32 z, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, z; }\n" ::
-            "r"(dst),
-        "l"(src), "n"(BYTES), "r"(int(ok)));
-#endif
-}
-
-// Copies BYTES from global to the shared byte address dst, all in range: one LDGSTS.
-template <int BYTES>
-__device__ __forceinline__ void cp_async_whole(unsigned dst, const float* src) {
-#if __CUDA_ARCH__ >= 800
-  if (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES));
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-// Waits until at most N committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
 
 // Where copy l of a thread lies in a slice tile of OUTER x INNER elements (copies of one
 // element each, element e = tid + l * THREADS at inner e % INNER, outer e / INNER): the
@@ -279,13 +223,13 @@ struct TransposingTile {
       int r, k;
       if constexpr (WHOLE) {
         if (place(l, &r, &k))
-          cp_async_or_zero<4>(s + (at + k * STRIDE + r) * 4,
+          tgemm::cp_async_or_zero_unordered<4>(s + (at + k * STRIDE + r) * 4,
                               next + (long long)min(r, rows_left - 1) * ld + k, r < rows_left);
       } else {
         const float* src;
         int off;
         const int ok = source(g, ld, t, l, &src, &off);
-        if (ok >= 0) cp_async_or_zero<4>(s + off * 4, src, ok);
+        if (ok >= 0) tgemm::cp_async_or_zero_unordered<4>(s + off * 4, src, ok);
       }
     }
     if (WHOLE) next += BK;
@@ -372,9 +316,9 @@ struct DirectTile {
         if (!Map::copy(l, &k, &v)) continue;
         const unsigned dst = s + (at + k * STRIDE + v * VEC) * 4;
         if (VEC == 1)
-          cp_async_or_zero<4>(dst, next + k * ld + min(v, cols_left - 1), v < cols_left);
+          tgemm::cp_async_or_zero_unordered<4>(dst, next + k * ld + min(v, cols_left - 1), v < cols_left);
         else
-          cp_async_whole<VEC * 4>(dst, next + k * ld + v * VEC);
+          tgemm::cp_async_whole_unordered<VEC * 4>(dst, next + k * ld + v * VEC);
       }
       next += BK * ld;
     } else {
@@ -385,9 +329,9 @@ struct DirectTile {
         const int valid = source(g, ld, t, l, &src, &off);
         if (valid < 0) continue;
         if (VEC == 1 || cols_full)
-          cp_async_or_zero<VEC * 4>(s + off * 4, src, valid > 0);
+          tgemm::cp_async_or_zero_unordered<VEC * 4>(s + off * 4, src, valid > 0);
         else
-          cp_async<VEC * 4>(s + off * 4, src, valid * 4);
+          tgemm::cp_async_unordered<VEC * 4>(s + off * 4, src, valid * 4);
       }
     }
   }
@@ -580,11 +524,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This K slice covers k in [k_begin, k_end), whole BK slices apart from the last.
-  const int k_tiles_total = (p.k + BK - 1) / BK;
-  const int k_tiles_per_split = (k_tiles_total + slices - 1) / slices;
-  const int k_begin = slice * k_tiles_per_split * BK;
-  const int k_end = min(p.k, k_begin + k_tiles_per_split * BK);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const tgemm::KSlice ks = tgemm::k_slice(p.k, BK, slices, slice);
+  const int k_begin = ks.begin, k_end = ks.end, k_tiles = ks.tiles;
   // The partial slice comes first: slice t covers k_first + t*BK ..+BK, and slice 0's first
   // `skip` k (before k_begin) are zero-filled, so every later slice is whole in K.
   const int skip = k_tiles * BK - (k_end - k_begin);
@@ -689,9 +630,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s == 0 && k_tiles > 0) issue_predicated(0, smem_bytes0);
     if (s > 0 && s < k_tiles) issue_slice(s, s * STAGE_FLOATS);
-    cp_async_commit();
+    tgemm::cp_async_commit_unordered();
   }
-  cp_async_wait<STAGES - 2>();
+  tgemm::cp_async_wait_unordered<STAGES - 2>();
 #else
   if (k_tiles > 0) {
     load_slice(0);
@@ -708,14 +649,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
       if (kk == 0) {
 #if __CUDA_ARCH__ >= 800
         if (t + STAGES - 1 < k_tiles) issue_slice(t + STAGES - 1, write_stage);
-        cp_async_commit();
+        tgemm::cp_async_commit_unordered();
 #else
         if (t + 1 < k_tiles) load_slice(t + 1);
 #endif
       }
       if (kk == BK - 1) {
 #if __CUDA_ARCH__ >= 800
-        cp_async_wait<STAGES - 2>();
+        tgemm::cp_async_wait_unordered<STAGES - 2>();
 #else
         if (t + 1 < k_tiles) store_slice(write_stage);
 #endif
@@ -736,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     }
   }
 #if __CUDA_ARCH__ >= 800
-  cp_async_wait<0>();
+  tgemm::cp_async_wait_unordered<0>();
 #endif
 #if TAIL_SPLIT > 1
   if (work.slices > 1 && !tail_handover(p, work, acc)) return;

@@ -24,6 +24,21 @@ __device__ __forceinline__ int split_k_slice() {
   return SplitK == 1 && TGEMM_BATCH != 0 ? 0 : int(blockIdx.z);
 }
 
+// The K range [begin, end) of slice `slice` when K is cut into `slices` runs of whole BK-deep
+// tiles (the last may be short, or empty): `tiles` tiles, the last one partial where K ends.
+struct KSlice {
+  int begin, end, tiles;
+};
+__device__ __forceinline__ KSlice k_slice(int k, int bk, int slices, int slice) {
+  const int tiles_total = (k + bk - 1) / bk;
+  const int tiles_per_slice = (tiles_total + slices - 1) / slices;
+  KSlice s;
+  s.begin = slice * tiles_per_slice * bk;
+  s.end = min(k, s.begin + tiles_per_slice * bk);
+  s.tiles = s.end > s.begin ? (s.end - s.begin + bk - 1) / bk : 0;
+  return s;
+}
+
 // The member of the batch this block computes: blockIdx.z in a batch's build.
 __device__ __forceinline__ int batch_member() { return TGEMM_BATCH == 0 ? 0 : int(blockIdx.z); }
 
