@@ -77,14 +77,13 @@
 // staged in its stored order, 16-byte copies where its rows are aligned (a quarter of the
 // copies element by element take), Ws[kk] a row of W_SO_PITCH floats holding W(0..15, k0 + kk)
 // as four 16-byte chunks, chunk c at c ^ ((kk >> 3) & 3): the 8 lanes of a lane group read 8
-// different chunks (KLANES=8, VEC=4). The loop then reads W along S. (S22-H: 4096x16x4096
-// 33.5 -> 31.2 us, 7680x16x2560 48.5 -> 41.5.)
+// different chunks (KLANES=8, VEC=4). The loop then reads W along S.
 #define W_STORED_ORDER (X_K_CONTIG && !W_K_CONTIG && ROWS > 12)
 #define W_SO_PITCH 20
 // Floats of the staged W in dynamic shared memory: src/templates/gemv_simt.cpp's w_floats.
 #define W_FLOATS (W_STORED_ORDER ? W_SO_PITCH * KB : ROWS * KB)
 // W_STORED_ORDER's loop takes a few registers more than 128, which would halve the blocks of 128
-// or 256 threads an SM holds (S22-H: 130 uncapped, 127 capped): its build is held to 128. Every
+// or 256 threads an SM holds: its build is held to 128. Every
 // other build keeps the plain bound (a minimum of one block already lets ptxas take more).
 #if W_STORED_ORDER && THREADS <= 256
 #define GEMV_LAUNCH_BOUNDS __launch_bounds__(THREADS, 65536 / (THREADS * 128))

@@ -35,13 +35,13 @@ def plan_key(a, b, out, compute):
         _tensor_type = torch.Tensor if torch is not None else None
     tensor = _tensor_type
     if tensor is not None and isinstance(a, tensor) and isinstance(b, tensor):
-        key = (compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
-               b.dtype, b.get_device())
         if out is None:
-            return key, a.data_ptr(), b.data_ptr(), 0
-        if isinstance(out, tensor):
-            return (key + (out.shape, out.stride(), out.dtype, out.get_device()), a.data_ptr(),
-                    b.data_ptr(), out.data_ptr())
+            return ((compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
+                     b.dtype, b.get_device()), a.data_ptr(), b.data_ptr(), 0)
+        if isinstance(out, tensor):  # one tuple built at once: the cached call's common case
+            return ((compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
+                     b.dtype, b.get_device(), out.shape, out.stride(), out.dtype,
+                     out.get_device()), a.data_ptr(), b.data_ptr(), out.data_ptr())
     (sig_a, a_ptr), (sig_b, b_ptr) = signature(a), signature(b)
     sig_out, out_ptr = signature(out) if out is not None else (None, 0)
     if sig_a is None or sig_b is None:

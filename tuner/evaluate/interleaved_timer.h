@@ -49,8 +49,8 @@ class InterleavedTimer {
 // Evicts everything from L2 by reading a buffer of twice its size (an NVRTC kernel, built
 // once): problems that fit in L2 would otherwise be timed from the cache. Reading leaves L2
 // full of clean lines. A flush that writes (a memset) leaves it dirty, and the timed kernel
-// then pays for writing those lines back: on the H200, 60 MB of write-backs took a
-// 1x4096x4096 GEMV from 22 us (ncu, which invalidates L2) to 28 us, 2.4 instead of 3.0 TB/s.
+// then pays for writing those lines back: a memory-bound kernel would be timed a fifth or
+// more slower than it runs.
 class L2Flusher {
  public:
   // The read kernel (`l2_flush_read`) for sm_<major><minor>, through NVRTC; no GPU needed.

@@ -64,9 +64,9 @@ std::vector<TrialResult> TrialMeasurer::measure_on(const GemmTemplate& family,
   size_t done = 0;
   for (const CompileOutcome& outcome : outcomes) {
     // A problem without a timed kernel yet measures on past the deadline until it has one,
-    // each trial then one run (a slow first kernel timed in full took 4 s on 512x8x500000):
-    // seen on the H200, a 12 s budget over five GEMV-like shapes left
-    // 6144x4x2048 with no best, the deadline having passed before its turn in the batch.
+    // each trial then one run (a slow first kernel timed in full can take seconds): a
+    // deadline that passes before a problem's turn in the batch must not leave it without a
+    // best.
     const bool overtime = deadline->passed();
     if (overtime && st->best_us > 0) break;
     ++done;
