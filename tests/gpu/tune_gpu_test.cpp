@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "src/core/device_info.h"
 #include "tests/cli/cli_runner.h"
@@ -141,6 +143,33 @@ TEST(TuneGpu, bench_untuned_serves_each_shape_from_the_others_and_keeps_the_data
        std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
     EXPECT_EQ(entry.path().filename().string().find("tgemm-bench-untuned"), std::string::npos)
         << "scratch copy left behind: " << entry.path();
+}
+
+// Fused epilogues in tgemm-bench: each result checked against the epilogue's reference, timed
+// against cuBLASLt's fused call with the unfused pair beside it where cuBLASLt has the epilogue,
+// and against cuBLAS then the epilogue's pass where it has not (SiLU).
+TEST(TuneGpu, bench_times_fused_epilogues_against_cublaslt_and_the_unfused_pair) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  TempDir dir("bench_epilogue_gpu");
+  const std::string csv = dir.file("bench.csv");
+  auto bench = run_tool("tgemm-bench", "--db " + dir.file("none.db") +
+                                           " --shapes " TGEMM_SOURCE_DIR
+                                           "/tests/data/shapes/epilogue_bench.yaml --max-ms 20 "
+                                           "--csv " +
+                                           csv);
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_EQ(bench.output.find("WRONG RESULT"), std::string::npos) << bench.output;
+  EXPECT_NE(bench.output.find("silu-f32: "), std::string::npos) << bench.output;  // no fused peer
+  std::ifstream in(csv);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << bench.output;
+  // The last cell: the unfused pair's time where the fused call is the peer, else empty.
+  auto last_cell = [](const std::string& row) { return row.substr(row.rfind(',') + 1); };
+  EXPECT_EQ(last_cell(rows[0]), "unfused_us");
+  EXPECT_FALSE(last_cell(rows[1]).empty()) << rows[1];
+  EXPECT_FALSE(last_cell(rows[2]).empty()) << rows[2];
+  EXPECT_TRUE(last_cell(rows[3]).empty()) << rows[3];
 }
 
 // A time budget bounds the run however much one batch asks: on the comparison space (123

@@ -5,7 +5,10 @@
 // dispatcher in the same loop (e.g. a database tuned on exactly these shapes), which gives
 // "untuned shapes against their own best tuned kernel". --untuned does that with one
 // database: each shape is also served from a scratch copy of --db with that shape forgotten
-// (leave one out), so the dispatcher picks what it would pick had nobody tuned it.
+// (leave one out), so the dispatcher picks what it would pick had nobody tuned it. A shape
+// with a fused epilogue is timed against cuBLASLt's fused call where cuBLASLt has the epilogue
+// (else against cuBLAS's GEMM followed by the epilogue as a kernel of its own), and that
+// unfused pair is timed beside them too (tuner/evaluate/epilogue_peers.h).
 #include <cublas_v2.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,11 +24,13 @@
 #include "db/tuning_db.h"
 #include "src/core/device_info.h"
 #include "src/cuda/cublas_gemm.h"
+#include "src/cuda/cublas_handles.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "src/dispatch/dispatcher.h"
 #include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
+#include "tuner/evaluate/epilogue_peers.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/interleaved_timer.h"
 #include "tuner/input/problem_set.h"
@@ -118,16 +123,18 @@ Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t s
   };
 }
 
-// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref` (f32); "" when within the
-// bound of the problem's types.
+// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref` (f32), with the epilogue's
+// reference applied where the problem has one; "" when within the bound of the problem's types.
 std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuffer& c,
-                  const DeviceBuffer& ref, const Problem& problem, cudaStream_t stream,
-                  double* rel_error) {
+                  const DeviceBuffer& ref, const Problem& problem, const EpiloguePeers* epilogue,
+                  cudaStream_t stream, double* rel_error) {
   TGEMM_CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream));  // poison
   d.gemm(call, stream);
   GemmCall ref_call = call;
   ref_call.c = ref.get();
   if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) return "cuBLAS: " + e;
+  if (epilogue)
+    if (auto e = epilogue->apply_reference(ref.get(), stream); !e.empty()) return e;
   TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   auto got = to_host(c, problem.types.c), want = to_host(ref, DType::f32);
   // A batch's members of C follow each other (run_bench): one tall C of batch x m rows.
@@ -169,6 +176,7 @@ int run_bench(const BenchOptions& opt) {
   }
   CudaStream stream;
   Cublas cublas(stream.get());
+  CublasLtHandle lt;  // for an epilogue's fused peer
   L2Flusher flusher(info.l2_bytes);
   std::mt19937_64 rng(std::random_device{}());
 
@@ -178,7 +186,7 @@ int run_bench(const BenchOptions& opt) {
     csv->append(
         "name,dtype,layout,m,n,k,path,tgemm_us,tgemm_tflops,cublas_us,cublas_tflops,"
         "ratio_vs_cublas,rel_error,compare_path,compare_us,ratio_vs_compare,untuned_path,"
-        "untuned_us,tuned_over_untuned,ours_path,ours_us,ours_ratio_vs_cublas\n");
+        "untuned_us,tuned_over_untuned,ours_path,ours_us,ours_ratio_vs_cublas,unfused_us\n");
   }
   fmt::print("{} ({}, {} SMs), database {}\n", info.name, info.arch, info.sm_count, opt.db_path);
   fmt::print(
@@ -190,11 +198,6 @@ int run_bench(const BenchOptions& opt) {
   int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
-    if (p.epilogue.any())
-      fail(
-          "{}: tgemm-bench times plain GEMMs; tgemm-tune measures epilogue {} against cuBLASLt's "
-          "fused call (or cuBLAS and a pass of the epilogue where cuBLASLt has none)",
-          named.name, p.epilogue.name());
     if (p.batch > 1 && p.stride_c != p.m * p.ldc)
       fail(
           "{}: tgemm-bench measures batches whose members of C follow each other (stride_c = "
@@ -223,6 +226,11 @@ int run_bench(const BenchOptions& opt) {
     call.stride_a = p.stride_a;
     call.stride_b = p.stride_b;
     call.stride_c = p.stride_c;
+    std::unique_ptr<EpiloguePeers> epilogue;
+    if (p.epilogue.any()) {
+      epilogue = std::make_unique<EpiloguePeers>(p, info.arch, rng);
+      epilogue->attach(&call);
+    }
     // The untuned dispatcher of this shape: --db with the shape forgotten.
     std::optional<DatabaseWithout> without;
     std::unique_ptr<Dispatcher> untuned;
@@ -241,7 +249,8 @@ int run_bench(const BenchOptions& opt) {
     for (const Contender& who : contenders) {
       paths.push_back(who.dispatcher->selection(call));
       double error = 0;
-      if (auto bad = check(*who.dispatcher, cublas, call, c, ref, p, stream.get(), &error);
+      if (auto bad =
+              check(*who.dispatcher, cublas, call, c, ref, p, epilogue.get(), stream.get(), &error);
           !bad.empty()) {
         wrong = fmt::format("{} kernel ({}): {}", who.label, to_string(paths.back()), bad);
         break;
@@ -255,8 +264,21 @@ int run_bench(const BenchOptions& opt) {
       ++wrong_results;
       continue;
     }
-    launchers.insert(launchers.begin() + 1,
-                     [&cublas, call] { return cublas.run(call, CublasMath::matching); });
+    Launcher peer = [&cublas, call] { return cublas.run(call, CublasMath::matching); };
+    bool unfused_timed = false;  // an epilogue's GEMM-then-pass, timed last beside the fused peer
+    if (epilogue) {
+      Launcher unfused = epilogue->unfused(peer, call, stream.get());
+      std::string why;
+      if (auto fused = epilogue->fused(lt.get(), call, stream.get(), &why)) {
+        peer = *fused;
+        launchers.push_back(unfused);
+        unfused_timed = true;
+      } else {
+        spdlog::info("{}: {}; the peer is cuBLAS's GEMM then the epilogue's pass", named.name, why);
+        peer = unfused;
+      }
+    }
+    launchers.insert(launchers.begin() + 1, peer);
     const bool flush = p.min_bytes() <= 4.0 * double(info.l2_bytes);
     InterleavedTimer timer(stream.get(), [&] {
       if (flush) flusher.flush(stream.get());
@@ -272,7 +294,12 @@ int run_bench(const BenchOptions& opt) {
     // tuning helps: the kernel picked without tuning this shape is that much slower).
     // Timings are main, cuBLAS, then the contenders after main.
     auto us_of = [&](size_t contender) { return stats[contender + 1].median_us; };
-    std::string tail;
+    std::string tail, unfused_csv;
+    if (unfused_timed) {
+      const double unfused_us = stats.back().median_us;
+      tail += fmt::format(" unfused {:>10.1f} {:>6.2f}x", unfused_us, unfused_us / us);
+      unfused_csv = fmt::format("{:.3f}", unfused_us);
+    }
     std::string compare_csv = ",,", untuned_csv = ",,";
     auto column = [&](size_t contender, double vs, std::string* csv_cells) {
       tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[contender]),
@@ -307,9 +334,10 @@ int run_bench(const BenchOptions& opt) {
     ours_ratios.push_back(cublas_us / ours_us);
     if (csv)
       csv->append(fmt::format(
-          "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{},{}\n", named.name,
-          p.types.name(), p.layout(), p.m, p.n, p.k, to_string(paths[0]), us, tflops(us), cublas_us,
-          tflops(cublas_us), ratio, rel_error, compare_csv, untuned_csv, ours_csv));
+          "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{},{},{}\n",
+          named.name, p.types.name(), p.layout(), p.m, p.n, p.k, to_string(paths[0]), us,
+          tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error, compare_csv, untuned_csv,
+          ours_csv, unfused_csv));
   }
   if (csv) csv->commit();
   auto geomean = [](const std::vector<double>& v) {

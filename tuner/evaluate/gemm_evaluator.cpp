@@ -9,6 +9,7 @@
 #include "src/core/error.h"
 #include "src/core/vendor_call.h"
 #include "src/cuda/cublas_gemm.h"
+#include "src/cuda/cublas_handles.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/cuda_event.h"
@@ -23,47 +24,9 @@ namespace tgemm {
 
 namespace {
 
-class CublasHandle {
- public:
-  CublasHandle() {
-    const cublasStatus_t status = cublasCreate(&handle_);
-    if (status != CUBLAS_STATUS_SUCCESS)
-      fail("cublasCreate failed: {}", cublasGetStatusString(status));
-  }
-  ~CublasHandle() {
-    if (handle_) cublasDestroy(handle_);
-  }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
-class CublasLtHandle {
- public:
-  CublasLtHandle() {
-    const cublasStatus_t status = cublasLtCreate(&handle_);
-    if (status != CUBLAS_STATUS_SUCCESS)
-      fail("cublasLtCreate failed: {}", cublasGetStatusString(status));
-  }
-  ~CublasLtHandle() {
-    if (handle_) cublasLtDestroy(handle_);
-  }
-  CublasLtHandle(const CublasLtHandle&) = delete;
-  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
-  cublasLtHandle_t get() const { return handle_; }
-
- private:
-  cublasLtHandle_t handle_ = nullptr;
-};
-
 // cuBLASLt's heuristic algorithms timed per problem, its best first (PyTorch TunableOp times
-// the heuristic's list the same way), and the workspace they may use: cuBLAS's own default on
-// Hopper, which the dispatcher's shared workspace then holds.
+// the heuristic's list the same way), each within kLtWorkspaceBytes.
 constexpr int kLtAlgorithms = 4;
-constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 
 // Elements of poison after each operand: catches reads and writes just past the end.
 constexpr int64_t kGuardElements = 64;
@@ -180,10 +143,6 @@ GemmCall call_of(const Problem& q, float alpha, float beta, const void* a, const
   call.stride_b = q.stride_b;
   call.stride_c = q.stride_c;
   return call;
-}
-
-std::string cuda_error_text(cudaError_t err) {
-  return fmt::format("{}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
 }  // namespace
