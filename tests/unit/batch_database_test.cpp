@@ -10,6 +10,7 @@
 #include "db/tuning_db.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/templates/template_registry.h"
+#include "tests/common/devices.h"
 #include "tests/common/result_databases.h"
 #include "tests/common/sgemm_configs.h"
 #include "tests/common/temp_dir.h"
@@ -95,11 +96,7 @@ TEST(BatchDatabase, a_batched_problem_keeps_its_batch_and_strides) {
   {
     TuningDb db(path, TuningDb::Mode::read_write);
     const int64_t run = db.begin_run("test", "tgemm", "sm_90");
-    DeviceInfo dev;
-    dev.name = "NVIDIA H200";
-    dev.arch = "sm_90";
-    dev.sm_count = 132;
-    const int64_t device = db.upsert_device(dev);
+    const int64_t device = db.upsert_device(testing::device("NVIDIA H200", "sm_90", 132));
     const int64_t problem = db.upsert_problem(p);
     EXPECT_NE(db.upsert_problem(Problem::packed(GemmTypes{}, Op::N, Op::T, 64, 64, 64)), problem);
     TrialResult t;
