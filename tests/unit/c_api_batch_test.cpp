@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/core/device_info.h"
+#include "tests/common/thrown_message.h"
 #include "tgemm/tgemm.h"
 #include "tgemm/tgemm_c.h"
 
@@ -101,27 +102,19 @@ TEST_F(CApiBatch, a_null_or_destroyed_handle_is_not_initialized) {
 TEST(CppApiBatch, bad_batches_throw_tgemm_error_naming_the_argument) {
   tgemm::Handle handle(kNoDb);
   float* fake = reinterpret_cast<float*>(uintptr_t(1) << 20);
-  const auto message = [](auto&& call) {
-    try {
-      call();
-    } catch (const tgemm::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no Error");
-  };
-  EXPECT_NE(message([&] {
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
               handle.gemm_strided_batched('N', 'N', 4, 4, 4, 1.0f, fake, 4, 16, fake, 4, 16, 0.0f,
                                           fake, 4, 8, 2);
             }).find("strideC = 8"),
             std::string::npos);
   const float* const* null_array = nullptr;
   float* const* c_array = reinterpret_cast<float* const*>(fake);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
               handle.gemm_batched('N', 'N', 4, 4, 4, 1.0f, null_array, 4, null_array, 4, 0.0f,
                                   c_array, 4, 3);
             }).find("Aarray or Barray is a null pointer"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
               handle.gemm_batched('N', 'N', 4, 4, 4, 1.0f, null_array, 4, null_array, 4, 0.0f,
                                   c_array, 4, -1);
             }).find("batchCount must be >= 0"),

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/core/device_info.h"
+#include "tests/common/thrown_message.h"
 #include "tgemm/tgemm.h"
 #include "tgemm/tgemm_c.h"
 
@@ -115,25 +116,25 @@ TEST_F(CApi, math_mode_round_trips_and_refuses_unknown_modes) {
 
 TEST(CppApi, bad_prepare_and_workspace_arguments_throw_tgemm_error) {
   tgemm::Handle handle(kNoDb);
-  const auto message = [](auto&& call) {
-    try {
-      call();
-    } catch (const tgemm::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no Error");
-  };
-  EXPECT_NE(message([&] { handle.prepare("f64", 'N', 'N', 4, 4, 4, 4, 4, 4); }).find("types"),
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
+              handle.prepare("f64", 'N', 'N', 4, 4, 4, 4, 4, 4);
+            }).find("types"),
             std::string::npos);
-  EXPECT_NE(message([&] { handle.prepare("f32", 'N', 'X', 4, 4, 4, 4, 4, 4); }).find("op_b"),
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
+              handle.prepare("f32", 'N', 'X', 4, 4, 4, 4, 4, 4);
+            }).find("op_b"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
               handle.prepare("f16", 'N', 'N', 4, 4, 4, 4, 4, 4, 3);
             }).find("Aalignment must be a power of two"),
             std::string::npos);
-  EXPECT_NE(message([&] { handle.prepare("bf16", 'T', 'N', 4, 4, 4, 3, 4, 4); }).find("lda = 3"),
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
+              handle.prepare("bf16", 'T', 'N', 4, 4, 4, 3, 4, 4);
+            }).find("lda = 3"),
             std::string::npos);
-  EXPECT_NE(message([&] { handle.set_workspace(nullptr, 64); }).find("null pointer"),
+  EXPECT_NE(tgemm::testing::thrown_message([&] {
+              handle.set_workspace(nullptr, 64);
+            }).find("null pointer"),
             std::string::npos);
   EXPECT_NO_THROW(handle.prepare("f32", 'N', 'N', 0, 4, 4, 4, 4, 4));  // nothing to prepare
   if (tgemm::cuda_device_count() == 0) {
