@@ -1,8 +1,10 @@
 // gemm_tma_wgmma: GEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a) fed by the bulk
 // tensor copy engine (TMA), warp-specialized and persistent. f32 accumulation, row-major storage:
 //   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
-// Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major) or f32 computed
-// as tf32 (both operands K-major: A stored [m][k], B stored [n][k]).
+// Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major), f32 computed
+// as tf32, or FP8 (A and B each e4m3 or e5m2, C bf16, f16 or f32, the product scaled by the
+// per-tensor scales of EpilogueParams); tf32 and FP8 read both operands K-major (A stored
+// [m][k], B stored [n][k]).
 // A block is one producer warpgroup and CONSUMERS consumer warpgroups. One thread of the
 // producer walks the block's work and issues tensor copies of A's and B's K slices (one
 // 128-byte swizzle row deep: BK = 64 16-bit or 32 f32 elements) into a STAGES-deep ring of
@@ -68,15 +70,15 @@
 #endif
 
 // ---- Derived constants --------------------------------------------------------------
-#define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : 2)  // bytes of one A or B element
-#define ROW_BYTES 128                           // one swizzled shared row (the swizzle span)
-#define BK (ROW_BYTES / ELEM_BYTES)             // K depth of a slice: 64 16-bit, 32 tf32
-#define WK (ELEM_BYTES == 2 ? 16 : 8)           // K of one wgmma: k16, or k8 for tf32
-#define THREADS ((CONSUMERS + 1) * 128)         // the producer warpgroup, then the consumers
-#define WG_ROWS (BM / CONSUMERS)                // rows of C per consumer warpgroup
-#define MT (WG_ROWS / 64)                       // m64 wgmma tiles per consumer warpgroup
-#define K_MAJOR_A (TGEMM_OP_A == 0)             // A stored [m][k]
-#define K_MAJOR_B (TGEMM_OP_B == 1)             // B stored [n][k]
+#define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : TGEMM_FP8 ? 1 : 2)  // bytes of one A or B element
+#define ROW_BYTES 128                    // one swizzled shared row (the swizzle span)
+#define BK (ROW_BYTES / ELEM_BYTES)      // K depth of a slice: 64 16-bit, 32 tf32, 128 FP8
+#define WK (32 / ELEM_BYTES)             // K of one wgmma (32 bytes of it): k16, k8 tf32, k32 FP8
+#define THREADS ((CONSUMERS + 1) * 128)  // the producer warpgroup, then the consumers
+#define WG_ROWS (BM / CONSUMERS)         // rows of C per consumer warpgroup
+#define MT (WG_ROWS / 64)                // m64 wgmma tiles per consumer warpgroup
+#define K_MAJOR_A (TGEMM_OP_A == 0)      // A stored [m][k]
+#define K_MAJOR_B (TGEMM_OP_B == 1)      // B stored [n][k]
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // what one slot's copies deliver
@@ -96,13 +98,15 @@
 #define CONSUMER_WARPS (CONSUMERS * 4)
 #define RELEASES (CONSUMER_WARPS * (CLUSTER + CLUSTER_N - 1))
 
-static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B, "A and B must share one element type");
+static_assert(TGEMM_TYPE_A == TGEMM_TYPE_B || (TGEMM_FP8 && TGEMM_TYPE_B >= 3),
+              "A and B must share one element type, or both be FP8");
 static_assert(TGEMM_TYPE_A != 0 || TGEMM_COMPUTE == 1, "f32 inputs are computed as tf32 here");
 static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
-              "16-bit inputs accumulate in f32 (compute type f32)");
-static_assert(TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0, "C must be the input type or f32");
-static_assert(TGEMM_TYPE_A != 0 || (K_MAJOR_A && K_MAJOR_B),
-              "tf32 wgmma reads K-major operands only: A stored [m][k], B stored [n][k]");
+              "16-bit and FP8 inputs accumulate in f32 (compute type f32)");
+static_assert(TGEMM_FP8 ? TGEMM_TYPE_C <= 2 : (TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0),
+              "C must be the input type or f32 (FP8: bf16, f16 or f32)");
+static_assert((TGEMM_TYPE_A != 0 && !TGEMM_FP8) || (K_MAJOR_A && K_MAJOR_B),
+              "tf32 and FP8 wgmma read K-major operands only: A stored [m][k], B stored [n][k]");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0, "each consumer's rows must be whole m64 tiles");
 static_assert(BM <= 256, "a tensor copy's box is at most 256 rows");
@@ -360,6 +364,12 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
         if (writers & (1u << r)) tgemm::mbarrier_arrive_in(empty + 8 * slot, r);
     }
   };
+#if TGEMM_FP8
+  // Every product carries both per-tensor scales (a null one is 1): applied to the sums before
+  // they leave.
+  const float scale = (p.epilogue.scale_a ? *p.epilogue.scale_a : 1.0f) *
+                      (p.epilogue.scale_b ? *p.epilogue.scale_b : 1.0f);
+#endif
   const int units = cluster_units(grid_m, grid_n);
   for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
     const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
@@ -389,6 +399,12 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
     }
+#if TGEMM_FP8
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[mt][i] *= scale;
+#endif
     if (TMA_STORE && SPLIT_K == 1 && p.gemm.beta == 0.0f && p.c_by_copy)
       store_tile_by_copy(p, w, wg, acc, staging, stored);
     else

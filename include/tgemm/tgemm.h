@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -99,6 +100,14 @@ class Handle {
   void gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __nv_bfloat16* a, int lda,
             const __nv_bfloat16* b, int ldb, float beta, float* c, int ldc,
             const GemmEpilogue& epilogue, cudaStream_t stream = nullptr);
+
+  // FP8 inputs, as tgemmGemmScaledEx: C = scale_a scale_b alpha op(A) op(B) + beta C, A and B
+  // each __nv_fp8_e4m3 or __nv_fp8_e5m2, C __nv_bfloat16, __half or float, the scales one float
+  // each in device memory (nullptr: 1), read when the kernel runs. Defined for those types.
+  template <typename TA, typename TB, typename TC>
+  void gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
+                const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta, TC* c,
+                int ldc, cudaStream_t stream = nullptr);
 
   // batch_count GEMMs of one shape, as cublasGemmStridedBatchedEx (tgemmGemmStridedBatchedEx's
   // rules): member i at a + i * stride_a, b + i * stride_b, c + i * stride_c (elements).

@@ -70,8 +70,15 @@ typedef enum {
   TGEMM_STATUS_WORKSPACE_TOO_SMALL = 9 /* the buffer lent by tgemmSetWorkspace is too small */
 } tgemmStatus_t;
 
-/* Element types of A, B and C (cudaDataType's CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF). */
-typedef enum { TGEMM_R_32F = 0, TGEMM_R_16F = 1, TGEMM_R_16BF = 2 } tgemmDataType_t;
+/* Element types of A, B and C (cudaDataType's CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF,
+ * CUDA_R_8F_E4M3, CUDA_R_8F_E5M2). The FP8 types are for A and B only. */
+typedef enum {
+  TGEMM_R_32F = 0,
+  TGEMM_R_16F = 1,
+  TGEMM_R_16BF = 2,
+  TGEMM_R_8F_E4M3 = 3,
+  TGEMM_R_8F_E5M2 = 4
+} tgemmDataType_t;
 
 /* How products are accumulated, as cublasComputeType_t; every one accumulates in f32, so
  * alpha and beta are floats. */
@@ -115,8 +122,12 @@ tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOpera
 
 /* C = alpha op(A) op(B) + beta C with typed operands, as cublasGemmEx (row-major; see above).
  * Supported: A and B of one type; f32 inputs with an f32 C and any compute type; f16 or bf16
- * inputs with compute 32F and C of the input type or f32. alpha and beta point to floats.
- * Other combinations return TGEMM_STATUS_TYPE_NOT_SUPPORTED. */
+ * inputs with compute 32F and C of the input type or f32; FP8 inputs (A and B each E4M3 or
+ * E5M2) with compute 32F and C bf16, f16 or f32, unscaled (tgemmGemmScaledEx takes scales).
+ * alpha and beta point to floats. Other combinations return TGEMM_STATUS_TYPE_NOT_SUPPORTED.
+ * FP8 runs on Hopper (sm_90) with both operands K-major (row-major A with op_a N, B with op_b
+ * T) and A and B 16-byte aligned (pointers and leading dimensions); other FP8 problems are
+ * served by cuBLASLt where it computes them, else return TGEMM_STATUS_NOT_SUPPORTED. */
 tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
                           int n, int k, const void* alpha, const void* A, tgemmDataType_t Atype,
                           int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
@@ -202,6 +213,27 @@ tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
                                   tgemmDataType_t Btype, int ldb, const void* beta, void* C,
                                   tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                                   const tgemmEpilogue_t* epilogue, cudaStream_t stream);
+
+/* FP8 inputs' per-tensor scales, as cublasLt's CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
+ * _B_SCALE_POINTER: each points to one float in device memory, read by the kernel when it runs
+ * (so a graph replays with the values current then). */
+typedef struct {
+  const float* scaleA;
+  const float* scaleB;
+} tgemmScales_t;
+
+/* tgemmGemmEx of FP8 inputs with their scales, and optionally a fused epilogue (NULL: none):
+ *   D = act(scaleA * scaleB * alpha * op(A) op(B) + beta * C + bias).
+ * Statuses: TGEMM_STATUS_INVALID_VALUE for null scales or a null pointer in them, and for
+ * types that are not FP8; otherwise tgemmGemmEpilogueEx's (tgemmGemmEx's without an
+ * epilogue). */
+tgemmStatus_t tgemmGemmScaledEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                int m, int n, int k, const void* alpha, const void* A,
+                                tgemmDataType_t Atype, int lda, const void* B,
+                                tgemmDataType_t Btype, int ldb, const void* beta, void* C,
+                                tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                                const tgemmScales_t* scales, const tgemmEpilogue_t* epilogue,
+                                cudaStream_t stream);
 
 /* One problem for tgemmPrepare: tgemmGemmEx's arguments without the scalars, buffers and
  * stream (tgemmSgemm's: the three types TGEMM_R_32F, computeType TGEMM_COMPUTE_32F), and

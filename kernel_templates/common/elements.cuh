@@ -1,6 +1,7 @@
 // What the host fixes for a problem, as the device sees it: the layout (TGEMM_OP_A/B) and
-// the element types TGEMM_TYPE_{A,B,C} (0 f32, 1 f16, 2 bf16), which become ElementA/B/C, with conversions to and from the f32
-// accumulator, and the C = beta * C pass that split-K launches run first.
+// the element types TGEMM_TYPE_{A,B,C} (0 f32, 1 f16, 2 bf16, 3 e4m3, 4 e5m2; FP8 for A and B
+// only), which become ElementA/B/C, with conversions to and from the f32 accumulator, and the
+// C = beta * C pass that split-K launches run first.
 // The 16-bit types are our own bit containers converted with PTX: NVRTC has no built-in
 // cuda_fp16.h, and a machine that runs libtgemm need not have the toolkit's headers.
 #pragma once
@@ -27,6 +28,9 @@
 #ifndef TGEMM_COMPUTE
 #define TGEMM_COMPUTE 0
 #endif
+// FP8 inputs: scaled per tensor (EpilogueParams::scale_a / scale_b) and computed by the FP8
+// tensor-core instructions only.
+#define TGEMM_FP8 (TGEMM_TYPE_A >= 3)
 
 namespace tgemm {
 
@@ -36,6 +40,13 @@ struct Half {
 };
 struct BFloat16 {
   unsigned short bits;
+};
+// Storage of one FP8 element (OCP E4M3 / E5M2): the tensor cores read them as they are.
+struct Fp8E4M3 {
+  unsigned char bits;
+};
+struct Fp8E5M2 {
+  unsigned char bits;
 };
 
 template <int Code>
@@ -51,6 +62,14 @@ struct ElementOf<1> {
 template <>
 struct ElementOf<2> {
   using type = BFloat16;
+};
+template <>
+struct ElementOf<3> {
+  using type = Fp8E4M3;
+};
+template <>
+struct ElementOf<4> {
+  using type = Fp8E5M2;
 };
 
 using ElementA = typename ElementOf<TGEMM_TYPE_A>::type;

@@ -2,12 +2,13 @@
 // (src/launch/launch_plan.h) and the device. What the epilogue computes (activation, bias and
 // where it runs along, aux) is fixed by the build; these are the call's pointers.
 //
-// Only an epilogue's builds (TGEMM_EPILOGUE=1) read it: their kernels take it as a second
+// Only an epilogue's builds (TGEMM_EPILOGUE=1) and FP8 ones (for their scales, the last
+// fields) read it: their kernels take it as a second
 // parameter after GemmParams (a TMA family's, which has no room below its maps at offset 128,
 // as the last field of TmaGemmParams). The host always passes both parameters; a plain build
 // declares one, and the driver reads only the parameters a kernel declares, so a plain
 // build's block, options and machine code are what they were before epilogues. The cost of an
-// epilogue build is the parameter bank's 48 more bytes, read once per thread where C is written:
+// epilogue build is the parameter bank's 64 more bytes, read once per thread where C is written:
 // no device-side descriptor to allocate or copy per call (which graph capture would have to
 // replay), and no load in the main loop.
 #pragma once
@@ -24,6 +25,11 @@ struct EpilogueParams {
   long long ldd, ldaux;  // leading dimensions in elements
   int d_aligned16;       // 1 when D's pointer and ldd allow 16-byte stores (as c_aligned16)
   int aux_aligned16;     // the same for aux
+  // FP8 inputs' per-tensor scales (one f32 each, on the device, as cuBLASLt's A/B scale
+  // pointers; null is 1): D = scale_a * scale_b * alpha * op(A) op(B) + beta * C. Read by FP8
+  // builds only, which take this block whatever their epilogue.
+  const float* scale_a;
+  const float* scale_b;
 };
 
 }  // namespace tgemm

@@ -32,10 +32,11 @@ struct TmaGemmParams {
   // last column still writes the rest of that 16-byte unit, the row's padding).
   TensorMap c;
   int c_by_copy;
-  // Appended, and declared only in an epilogue's builds (common/epilogue_params.h): a plain
-  // build keeps the block it had. Here rather than as a second kernel parameter so that the
-  // block's functions, which take the block, reach it.
-#if !defined(__CUDACC__) || (defined(TGEMM_EPILOGUE) && TGEMM_EPILOGUE != 0)
+  // Appended, and declared only in an epilogue's builds and FP8 ones (common/epilogue_params.h,
+  // which holds FP8's scales): a plain build keeps the block it had. Here rather than as a
+  // second kernel parameter so that the block's functions, which take the block, reach it.
+#if !defined(__CUDACC__) || (defined(TGEMM_EPILOGUE) && TGEMM_EPILOGUE != 0) || \
+    (defined(TGEMM_TYPE_A) && TGEMM_TYPE_A >= 3)
   EpilogueParams epilogue;
 #endif
 };

@@ -3,12 +3,23 @@
 // fence / commit / wait protocol, and one m64 x N x k step for each N a family tiles with.
 // The instruction's kind follows the problem's element type (TGEMM_TYPE_A, common/elements.cuh):
 // f16 and bf16 k16 steps (either operand may be MN-major: the transpose bits), tf32 k8 steps
-// (K-major operands only). Accumulators are f32.
+// and FP8 k32 steps, A and B each e4m3 or e5m2 (K-major operands only). Accumulators are f32.
 #pragma once
 
 #include "common/elements.cuh"
 
-#if TGEMM_TYPE_A == 0
+#if TGEMM_FP8
+#if TGEMM_TYPE_A == 3 && TGEMM_TYPE_B == 3
+#define TGEMM_WGMMA_KIND "k32.f32.e4m3.e4m3"
+#elif TGEMM_TYPE_A == 3
+#define TGEMM_WGMMA_KIND "k32.f32.e4m3.e5m2"
+#elif TGEMM_TYPE_B == 3
+#define TGEMM_WGMMA_KIND "k32.f32.e5m2.e4m3"
+#else
+#define TGEMM_WGMMA_KIND "k32.f32.e5m2.e5m2"
+#endif
+#define TGEMM_WGMMA_TRANS(a, b) ""  // FP8 takes K-major operands only
+#elif TGEMM_TYPE_A == 0
 #define TGEMM_WGMMA_KIND "k8.f32.tf32.tf32"
 #define TGEMM_WGMMA_TRANS(a, b) ""  // tf32 takes K-major operands only
 #elif TGEMM_TYPE_A == 1

@@ -36,6 +36,11 @@ struct GemmCall {
   int ldd = 0;
   void* aux = nullptr;
   int ldaux = 0;
+  // FP8 inputs' per-tensor scales, each one f32 on the device (cuBLASLt's A and B scale
+  // pointers; null is 1): the result is scale_a * scale_b * alpha * op(A) op(B) + beta * C.
+  // Unread for other types.
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 }  // namespace tgemm

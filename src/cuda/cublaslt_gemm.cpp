@@ -88,7 +88,8 @@ std::optional<cublasLtEpilogue_t> lt_epilogue(const Epilogue& e) {
 LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     : handle_(handle),
       compute_(cublas_compute_type(p.types, CublasMath::matching)),
-      ab_type_(cuda_data_type(p.types.a)),
+      a_type_(cuda_data_type(p.types.b)),
+      b_type_(cuda_data_type(p.types.a)),
       c_type_(cuda_data_type(p.types.c)),
       align_a_(p.align_b),
       align_b_(p.align_a),
@@ -100,10 +101,10 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, op_of(p.op_b));
     set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, op_of(p.op_a));
     const bool a_n = p.op_b == Op::N, b_n = p.op_a == Op::N;
-    check(cublasLtMatrixLayoutCreate(&a_, ab_type_, uint64_t(a_n ? p.n : p.k),
+    check(cublasLtMatrixLayoutCreate(&a_, a_type_, uint64_t(a_n ? p.n : p.k),
                                      uint64_t(a_n ? p.k : p.n), p.ldb),
           "cublasLtMatrixLayoutCreate");
-    check(cublasLtMatrixLayoutCreate(&b_, ab_type_, uint64_t(b_n ? p.k : p.m),
+    check(cublasLtMatrixLayoutCreate(&b_, b_type_, uint64_t(b_n ? p.k : p.m),
                                      uint64_t(b_n ? p.m : p.k), p.lda),
           "cublasLtMatrixLayoutCreate");
     check(cublasLtMatrixLayoutCreate(&c_, c_type_, uint64_t(p.n), uint64_t(p.m), p.ldc),
@@ -111,6 +112,12 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     check(cublasLtMatrixLayoutCreate(&d_, c_type_, uint64_t(p.n), uint64_t(p.m),
                                      ldd > 0 ? ldd : p.ldc),
           "cublasLtMatrixLayoutCreate");
+    if (p.types.fp8()) {
+      // Plain tensor-core accumulation, as our FP8 kernels add (cuBLASLt's default promotes
+      // partial sums to f32 now and then: more exact, and slower).
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(1));
+      scales_ = true;
+    }
     if (p.epilogue.any()) {
       const std::optional<cublasLtEpilogue_t> epilogue = lt_epilogue(p.epilogue);
       if (!epilogue) fail("cuBLASLt has no epilogue like {}", p.epilogue.name());
@@ -171,7 +178,7 @@ std::vector<LtAlgoConfig> LtGemm::heuristic(int count, size_t max_workspace) con
 
 std::optional<LtReadyAlgo> LtGemm::ready(const LtAlgoConfig& c, std::string* why) const {
   LtReadyAlgo ready{};
-  cublasStatus_t status = cublasLtMatmulAlgoInit(handle_, compute_, CUDA_R_32F, ab_type_, ab_type_,
+  cublasStatus_t status = cublasLtMatmulAlgoInit(handle_, compute_, CUDA_R_32F, a_type_, b_type_,
                                                  c_type_, c_type_, int(c.algo_id), &ready.algo);
   if (status != CUBLAS_STATUS_SUCCESS) {
     *why = fmt::format("cublasLtMatmulAlgoInit: {}", cublasGetStatusString(status));
@@ -203,7 +210,7 @@ std::optional<LtReadyAlgo> LtGemm::ready(const LtAlgoConfig& c, std::string* why
 cublasStatus_t LtGemm::run(const LtReadyAlgo& algo, const GemmCall& x, void* workspace,
                            cudaStream_t stream) const {
   void* const d = x.d ? x.d : x.c;
-  if (!bias_ && !aux_)
+  if (!bias_ && !aux_ && !scales_)
     return cublasLtMatmul(handle_, desc_, &x.alpha, x.b, a_, x.a, b_, &x.beta, x.c, c_, d, d_,
                           &algo.algo, workspace, algo.workspace_bytes, stream);
   std::lock_guard lock(desc_mutex_);
@@ -212,6 +219,11 @@ cublasStatus_t LtGemm::run(const LtReadyAlgo& algo, const GemmCall& x, void* wor
   };
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   if (bias_) status = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, x.bias);
+  // cuBLAS's A is our B: its scale is ours of B. A null pointer is a scale of 1, as ours.
+  if (scales_ && status == CUBLAS_STATUS_SUCCESS)
+    status = set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, x.scale_b);
+  if (scales_ && status == CUBLAS_STATUS_SUCCESS)
+    status = set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, x.scale_a);
   // aux is column-major n x m to cuBLAS as C is: its ld is ours.
   if (aux_ && status == CUBLAS_STATUS_SUCCESS)
     status = set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, x.aux);

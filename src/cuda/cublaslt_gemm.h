@@ -55,13 +55,14 @@ class LtGemm {
 
   cublasLtHandle_t handle_;
   cublasComputeType_t compute_;
-  cudaDataType_t ab_type_, c_type_;
+  cudaDataType_t a_type_, b_type_, c_type_;  // cuBLAS's A (our B), B (our A), C and D
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;  // cuBLAS's A (our B), B, C
   cublasLtMatrixLayout_t d_ = nullptr;
   int align_a_, align_b_, align_c_;  // bytes, cuBLAS's operands
   int align_d_;  // C's, or one element for a D apart (its pointer is the call's)
   bool bias_ = false, aux_ = false;  // run() sets their pointers on desc_ ...
+  bool scales_ = false;              // (FP8's scales too)
   mutable std::mutex desc_mutex_;    // ... so calls sharing the descriptor take turns
 };
 

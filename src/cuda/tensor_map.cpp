@@ -30,6 +30,8 @@ CUtensorMapDataType map_type(DType dtype) {
   switch (dtype) {
     case DType::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::e4m3:  // TMA moves bytes: FP8 elements are 8-bit integers to it
+    case DType::e5m2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case DType::f32: break;
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

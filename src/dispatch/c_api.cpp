@@ -142,9 +142,14 @@ tgemm::DType element_type(tgemmDataType_t type, const char* name) {
       return tgemm::DType::f16;
     case TGEMM_R_16BF:
       return tgemm::DType::bf16;
+    case TGEMM_R_8F_E4M3:
+      return tgemm::DType::e4m3;
+    case TGEMM_R_8F_E5M2:
+      return tgemm::DType::e5m2;
   }
-  throw tgemm::InvalidValueError(std::string(name) +
-                                 " must be TGEMM_R_32F, TGEMM_R_16F or TGEMM_R_16BF");
+  throw tgemm::InvalidValueError(
+      std::string(name) +
+      " must be TGEMM_R_32F, TGEMM_R_16F, TGEMM_R_16BF, TGEMM_R_8F_E4M3 or TGEMM_R_8F_E5M2");
 }
 
 tgemm::ComputeType compute_type(tgemmComputeType_t type) {
@@ -207,6 +212,21 @@ tgemm::EpilogueArgs epilogue_args(const tgemmEpilogue_t* e) {
   args.aux = e->aux;
   args.ldaux = e->ldaux;
   return args;
+}
+
+// tgemmGemmScaledEx's call: FP8 types and both scales.
+tgemm::GemmCall with_scales(tgemm::GemmCall call, const tgemmScales_t* scales) {
+  if (!call.types.fp8())
+    throw tgemm::InvalidValueError(
+        fmt::format("scales apply to FP8 inputs (Atype and Btype TGEMM_R_8F_E4M3 or _E5M2), not {}",
+                    call.types.name()));
+  if (!scales || !scales->scaleA || !scales->scaleB)
+    throw tgemm::InvalidValueError(
+        "scales, scales->scaleA and scales->scaleB must not be null (tgemmGemmEx computes FP8 "
+        "unscaled)");
+  call.scale_a = scales->scaleA;
+  call.scale_b = scales->scaleB;
+  return call;
 }
 
 // The request of one tgemmProblem_t (its checks are the Dispatcher's, as for a call's).
@@ -286,6 +306,22 @@ tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
     const tgemm::GemmCall call = typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype,
                                             ldb, beta, C, Ctype, ldc, computeType);
     dispatcher.gemm(tgemm::with_epilogue(call, epilogue_args(epilogue)), stream);
+  });
+}
+
+tgemmStatus_t tgemmGemmScaledEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
+                                int m, int n, int k, const void* alpha, const void* A,
+                                tgemmDataType_t Atype, int lda, const void* B,
+                                tgemmDataType_t Btype, int ldb, const void* beta, void* C,
+                                tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
+                                const tgemmScales_t* scales, const tgemmEpilogue_t* epilogue,
+                                cudaStream_t stream) {
+  return with_handle("tgemmGemmScaledEx", handle, [&](tgemm::Dispatcher& dispatcher) {
+    const tgemm::GemmCall call =
+        with_scales(typed_call(op_a, op_b, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                               Ctype, ldc, computeType),
+                    scales);
+    dispatcher.gemm(epilogue ? tgemm::with_epilogue(call, epilogue_args(epilogue)) : call, stream);
   });
 }
 

@@ -39,6 +39,12 @@ NotSupportedError fallback_off(const Problem& problem) {
       fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
 }
 
+// What cuBLAS's GEMM alone cannot serve: a fused epilogue, or FP8 inputs (cuBLASLt computes
+// both; see EpilogueFallback).
+bool needs_cublaslt(const Problem& problem) {
+  return problem.epilogue.any() || problem.types.fp8();
+}
+
 void check_launch(const KernelConfig& config, cudaError_t err) {
   if (err != cudaSuccess)
     throw ExecutionError(
@@ -55,8 +61,10 @@ struct Dispatcher::VendorCall {
   LtReadyAlgo algo{};
 };
 
-// An epilogue's fallback (run_epilogue_fallback): cuBLASLt with the epilogue, or, where it has
-// none (or no algorithm without a workspace), our pass after cuBLAS.
+// The fallback of a problem cuBLAS's GEMM alone cannot compute (run_epilogue_fallback): an
+// epilogue's or FP8's. cuBLASLt's call with the epilogue (and FP8's scales), or, where it has
+// none (or no algorithm without a workspace), our pass after cuBLAS (not for FP8, which cuBLAS
+// has no GEMM for).
 struct Dispatcher::EpilogueFallback {
   std::unique_ptr<LtGemm> lt;  // null: cuBLAS and the pass
   LtReadyAlgo algo{};
@@ -680,7 +688,7 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
 
 void Dispatcher::run_vendor_fallback(DeviceState& state, const Problem& problem,
                                      const GemmCall& call, cudaStream_t stream) {
-  if (problem.epilogue.any())
+  if (needs_cublaslt(problem))
     run_epilogue_fallback(state, problem, call, stream);
   else
     run_cublas(state, call, stream);
@@ -714,12 +722,21 @@ const Dispatcher::EpilogueFallback& Dispatcher::epilogue_fallback(
       fallback->lt = std::move(lt);
       fallback->algo = *ready;
     } catch (const std::exception& e) {
+      if (problem.types.fp8())  // cuBLAS has no FP8 GEMM to fall back to
+        throw NotSupportedError(fmt::format(
+            "no tgemm kernel runs {} and cuBLASLt has no FP8 call for it either ({}; cuBLASLt's "
+            "FP8 needs Hopper or Ada, K-major A and B (layout NT) and 16-byte aligned operands)",
+            problem.key(), e.what()));
       library_log().info(
           "tgemm: cuBLASLt cannot apply epilogue {} to {} ({}); cuBLAS and a "
           "pass of the epilogue serve it",
           problem.epilogue.name(), problem.key(), e.what());
     }
   }
+  if (!fallback->lt && problem.types.fp8())
+    throw NotSupportedError(fmt::format(
+        "no tgemm kernel runs {} and cuBLASLt has no FP8 call with epilogue {}", problem.key(),
+        problem.epilogue.kind()));
   if (!fallback->lt) {
     const Epilogue& e = problem.epilogue;
     const DType bias = e.bias_f32 ? DType::f32 : problem.types.c;
@@ -773,7 +790,7 @@ void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem
       std::lock_guard lock(state.cublas_mutex);
       cublas_handle(state, std::nullopt);
     }
-    if (problem.epilogue.any()) epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
+    if (needs_cublaslt(problem)) epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
   } else {
     hold_workspace(state, r.plan.workspace_bytes,
                    r.kernel->config().canonical_name() + " for " + problem.key());

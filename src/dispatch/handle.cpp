@@ -42,12 +42,21 @@ GemmTypes types_of(DType in, DType out) {
   return t;
 }
 
-// The element type of a C++ operand: f32 and the two 16-bit types with f32 accumulation.
+// The element type of a C++ operand: f32, the two 16-bit types and the two FP8 ones.
 template <typename T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, __half>) return DType::f16;
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return DType::bf16;
-  return DType::f32;
+  if constexpr (std::is_same_v<T, __half>) {
+    return DType::f16;
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return DType::bf16;
+  } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
+    return DType::e4m3;
+  } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
+    return DType::e5m2;
+  } else {
+    static_assert(std::is_same_v<T, float>, "an element type tgemm has");
+    return DType::f32;
+  }
 }
 
 template <typename T>
@@ -123,6 +132,36 @@ void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const 
   live("gemm").gemm(
       make_call(GemmTypes{}, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), stream);
 }
+
+template <typename TA, typename TB, typename TC>
+void Handle::gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
+                      const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta,
+                      TC* c, int ldc, cudaStream_t stream) {
+  GemmTypes types;
+  types.a = dtype_of<TA>();
+  types.b = dtype_of<TB>();
+  types.c = dtype_of<TC>();
+  GemmCall call = make_call(types, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  call.scale_a = scale_a;
+  call.scale_b = scale_b;
+  live("gemm_fp8").gemm(call, stream);
+}
+
+// Every pair of FP8 inputs into each C type.
+#define TGEMM_GEMM_FP8(TA, TB, TC)                                                              \
+  template void Handle::gemm_fp8<TA, TB, TC>(char, char, int, int, int, float, const TA*, int,  \
+                                             const float*, const TB*, int, const float*, float, \
+                                             TC*, int, cudaStream_t);
+#define TGEMM_GEMM_FP8_INTO(TC)                    \
+  TGEMM_GEMM_FP8(__nv_fp8_e4m3, __nv_fp8_e4m3, TC) \
+  TGEMM_GEMM_FP8(__nv_fp8_e4m3, __nv_fp8_e5m2, TC) \
+  TGEMM_GEMM_FP8(__nv_fp8_e5m2, __nv_fp8_e4m3, TC) \
+  TGEMM_GEMM_FP8(__nv_fp8_e5m2, __nv_fp8_e5m2, TC)
+TGEMM_GEMM_FP8_INTO(__nv_bfloat16)
+TGEMM_GEMM_FP8_INTO(__half)
+TGEMM_GEMM_FP8_INTO(float)
+#undef TGEMM_GEMM_FP8_INTO
+#undef TGEMM_GEMM_FP8
 
 void Handle::gemm(char op_a, char op_b, int m, int n, int k, float alpha, const __half* a, int lda,
                   const __half* b, int ldb, float beta, __half* c, int ldc, cudaStream_t stream) {

@@ -33,7 +33,13 @@ std::vector<DefaultKernel> parse_default_kernels(const std::string& text) {
     if (!(fields >> types >> templ >> params) || (fields >> extra))
       fail("default kernels line {}: expected 'arch dtype template params'", number);
     if (arch != "*") arch_number(arch);
-    out.push_back({arch, parse_gemm_types(types), KernelConfig::from_params_text(templ, params)});
+    const KernelConfig config = KernelConfig::from_params_text(templ, params);
+    if (types != "fp8") {
+      out.push_back({arch, parse_gemm_types(types), config});
+      continue;
+    }
+    for (const GemmTypes& t : every_gemm_types())  // one kernel shape for every FP8 pair
+      if (t.fp8()) out.push_back({arch, t, config});
   }
   return out;
 }

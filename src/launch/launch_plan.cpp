@@ -43,6 +43,8 @@ EpilogueParams make_epilogue_params(const GemmCall& call) {
   e.d_aligned16 = alignment_bytes(e.ldd, reinterpret_cast<uintptr_t>(e.d), bytes) == 16;
   e.aux_aligned16 =
       call.aux && alignment_bytes(e.ldaux, reinterpret_cast<uintptr_t>(e.aux), bytes) == 16;
+  e.scale_a = call.scale_a;
+  e.scale_b = call.scale_b;
   return e;
 }
 

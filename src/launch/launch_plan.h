@@ -23,7 +23,7 @@ static_assert(offsetof(GemmParams, c_aligned16) == 68 && offsetof(GemmParams, wo
 static_assert(offsetof(TmaGemmParams, a) == 128,
               "TMA cubins stored before the batch fields read their maps at offset 128");
 static_assert(offsetof(TmaGemmParams, epilogue) > offsetof(TmaGemmParams, c_by_copy) &&
-                  sizeof(EpilogueParams) == 48,
+                  sizeof(EpilogueParams) == 64,
               "the epilogue follows every field stored TMA cubins read");
 
 struct KernelLaunch {

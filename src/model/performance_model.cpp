@@ -42,6 +42,7 @@ double tensor_factor(const GemmTypes& types, const char** kind) {
   if (types.compute == ComputeType::f32x3) return *kind = "tf32", 8.0 / 3.0;
   if (types.a == DType::f16) return *kind = "f16", 16.0;
   if (types.a == DType::bf16) return *kind = "bf16", 16.0;
+  if (types.fp8()) return *kind = "fp8", 32.0;  // twice the 16-bit rate (Hopper's FP8 wgmma)
   return 1.0;
 }
 

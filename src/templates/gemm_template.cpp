@@ -17,6 +17,10 @@ int element_code(DType type) {
       return 1;
     case DType::bf16:
       return 2;
+    case DType::e4m3:
+      return 3;
+    case DType::e5m2:
+      return 4;
   }
   return 0;
 }

@@ -28,7 +28,7 @@ struct BlockResources {
 
 // One problem type a family computes and the archs that run it.
 struct TypeRule {
-  const char* types;     // a GemmTypes name: "f32", "tf32", "f16_out_f32", ...
+  std::string types;     // a GemmTypes name: "f32", "tf32", "f16_out_f32", ...
   int lowest_arch;       // 75 for sm_75
   int highest_arch = 0;  // 0: every later arch too
 };

@@ -1,7 +1,8 @@
 // Host side of gemm_tma_wgmma (kernel_templates/gemm_tma_wgmma.cuh,
 // configs/spaces/gemm_tma_wgmma.yaml): Hopper's warpgroup tensor cores fed by tensor copies
 // (TMA) in a warp-specialized, persistent kernel, built for sm_90a and stored as sm_90's. f16 /
-// bf16 (C in the input type or f32) in any layout, tf32 with both operands K-major. The plan
+// bf16 (C in the input type or f32) in any layout, tf32 and FP8 (e4m3 / e5m2, C bf16, f16 or
+// f32, scaled per tensor) with both operands K-major. The plan
 // launches one block per SM at most (each walks work units) and names the tensor maps of A and
 // B, which the launch encodes for the call's pointers (a cluster's CLUSTER blocks along M share
 // B's tiles, its CLUSTER_N blocks along N share A's); SPLIT_K > 1 adds the reduction launch.
@@ -21,7 +22,7 @@ constexpr int64_t kChunkRows = 64;  // rows of C per staged chunk (TMA_STORE)
 
 class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  explicit GemmTmaWgmma(KernelSource source) : WgmmaFamily(std::move(source), false) {}
+  explicit GemmTmaWgmma(KernelSource source) : WgmmaFamily(std::move(source), false, true) {}
 
   // Split ranges leave through the reduction, which applies the epilogue once.
   std::optional<std::string> epilogue_unsupported(const KernelConfig& config,
@@ -47,11 +48,12 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
           "dimensions (have {} and {} bytes; the families that copy through registers serve "
           "the others)",
           name(), problem.align_a, problem.align_b);
-    if (problem.types.a == DType::f32 && (problem.op_a != Op::N || problem.op_b != Op::T))
+    if ((problem.types.a == DType::f32 || problem.types.fp8()) &&
+        (problem.op_a != Op::N || problem.op_b != Op::T))
       return fmt::format(
-          "tf32 wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout "
-          "NT); {}{} is served by a family that packs the operands",
-          to_string(problem.op_a), to_string(problem.op_b));
+          "{} wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout NT); "
+          "{}{} needs them packed K-major first",
+          problem.types.fp8() ? "FP8" : "tf32", to_string(problem.op_a), to_string(problem.op_b));
     if (split_k(config) > 1) return split_k_workspace_unsupported(problem, split_k(config));
     return std::nullopt;
   }

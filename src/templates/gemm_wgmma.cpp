@@ -21,7 +21,7 @@ namespace {
 
 class GemmWgmma final : public wgmma_family::WgmmaFamily {
  public:
-  explicit GemmWgmma(KernelSource source) : WgmmaFamily(std::move(source), true) {}
+  explicit GemmWgmma(KernelSource source) : WgmmaFamily(std::move(source), true, false) {}
 
   // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {

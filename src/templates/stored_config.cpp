@@ -120,9 +120,7 @@ std::optional<std::string> host_side_rejection(const GemmTemplate& family,
   try {
     family.block_resources(config);
     family.entries(config);
-    for (const char* name :
-         {"f32", "tf32", "f32x3", "f16", "bf16", "f16_out_f32", "bf16_out_f32"}) {
-      const GemmTypes types = parse_gemm_types(name);
+    for (const GemmTypes& types : every_gemm_types()) {
       if (family.types_unsupported(types, arch)) continue;
       for (Op op_a : {Op::N, Op::T})
         for (Op op_b : {Op::N, Op::T})

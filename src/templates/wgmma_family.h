@@ -16,8 +16,9 @@ constexpr int64_t kRowBytes = 128;    // one swizzled shared row: a slice's K de
 constexpr int64_t kAlignSmem = 1024;  // the kernels align their tiles to the swizzle period
 
 // f16 and bf16 (C in the input type or f32) and tf32 on sm_90 only, with f32x3 where the family
-// runs its three passes.
-inline FamilyTypes tensor_types(bool with_f32x3) {
+// runs its three passes and FP8 (every pair of formats, C bf16, f16 or f32) where it has k32
+// steps.
+inline FamilyTypes tensor_types(bool with_f32x3, bool with_fp8) {
   FamilyTypes t{{{"f16", 90, 90},
                  {"f16_out_f32", 90, 90},
                  {"bf16", 90, 90},
@@ -26,14 +27,17 @@ inline FamilyTypes tensor_types(bool with_f32x3) {
                 "Hopper's tensor cores: wgmma and setmaxnreg are sm_90a only, and the mma.sync "
                 "family serves other archs"};
   if (with_f32x3) t.rules.push_back({"f32x3", 90, 90});
+  if (with_fp8)
+    for (const GemmTypes& types : every_gemm_types())
+      if (types.fp8()) t.rules.push_back({types.name(), 90, 90});
   return t;
 }
 
 // The host side both families build on: their types, sm_90a builds, their tiles.
 class WgmmaFamily : public GemmTemplate {
  public:
-  WgmmaFamily(KernelSource source, bool with_f32x3)
-      : GemmTemplate(std::move(source)), types_(tensor_types(with_f32x3)) {}
+  WgmmaFamily(KernelSource source, bool with_f32x3, bool with_fp8)
+      : GemmTemplate(std::move(source)), types_(tensor_types(with_f32x3, with_fp8)) {}
 
   const FamilyTypes& computed_types() const override { return types_; }
 

@@ -76,20 +76,22 @@ inline Problem stored(Problem p, Storage storage, int b_pointer_bytes = 0) {
 inline const std::vector<const char*> kMmaTypes = {"f16",          "f16_out_f32", "bf16",
                                                    "bf16_out_f32", "tf32",        "f32x3"};
 
-// Every config for every type and layout, compiled in parallel; a config the family refuses
-// for a type (a static_assert would stop it) is left unbuilt.
+// Every config for every type (kMmaTypes, or a suite's own list) and layout, compiled in
+// parallel; a config the family refuses for a type (a static_assert would stop it) is left
+// unbuilt. Tests name a type by its index in the list.
 class MmaKernels {
  public:
   MmaKernels(const std::vector<KernelConfig>& configs, const std::string& arch,
-             const std::string& family_name = "gemm_mma")
-      : count_(configs.size()), compiled_(kMmaTypes.size() * configs.size() * 4) {
+             const std::string& family_name = "gemm_mma",
+             const std::vector<const char*>& types = kMmaTypes)
+      : count_(configs.size()), compiled_(types.size() * configs.size() * 4) {
     const GemmTemplate& family = template_named(family_name);
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i = next++; i < compiled_.size(); i = next++) {
         const Op b = i % 2 ? Op::T : Op::N, a = (i / 2) % 2 ? Op::T : Op::N;
         const size_t config = (i / 4) % count_, type = i / 4 / count_;
-        const Problem v = Problem::packed(parse_gemm_types(kMmaTypes[type]), a, b, 64, 64, 64);
+        const Problem v = Problem::packed(parse_gemm_types(types[type]), a, b, 64, 64, 64);
         if (!family.unsupported_reason(configs[config], v, arch))
           compiled_[i] = build_kernel(family, configs[config], v, arch);
       }
@@ -128,7 +130,7 @@ class MmaGpuTest : public ::testing::Test {
     if (arch_number(arch_) < 80) GTEST_SKIP() << "the cases need sm_80 (bf16, tf32, cp.async)";
   }
 
-  // Evaluates every config on `problem` (of types kMmaTypes[type]): a config the family
+  // Evaluates every config on `problem` (of the suite's types[type]): a config the family
   // supports must be ok, any other invalid. Surprises go to failures_.
   void run_case(size_t type, const Problem& problem, float alpha, float beta) {
     const std::string what = fmt::format("{} lda {} ldb {} ldc {} alpha {} beta {}", problem.key(),

@@ -111,6 +111,53 @@ TEST(GemmTmaWgmmaPtx, holds_tensor_copies_the_mbarrier_ring_wgmma_and_the_regist
   EXPECT_TRUE(contains(four, ".multicast::cluster"));
 }
 
+// FP8: k32 wgmmas of the problem's pair of formats on 128-deep slices (one 128-byte row of K);
+// the shipped fp8 lines build clean for two pairs and outputs; layouts other than NT are
+// refused with the reason, as tf32's.
+TEST(GemmTmaWgmmaPtx, fp8_issues_k32_wgmmas_of_its_pair_of_formats) {
+  const std::string e4m3 = ptx_of(tma_config(128, 256, 2, 4), gemm_types("e4m3"), Op::N, Op::T);
+  EXPECT_TRUE(contains(e4m3, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
+  EXPECT_FALSE(contains(e4m3, "k16")) << "no 16-bit step";
+  const std::string mixed =
+      ptx_of(tma_config(128, 128, 2, 4), gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T);
+  EXPECT_TRUE(contains(mixed, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3"));
+  const std::string plain = ptx_of(tma_config(128, 256, 2, 4), gemm_types("bf16"), Op::N, Op::T);
+  EXPECT_FALSE(contains(plain, "e4m3"));
+}
+
+TEST(GemmTmaWgmmaCompile, the_fp8_defaults_build_clean) {
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (const DefaultKernel& d : shipped_default_kernels())
+    if (d.types.fp8() && seen.insert(d.config.canonical_name()).second) {
+      cases.push_back({d.config, gemm_types("e4m3"), Op::N, Op::T});
+      cases.push_back({d.config, gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T});
+    }
+  ASSERT_EQ(seen.size(), 4u) << "the fp8 lines of configs/default_kernels.txt";
+  const auto problems = unclean_builds(cases);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " unclean, first: " << first_of(problems);
+}
+
+TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
+  const KernelConfig c = tma_config(128, 256, 2, 4);
+  const Problem nt = Problem::packed(gemm_types("e4m3"), Op::N, Op::T, 4096, 4096, 4096);
+  EXPECT_FALSE(family().unsupported_reason(c, nt, "sm_90"));
+  const LaunchPlan plan = family().plan_launch(c, nt, 132);
+  EXPECT_EQ(plan.map_a.box_inner, 128) << "128 one-byte elements of K";
+  EXPECT_EQ(plan.map_a.row_bytes, 4096);
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      if (a == Op::N && b == Op::T) continue;
+      const Problem p = Problem::packed(gemm_types("e4m3"), a, b, 512, 512, 512);
+      const auto why = family().unsupported_reason(c, p, "sm_90");
+      ASSERT_TRUE(why) << p.key();
+      EXPECT_TRUE(contains(*why, "FP8 wgmma reads K-major")) << *why;
+    }
+  EXPECT_TRUE(family().types_unsupported(gemm_types("e4m3"), "sm_80"));
+  EXPECT_TRUE(template_named("gemm_wgmma").types_unsupported(gemm_types("e4m3"), "sm_90"))
+      << "only the TMA family has FP8 steps";
+}
+
 TEST(GemmTmaWgmmaSpace, refuses_sm_75_and_sm_80_and_f32x3_with_a_readable_reason) {
   const SearchSpace space = SearchSpace::load(kSpace);
   for (const char* arch : {"sm_75", "sm_80"}) {

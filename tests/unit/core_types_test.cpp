@@ -103,6 +103,43 @@ TEST(GemmTypes, names_round_trip_and_invalid_combinations_are_refused) {
   EXPECT_THROW(p.validate(), Error);
 }
 
+// FP8: either format for A and B, C bf16 (the default), f16 or f32, named in full; every name
+// of every_gemm_types round-trips; FP8 mixed with another type, FP8 into FP8 and FP8 with a
+// TF32 compute type are refused.
+TEST(GemmTypes, fp8_pairs_take_bf16_f16_or_f32_outputs_and_nothing_else) {
+  const GemmTypes e4m3 = gemm_types("e4m3");
+  EXPECT_EQ(e4m3.a, DType::e4m3);
+  EXPECT_EQ(e4m3.b, DType::e4m3);
+  EXPECT_EQ(e4m3.c, DType::bf16);
+  EXPECT_EQ(e4m3.name(), "e4m3_out_bf16");
+  const GemmTypes mixed = gemm_types("e4m3_e5m2", "f32");
+  EXPECT_EQ(mixed.b, DType::e5m2);
+  EXPECT_EQ(mixed.name(), "e4m3_e5m2_out_f32");
+  EXPECT_EQ(element_bytes(DType::e5m2), 1);
+  size_t fp8 = 0;
+  for (const GemmTypes& t : every_gemm_types()) {
+    EXPECT_EQ(t.invalid_reason(), "") << t.name();
+    EXPECT_EQ(parse_gemm_types(t.name()), t) << t.name();
+    fp8 += t.fp8() ? 1 : 0;
+  }
+  EXPECT_EQ(fp8, 12u) << "two formats for A, two for B, three outputs";
+  EXPECT_THROW(gemm_types("e4m3", "e4m3"), Error);
+  EXPECT_THROW(gemm_types("e4m3_f16"), Error);
+  EXPECT_THROW(gemm_types("e4m3_e5m2_e4m3"), Error);
+  GemmTypes with_f16 = e4m3;
+  with_f16.b = DType::f16;
+  EXPECT_NE(with_f16.invalid_reason().find("both be FP8"), std::string::npos);
+  GemmTypes into_fp8 = e4m3;
+  into_fp8.c = DType::e4m3;
+  EXPECT_NE(into_fp8.invalid_reason(), "");
+  GemmTypes tf32 = e4m3;
+  tf32.compute = ComputeType::tf32;
+  EXPECT_NE(tf32.invalid_reason(), "");
+  const Problem p = Problem::packed(e4m3, Op::N, Op::T, 16, 4096, 4095);
+  EXPECT_EQ(p.key(), "e4m3_out_bf16_NT_m16_n4096_k4095_b0_a1.1.16")
+      << "one-byte rows of 4095 align to one byte";
+}
+
 TEST(DType, parses_known_and_rejects_unknown_names) {
   EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
   EXPECT_THROW(parse_dtype("f64"), Error);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -230,6 +231,67 @@ TEST(HostElements, values_round_to_their_type_and_poison_survives_the_round_trip
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-8f), 1.0f);            // ties to even
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 0x1p-7f), 1.0f + 0x1p-7f);  // representable
   EXPECT_EQ(round_to(DType::f32, 1.0f + 0x1p-23f), 1.0f + 0x1p-23f);
+}
+
+// FP8 inputs: E4M3 keeps 3 mantissa bits and saturates at 448, E5M2 keeps 2 (to 57344); the
+// all-ones byte (a NaN in both) loads as the poison.
+TEST(HostElements, fp8_values_round_saturate_and_keep_the_poison) {
+  EXPECT_EQ(round_to(DType::e4m3, 1.0f + 0x1p-3f), 1.0f + 0x1p-3f);
+  EXPECT_EQ(round_to(DType::e4m3, 1.0f + 0x1p-4f), 1.0f);  // ties to even
+  EXPECT_EQ(round_to(DType::e4m3, 1000.0f), 448.0f);
+  EXPECT_EQ(round_to(DType::e5m2, 1.0f + 0x1p-3f), 1.0f);
+  EXPECT_EQ(round_to(DType::e5m2, 1.0f + 0x1p-2f), 1.25f);
+  EXPECT_EQ(round_to(DType::e5m2, -0.3f), -0.3125f);
+  for (DType type : {DType::e4m3, DType::e5m2}) {
+    const unsigned char poison = 0xFF;
+    EXPECT_TRUE(is_poison(load_element(type, &poison))) << to_string(type);
+  }
+}
+
+// FP8's bound: TF32's for the sum (the FP8 tensor cores add with fewer bits than f32) plus the
+// output's rounding. On E4M3 inputs (K = 4096) it accepts a sum whose running total keeps only
+// 13 mantissa bits after every k32 step, and rejects one that skips a single k32 step.
+TEST(Verification, fp8_bound_accepts_a_coarse_sum_and_rejects_a_missing_k_step) {
+  const double bound = relative_error_bound(gemm_types("e4m3", "f32"), 4096);
+  EXPECT_DOUBLE_EQ(bound, 8.0 * 0x1p-11);
+  EXPECT_DOUBLE_EQ(relative_error_bound(gemm_types("e4m3"), 4096), bound + 2.0 * 0x1p-8);
+  constexpr int64_t m = 16, n = 16, k = 4096, step = 32, skipped = 77;
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+  for (float& x : a) x = round_to(DType::e4m3, u(rng));
+  for (float& x : b) x = round_to(DType::e4m3, u(rng));
+  const auto truncated = [](float x) {  // 13 of f32's 23 mantissa bits kept
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    bits &= ~((1u << 10) - 1);
+    std::memcpy(&x, &bits, 4);
+    return x;
+  };
+  std::vector<double> exact(size_t(m * n));
+  std::vector<float> coarse(exact.size()), dropped(exact.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double e = 0;
+      float total = 0, without = 0;
+      for (int64_t s = 0; s < k / step; ++s) {
+        float part = 0;
+        for (int64_t l = s * step; l < (s + 1) * step; ++l) {
+          const float p = a[size_t(i * k + l)] * b[size_t(l * n + j)];  // exact in f32
+          e += p;
+          part += p;
+        }
+        total = truncated(total + part);
+        if (s != skipped) without += part;
+      }
+      exact[size_t(i * n + j)] = e;
+      coarse[size_t(i * n + j)] = total;
+      dropped[size_t(i * n + j)] = without;
+    }
+  const ResultCheck ok = check_result(coarse.data(), exact.data(), m, n, n, bound);
+  EXPECT_TRUE(ok.ok) << ok.error;
+  const ResultCheck bad = check_result(dropped.data(), exact.data(), m, n, n, bound);
+  EXPECT_FALSE(bad.ok) << "relative error " << bad.rel_error;
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 // (leave one out), so the dispatcher picks what it would pick had nobody tuned it. A shape
 // with a fused epilogue is timed against cuBLASLt's fused call where cuBLASLt has the epilogue
 // (else against cuBLAS's GEMM followed by the epilogue as a kernel of its own), and that
-// unfused pair is timed beside them too (tuner/evaluate/epilogue_peers.h).
+// unfused pair is timed beside them too (tuner/evaluate/epilogue_peers.h). An FP8 shape is timed
+// against cuBLASLt's FP8 call with the same scales, or, where cuBLASLt has none for it, against
+// cuBLAS's 16-bit GEMM of the same shape (tuner/evaluate/fp8_peers.h).
 #include <cublas_v2.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -31,6 +33,7 @@
 #include "tuner/cli/checked_exit.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/evaluate/epilogue_peers.h"
+#include "tuner/evaluate/fp8_peers.h"
 #include "tuner/evaluate/gemm_evaluator.h"
 #include "tuner/evaluate/interleaved_timer.h"
 #include "tuner/input/problem_set.h"
@@ -49,12 +52,13 @@ struct BenchOptions {
   TimingOptions timing;
 };
 
-// `elements` random values in [-1, 1) of `type` on the GPU.
-DeviceBuffer random_matrix(DType type, int64_t elements, std::mt19937_64& rng) {
+// `elements` random values in [-1, 1) of `type` on the GPU; `values` gets them as f32.
+DeviceBuffer random_matrix(DType type, int64_t elements, std::mt19937_64& rng,
+                           std::vector<float>* values) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(static_cast<size_t>(elements));
-  for (float& x : values) x = dist(rng);
-  const std::vector<unsigned char> host = to_bytes(type, values);
+  values->resize(static_cast<size_t>(elements));
+  for (float& x : *values) x = round_to(type, dist(rng));
+  const std::vector<unsigned char> host = to_bytes(type, *values);
   DeviceBuffer buffer(host.size());
   TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice));
   return buffer;
@@ -123,15 +127,24 @@ Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t s
   };
 }
 
-// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref` (f32), with the epilogue's
-// reference applied where the problem has one; "" when within the bound of the problem's types.
+// What a shape's check and peer need beside its call: the epilogue's and FP8's inputs.
+struct ShapePeers {
+  std::unique_ptr<EpiloguePeers> epilogue;
+  std::unique_ptr<Fp8Peers> fp8;
+};
+
+// Result of `d` on `call` against cuBLAS pedantic FP32 into `ref` (f32; FP8 on the decoded
+// operands), with the epilogue's reference applied where the problem has one; "" when within
+// the bound of the problem's types.
 std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuffer& c,
-                  const DeviceBuffer& ref, const Problem& problem, const EpiloguePeers* epilogue,
+                  const DeviceBuffer& ref, const Problem& problem, const ShapePeers& peers,
                   cudaStream_t stream, double* rel_error) {
   TGEMM_CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream));  // poison
   d.gemm(call, stream);
   GemmCall ref_call = call;
   ref_call.c = ref.get();
+  if (peers.fp8) ref_call = peers.fp8->decoded(ref_call, DType::f32);
+  const EpiloguePeers* epilogue = peers.epilogue.get();
   if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) return "cuBLAS: " + e;
   if (epilogue)
     if (auto e = epilogue->apply_reference(ref.get(), stream); !e.empty()) return e;
@@ -142,6 +155,22 @@ std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuff
                              problem.ldc, relative_error_bound(problem.types, problem.k));
   *rel_error = result.rel_error;
   return result.ok ? "" : result.error;
+}
+
+// cuBLAS's call of `call` (its matching call for the types), or FP8's peer: cuBLASLt's FP8
+// call with the same scales, or, where cuBLASLt has none for the problem, cuBLAS's 16-bit GEMM
+// of the same shape on the decoded operands.
+Launcher fp8_peer(cublasLtHandle_t lt, Cublas& cublas, const GemmCall& call,
+                  const ShapePeers& peers, const std::string& name, cudaStream_t stream) {
+  if (!peers.fp8) return [&cublas, call] { return cublas.run(call, CublasMath::matching); };
+  Fp8Peers* fp8 = peers.fp8.get();
+  std::string why;
+  if (fp8->prepare_lt(lt, &why)) return [fp8, call, stream] { return fp8->run_lt(call, stream); };
+  spdlog::warn("{}: cuBLASLt has no FP8 call for it ({}); the peer is cuBLAS {} on the same shape",
+               name, why, to_string(fp8->decoded_type()));
+  return [&cublas, decoded = fp8->decoded(call, call.types.c)] {
+    return cublas.run(decoded, CublasMath::matching);
+  };
 }
 
 int run_bench(const BenchOptions& opt) {
@@ -176,7 +205,7 @@ int run_bench(const BenchOptions& opt) {
   }
   CudaStream stream;
   Cublas cublas(stream.get());
-  CublasLtHandle lt;  // for an epilogue's fused peer
+  CublasLtHandle lt;  // for an epilogue's fused peer and FP8's
   L2Flusher flusher(info.l2_bytes);
   std::mt19937_64 rng(std::random_device{}());
 
@@ -205,8 +234,11 @@ int run_bench(const BenchOptions& opt) {
           named.name, p.m * p.ldc, p.stride_c);
     // Every member's matrix: (batch - 1) strides, then one matrix.
     const int64_t last = p.batch - 1;
-    DeviceBuffer a = random_matrix(p.types.a, last * p.stride_a + p.a_rows() * p.lda, rng);
-    DeviceBuffer b = random_matrix(p.types.b, last * p.stride_b + p.b_rows() * p.ldb, rng);
+    std::vector<float> a_values, b_values;
+    DeviceBuffer a =
+        random_matrix(p.types.a, last * p.stride_a + p.a_rows() * p.lda, rng, &a_values);
+    DeviceBuffer b =
+        random_matrix(p.types.b, last * p.stride_b + p.b_rows() * p.ldb, rng, &b_values);
     DeviceBuffer c(size_t(p.batch * p.m * p.ldc) * size_t(element_bytes(p.types.c)));
     DeviceBuffer ref(size_t(p.batch * p.m * p.ldc) * sizeof(float));
     GemmCall call;
@@ -226,10 +258,16 @@ int run_bench(const BenchOptions& opt) {
     call.stride_a = p.stride_a;
     call.stride_b = p.stride_b;
     call.stride_c = p.stride_c;
-    std::unique_ptr<EpiloguePeers> epilogue;
+    ShapePeers peers;
     if (p.epilogue.any()) {
-      epilogue = std::make_unique<EpiloguePeers>(p, info.arch, rng);
-      epilogue->attach(&call);
+      peers.epilogue = std::make_unique<EpiloguePeers>(p, info.arch, rng);
+      peers.epilogue->attach(&call);
+    }
+    if (p.types.fp8()) {  // scales in [1.5, 2), as the tuner's
+      std::uniform_real_distribution<float> scale(1.5f, 2.0f);
+      peers.fp8 =
+          std::make_unique<Fp8Peers>(p, a_values, b_values, scale(rng), scale(rng), stream.get());
+      peers.fp8->attach(&call);
     }
     // The untuned dispatcher of this shape: --db with the shape forgotten.
     std::optional<DatabaseWithout> without;
@@ -249,8 +287,7 @@ int run_bench(const BenchOptions& opt) {
     for (const Contender& who : contenders) {
       paths.push_back(who.dispatcher->selection(call));
       double error = 0;
-      if (auto bad =
-              check(*who.dispatcher, cublas, call, c, ref, p, epilogue.get(), stream.get(), &error);
+      if (auto bad = check(*who.dispatcher, cublas, call, c, ref, p, peers, stream.get(), &error);
           !bad.empty()) {
         wrong = fmt::format("{} kernel ({}): {}", who.label, to_string(paths.back()), bad);
         break;
@@ -264,9 +301,9 @@ int run_bench(const BenchOptions& opt) {
       ++wrong_results;
       continue;
     }
-    Launcher peer = [&cublas, call] { return cublas.run(call, CublasMath::matching); };
+    Launcher peer = fp8_peer(lt.get(), cublas, call, peers, named.name, stream.get());
     bool unfused_timed = false;  // an epilogue's GEMM-then-pass, timed last beside the fused peer
-    if (epilogue) {
+    if (EpiloguePeers* epilogue = peers.epilogue.get()) {
       Launcher unfused = epilogue->unfused(peer, call, stream.get());
       std::string why;
       if (auto fused = epilogue->fused(lt.get(), call, stream.get(), &why)) {

@@ -18,6 +18,7 @@
 #include "src/launch/launch_plan.h"
 #include "src/templates/epilogue_pass.h"
 #include "src/templates/template_registry.h"
+#include "tuner/evaluate/fp8_peers.h"
 #include "tuner/evaluate/interleaved_timer.h"
 
 namespace tgemm {
@@ -169,6 +170,8 @@ struct GemmEvaluator::Impl {
     Operand aux, aux_ref;
     std::vector<float> aux_expected;
     std::unique_ptr<EpiloguePass> pass;
+    // FP8 inputs' scales, decoded operands and cuBLASLt call (the reference and the peer).
+    std::unique_ptr<Fp8Peers> fp8;
   };
 
   int ordinal;
@@ -233,6 +236,7 @@ struct GemmEvaluator::Impl {
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
     const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
+    if (p.problem.types.fp8()) return run_fp8_peer(math, c);
     const GemmCall call =
         call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
     const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
@@ -244,6 +248,47 @@ struct GemmEvaluator::Impl {
     return err == cudaSuccess ? std::string() : "the epilogue's pass: " + cuda_error_text(err);
   }
 
+  // FP8's cuBLAS call into `c`: cuBLASLt's FP8 GEMM with the scales where it has one (timing),
+  // else cuBLAS's on the decoded 16-bit operands with the scales' product in alpha (timing,
+  // and the pedantic reference).
+  std::string run_fp8_peer(CublasMath math, const Operand& c) {
+    const Prepared& p = *prep;
+    const GemmCall call = prepared_call(c);
+    if (math == CublasMath::matching && p.fp8->has_lt()) {
+      std::string error = p.fp8->run_lt(call, s());
+      return error.empty() ? error : fmt::format("{}: {}", p.problem.key(), error);
+    }
+    const cublasStatus_t status =
+        row_major_gemm(cublas->get(), p.fp8->decoded(call, c.type), math, c.type);
+    if (status == CUBLAS_STATUS_SUCCESS) return {};
+    return fmt::format("cuBLAS ({} on {} operands): {}", p.problem.key(),
+                       to_string(p.fp8->decoded_type()), cublasGetStatusString(status));
+  }
+
+  // The prepared problem's call into `c`, with FP8's scales.
+  GemmCall prepared_call(const Operand& c) const {
+    const Prepared& p = *prep;
+    GemmCall call =
+        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
+    if (p.fp8) p.fp8->attach(&call);
+    return call;
+  }
+
+  // FP8: random scales (each in [1.5, 2): a kernel that leaves one out is off by a third at
+  // least), the decoded operands, and cuBLASLt's FP8 call where it computes the problem.
+  void prepare_fp8(Rng& rng, const std::vector<float>& host_a, const std::vector<float>& host_b) {
+    Prepared& q = *prep;
+    const auto from_first = [](const Operand& op, const std::vector<float>& image) {
+      return std::vector<float>(image.begin() + op.offset, image.end());
+    };
+    q.fp8 = std::make_unique<Fp8Peers>(
+        q.problem, from_first(q.a, host_a), from_first(q.b, host_b),
+        1.75f + 0.25f * rng.uniform(), 1.75f + 0.25f * rng.uniform(), s());
+    if (!cublas_lt) cublas_lt = std::make_unique<CublasLtHandle>();
+    std::string why;
+    q.fp8->prepare_lt(cublas_lt->get(), &why);  // else cuBLAS's 16-bit GEMM is the peer
+  }
+
   // The prepared epilogue's parameters writing D into `d` (C's shape) and aux into `aux`.
   EpilogueParams epilogue_params(const Operand& d, const Operand& aux) const {
     GemmCall call = call_of(prep->problem, 1, 0, nullptr, nullptr, d.data());
@@ -252,6 +297,7 @@ struct GemmEvaluator::Impl {
     call.bias = prep->bias.get();
     call.aux = call.epilogue.aux ? aux.data() : nullptr;
     call.ldaux = int(aux.ld);
+    if (prep->fp8) prep->fp8->attach(&call);
     return make_epilogue_params(call);
   }
 
@@ -500,8 +546,7 @@ struct GemmEvaluator::Impl {
 // each verified like a kernel, then timed interleaved in one loop.
 void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out) {
   const Problem& q = prep->problem;
-  GemmCall call = call_of(q, prep->scalars.alpha, prep->scalars.beta, prep->a.data(),
-                          prep->b.data(), prep->c.data());
+  GemmCall call = prepared_call(prep->c);
   call.epilogue = q.epilogue;
   call.bias = prep->bias.get();
   call.aux = q.epilogue.aux ? prep->aux.data() : nullptr;
@@ -651,6 +696,7 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   p->out.resize(size_t(p->c.elements));
   prep = std::move(p);
   Prepared& q = *prep;
+  if (t.fp8()) prepare_fp8(rng, host_a, host_b);
 
   // The reference: cuBLAS in pedantic FP32 (no TF32, no reduced-precision shortcuts) on the
   // same inputs, into an f32 C.
@@ -692,7 +738,8 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
       }
       for (int64_t j = 0; j < N; ++j) {
         const double c0 = scalars.beta != 0.0f ? host_c0[size_t(q.c.offset + i * q.c.ld + j)] : 0;
-        row[j] = double(scalars.alpha) * row[j] + double(scalars.beta) * c0;
+        row[j] = double(scalars.alpha) * (q.fp8 ? q.fp8->scale() : 1.0) * row[j] +
+                 double(scalars.beta) * c0;
       }
     }
     // The reference accumulates in f32 on the inputs as stored: the f32 bound holds for it.

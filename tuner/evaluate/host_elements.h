@@ -1,10 +1,12 @@
 // Elements of every DType on the host: rounding an f32 to a type, storing and loading one
 // element of a typed buffer. 16-bit C elements that hold the poison (all bits set) load as
-// the f32 poison, so the checks of gemm_evaluator.h see unwritten elements in every type.
+// the f32 poison, so the checks of gemm_evaluator.h see unwritten elements in every type (FP8
+// is an input type only; its all-ones byte is a NaN, and loads as the poison too).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <cstring>
@@ -16,6 +18,11 @@ namespace tgemm {
 
 inline constexpr uint32_t kPoisonBits32 = 0xFFFFFFFFu;
 inline constexpr uint16_t kPoisonBits16 = 0xFFFFu;
+inline constexpr uint8_t kPoisonBits8 = 0xFFu;
+
+inline __nv_fp8_interpretation_t fp8_format(DType type) {
+  return type == DType::e4m3 ? __NV_E4M3 : __NV_E5M2;
+}
 
 inline void store_element(DType type, float value, void* dst) {
   switch (type) {
@@ -32,6 +39,13 @@ inline void store_element(DType type, float value, void* dst) {
       std::memcpy(dst, &raw.x, 2);
       return;
     }
+    case DType::e4m3:
+    case DType::e5m2: {  // round to nearest even, saturating to the largest finite value
+      const __nv_fp8_storage_t bits =
+          __nv_cvt_float_to_fp8(value, __NV_SATFINITE, fp8_format(type));
+      std::memcpy(dst, &bits, 1);
+      return;
+    }
   }
 }
 
@@ -41,13 +55,18 @@ inline float load_element(DType type, const void* src) {
     std::memcpy(&x, src, 4);
     return x;
   }
+  float poison;
+  std::memcpy(&poison, &kPoisonBits32, 4);
+  if (is_fp8(type)) {
+    __nv_fp8_storage_t byte;
+    std::memcpy(&byte, src, 1);
+    if (byte == kPoisonBits8) return poison;
+    const __half_raw half = __nv_cvt_fp8_to_halfraw(byte, fp8_format(type));  // exact
+    return __half2float(__half(half));
+  }
   uint16_t bits;
   std::memcpy(&bits, src, 2);
-  if (bits == kPoisonBits16) {
-    float poison;
-    std::memcpy(&poison, &kPoisonBits32, 4);
-    return poison;
-  }
+  if (bits == kPoisonBits16) return poison;
   if (type == DType::f16) {
     __half_raw raw;
     raw.x = bits;

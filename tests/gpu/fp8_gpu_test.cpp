@@ -1,0 +1,194 @@
+// FP8 on an sm_90 GPU. gemm_tma_wgmma's FP8 builds through the evaluator (the pedantic f32
+// GEMM of the decoded operands, scales applied, poisoned C): E4M3 and the mixed pairs into
+// bf16, f16 and f32 C, layout NT, tiled, ragged and prime sizes with rows padded to 16 bytes,
+// beta 0 and not, split, clustered and tensor-stored configs; other layouts refused. Then the
+// C API: tgemmGemmScaledEx and tgemmGemmEx (unscaled) against an FP64 host reference, the
+// scales read from device memory at run time, and each bad input a status: null scales, scales
+// on non-FP8 types, FP8 with B not K-major (no kernel, no cuBLASLt call). Skips without sm_90.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/device_buffer.h"
+#include "tests/common/temp_dir.h"
+#include "tests/common/tma_configs.h"
+#include "tests/gpu/mma_gpu_harness.h"
+#include "tgemm/tgemm_c.h"
+
+namespace tgemm {
+namespace {
+
+const std::vector<const char*> kFp8Types = {"e4m3_out_bf16", "e5m2_e4m3_out_f32",
+                                            "e4m3_e5m2_out_f16"};
+
+const std::vector<KernelConfig>& configs() {
+  using testing::tma_config;
+  static const std::vector<KernelConfig> c = {
+      tma_config(128, 256, 2, 4, 8),              // the largest tile
+      tma_config(128, 128, 1, 6, 1),              // one consumer of two m64 tiles
+      tma_config(64, 64, 1, 2, 1),                // the smallest, two stages
+      tma_config(128, 128, 2, 4, 1, 4),           // split in four
+      tma_config(128, 256, 2, 4, 8, 1, 2),        // a cluster of two sharing B
+      tma_config(128, 128, 2, 4, 1, 1, 2, 2),     // four blocks sharing A and B
+      tma_config(128, 256, 2, 4, 8, 1, 2, 1, 1),  // C by tensor stores (beta 0)
+  };
+  return c;
+}
+
+class Fp8KernelGpu : public testing::MmaGpuTest {
+ protected:
+  Fp8KernelGpu() : MmaGpuTest(configs(), "gemm_tma_wgmma") {}
+  void SetUp() override {
+    MmaGpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (arch_ != "sm_90") GTEST_SKIP() << "FP8 wgmma needs sm_90 (have " << arch_ << ")";
+  }
+  const testing::MmaKernels& kernels() const override {
+    static const testing::MmaKernels built(configs(), arch_, "gemm_tma_wgmma", kFp8Types);
+    return built;
+  }
+};
+
+Problem fp8_problem(size_t type, Op a, Op b, int64_t m, int64_t n, int64_t k, float beta) {
+  Problem p = Problem::packed(parse_gemm_types(kFp8Types[type]), a, b, m, n, k);
+  p.beta_zero = beta == 0.0f;
+  return testing::stored(p, testing::Storage::ld_padded16);
+}
+
+TEST_F(Fp8KernelGpu, every_pair_and_output_is_correct_on_tiled_ragged_and_prime_shapes) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  // K of one partial 128-deep slice, several slices, a ragged last slice; past one wave.
+  const std::vector<Shape> shapes = {{256, 256, 256},  {64, 64, 64},     {200, 136, 264},
+                                     {97, 61, 131},    {1, 7, 3},        {1000, 1032, 1000},
+                                     {257, 509, 4100}, {2048, 2048, 128}};
+  for (size_t type = 0; type < kFp8Types.size(); ++type)
+    for (const auto& [m, n, k] : shapes) {
+      run_case(type, fp8_problem(type, Op::N, Op::T, m, n, k, 0.0f), 1.0f, 0.0f);
+      run_case(type, fp8_problem(type, Op::N, Op::T, m, n, k, 0.5f), -1.5f, 0.5f);
+    }
+  expect_no_failures();
+  for (size_t type = 0; type < kFp8Types.size(); ++type)
+    for (size_t i = 0; i < configs().size(); ++i)
+      EXPECT_EQ((ok_runs_[{type, i}]), 8 * 2)
+          << kFp8Types[type] << " " << configs()[i].canonical_name();
+}
+
+// FP8 wgmma reads K-major operands only: the other layouts are refused (invalid), never wrong.
+TEST_F(Fp8KernelGpu, layouts_other_than_nt_are_refused) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      if (!(a == Op::N && b == Op::T)) run_case(0, fp8_problem(0, a, b, 136, 72, 256, 0.0f), 1, 0);
+  expect_no_failures();
+  EXPECT_TRUE(ok_runs_.empty());
+}
+
+// ---- The C API --------------------------------------------------------------------------
+
+DeviceBuffer upload(DType type, const std::vector<float>& values) {
+  const std::vector<unsigned char> bytes = to_bytes(type, values);
+  DeviceBuffer buffer(bytes.size());
+  TGEMM_CUDA_CHECK(cudaMemcpy(buffer.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+std::vector<float> random_values(DType type, size_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(count);
+  for (float& x : v) x = round_to(type, dist(rng));
+  return v;
+}
+
+class Fp8ApiGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    if (query_device(0).arch != "sm_90") GTEST_SKIP() << "FP8 kernels need sm_90";
+    ASSERT_EQ(tgemmCreate(&handle_, dir_.file("none.db").c_str()), TGEMM_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (handle_) {
+      EXPECT_EQ(tgemmDestroy(handle_), TGEMM_STATUS_SUCCESS);
+    }
+  }
+
+  // C = scale_a scale_b alpha A B^T + beta C (A m x k, B n x k, E4M3; C bf16) through
+  // tgemmGemmScaledEx (or tgemmGemmEx with `scales` null), against FP64 on the host.
+  void expect_correct(int m, int n, int k, float scale_a, float scale_b, bool scaled) {
+    SCOPED_TRACE(fmt::format("{}x{}x{} scales {} {} scaled {}", m, n, k, scale_a, scale_b, scaled));
+    std::mt19937 rng(uint32_t(m * 131 + n * 7 + k));
+    const auto a = random_values(DType::e4m3, size_t(m) * k, rng);
+    const auto b = random_values(DType::e4m3, size_t(n) * k, rng);
+    const auto c0 = random_values(DType::bf16, size_t(m) * n, rng);
+    DeviceBuffer da = upload(DType::e4m3, a), db = upload(DType::e4m3, b);
+    DeviceBuffer dc = upload(DType::bf16, c0);
+    DeviceBuffer scales = upload(DType::f32, {scale_a, scale_b});
+    const tgemmScales_t s = {scales.get<float>(), scales.get<float>() + 1};
+    const float alpha = 0.5f, beta = 0.25f;
+    const tgemmStatus_t st =
+        scaled
+            ? tgemmGemmScaledEx(handle_, TGEMM_OP_N, TGEMM_OP_T, m, n, k, &alpha, da.get(),
+                                TGEMM_R_8F_E4M3, k, db.get(), TGEMM_R_8F_E4M3, k, &beta, dc.get(),
+                                TGEMM_R_16BF, n, TGEMM_COMPUTE_32F, &s, nullptr, nullptr)
+            : tgemmGemmEx(handle_, TGEMM_OP_N, TGEMM_OP_T, m, n, k, &alpha, da.get(),
+                          TGEMM_R_8F_E4M3, k, db.get(), TGEMM_R_8F_E4M3, k, &beta, dc.get(),
+                          TGEMM_R_16BF, n, TGEMM_COMPUTE_32F, nullptr);
+    ASSERT_EQ(st, TGEMM_STATUS_SUCCESS) << tgemmGetLastError();
+    TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> bytes(dc.bytes());
+    TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), dc.get(), bytes.size(), cudaMemcpyDeviceToHost));
+    const std::vector<float> c = from_bytes(DType::bf16, bytes);
+    const double scale = scaled ? double(scale_a) * scale_b : 1.0;
+    std::vector<double> ref(c.size());
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int l = 0; l < k; ++l) sum += double(a[size_t(i) * k + l]) * b[size_t(j) * k + l];
+        ref[size_t(i) * n + j] = scale * alpha * sum + beta * double(c0[size_t(i) * n + j]);
+      }
+    const ResultCheck check =
+        check_result(c.data(), ref.data(), m, n, n, relative_error_bound(gemm_types("e4m3"), k));
+    EXPECT_TRUE(check.ok) << check.error;
+  }
+
+  testing::TempDir dir_{"fp8_api"};
+  tgemmHandle_t handle_ = nullptr;
+};
+
+TEST_F(Fp8ApiGpu, scaled_and_unscaled_calls_match_the_fp64_reference) {
+  expect_correct(256, 256, 512, 1.75f, 0.5f, true);
+  expect_correct(100, 300, 272, 3.0f, 1.25f, true);  // ragged tiles, K of two slices and a part
+  expect_correct(256, 256, 512, 1.75f, 0.5f, false);
+}
+
+TEST_F(Fp8ApiGpu, bad_scales_types_and_layouts_get_a_status) {
+  const float one = 1, zero = 0;
+  DeviceBuffer buffer(1 << 16);
+  const tgemmScales_t none = {nullptr, nullptr};
+  const tgemmScales_t some = {buffer.get<float>(), buffer.get<float>()};
+  const auto scaled = [&](tgemmDataType_t in, tgemmOperation_t op_b, const tgemmScales_t* s) {
+    return tgemmGemmScaledEx(handle_, TGEMM_OP_N, op_b, 64, 64, 64, &one, buffer.get(), in, 64,
+                             buffer.get(), in, 64, &zero, buffer.get(), TGEMM_R_16BF, 64,
+                             TGEMM_COMPUTE_32F, s, nullptr, nullptr);
+  };
+  EXPECT_EQ(scaled(TGEMM_R_8F_E4M3, TGEMM_OP_T, nullptr), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("must not be null"), std::string::npos);
+  EXPECT_EQ(scaled(TGEMM_R_8F_E4M3, TGEMM_OP_T, &none), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(scaled(TGEMM_R_16BF, TGEMM_OP_T, &some), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("FP8 inputs"), std::string::npos);
+  // B stored k x n (op_b N): no FP8 kernel reads it, and cuBLASLt's FP8 does not either.
+  EXPECT_EQ(scaled(TGEMM_R_8F_E4M3, TGEMM_OP_N, &some), TGEMM_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(std::string(tgemmGetLastError()).find("cuBLASLt"), std::string::npos)
+      << tgemmGetLastError();
+  // FP8 into FP8: not a type tgemm computes.
+  EXPECT_EQ(tgemmGemmEx(handle_, TGEMM_OP_N, TGEMM_OP_T, 64, 64, 64, &one, buffer.get(),
+                        TGEMM_R_8F_E4M3, 64, buffer.get(), TGEMM_R_8F_E4M3, 64, &zero, buffer.get(),
+                        TGEMM_R_8F_E4M3, 64, TGEMM_COMPUTE_32F, nullptr),
+            TGEMM_STATUS_TYPE_NOT_SUPPORTED);
+}
+
+}  // namespace
+}  // namespace tgemm

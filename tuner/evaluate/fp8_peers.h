@@ -1,0 +1,55 @@
+// An FP8 problem's yardsticks, shared by the tuner's evaluator and tgemm-bench: A and B decoded
+// into a 16-bit type (exact: every E4M3 and E5M2 value is both a bf16 and an f16), which the
+// pedantic f32 reference reads, and cuBLAS's 16-bit GEMM of the same shape where cuBLASLt has
+// no FP8 call for the problem; the per-tensor scales on the device; and cuBLASLt's FP8 call
+// (its heuristic's first algorithm) with the same scales where it has one.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/gemm_call.h"
+#include "src/core/problem.h"
+#include "src/cuda/cublaslt_gemm.h"
+#include "src/cuda/device_buffer.h"
+
+namespace tgemm {
+
+class Fp8Peers {
+ public:
+  // `a` and `b`: the FP8 operands' values (already FP8), from their first element on, as the
+  // FP8 buffers store them (ld apart, a strided batch's members one after the other).
+  Fp8Peers(const Problem& problem, const std::vector<float>& a, const std::vector<float>& b,
+           float scale_a, float scale_b, cudaStream_t stream);
+
+  // `call`, on the FP8 operands, with the device scales.
+  void attach(GemmCall* call) const;
+  // `call` on the decoded operands instead, into its C of `c_type`: alpha times both scales,
+  // A and B of the 16-bit type (run it with row_major_gemm).
+  GemmCall decoded(const GemmCall& call, DType c_type) const;
+  DType decoded_type() const { return decoded_type_; }
+  float scale() const { return scale_; }
+
+  // Builds cuBLASLt's FP8 call of the problem; false, with `why`, where cuBLASLt has none
+  // (misaligned operands, other layouts than K-major A and B, E5M2 x E5M2, ...).
+  bool prepare_lt(cublasLtHandle_t lt, std::string* why);
+  bool has_lt() const { return lt_ != nullptr; }
+  // cuBLASLt's FP8 call of `call` (attached) on `stream` (prepare_lt first): "" or the error.
+  std::string run_lt(const GemmCall& call, cudaStream_t stream) const;
+
+ private:
+  Problem problem_;
+  DType decoded_type_;
+  DeviceBuffer a_, b_, scales_;
+  float scale_;
+  std::unique_ptr<LtGemm> lt_;
+  LtReadyAlgo algo_{};
+  DeviceBuffer lt_workspace_;
+};
+
+}  // namespace tgemm
