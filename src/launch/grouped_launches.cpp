@@ -21,13 +21,9 @@ GroupedLaunches::GroupedLaunches(const GroupedGemmCall& call, int tile_m, int ti
 }
 
 bool GroupedLaunches::next(GroupedGemmParams* params, unsigned* tiles) {
-  // Past the groups without work, and the ones placed whole.
   while (group_ < call_.groups.size() &&
-         (!has_work(call_.groups[group_]) || placed_ == call_.groups[group_].size)) {
-    first_problem_ += call_.groups[group_].size;
-    placed_ = 0;
-    ++group_;
-  }
+         (!has_work(call_.groups[group_]) || placed_ == call_.groups[group_].size))
+    next_group();
   if (group_ == call_.groups.size()) return false;
   *params = GroupedGemmParams{};
   params->gemm.a = call_.a;
@@ -36,42 +32,46 @@ bool GroupedLaunches::next(GroupedGemmParams* params, unsigned* tiles) {
   params->gemm.lda = call_.groups[group_].lda;
   params->gemm.ldb = call_.groups[group_].ldb;
   int64_t launched = 0;
-  while (group_ < call_.groups.size() && params->groups < kMaxLaunchGroups) {
-    const CallGroup& g = call_.groups[group_];
-    if (has_work(g)) {
-      if (g.lda != params->gemm.lda || g.ldb != params->gemm.ldb) break;
-      const int64_t tiles_m = (int64_t(g.m) + tile_m_ - 1) / tile_m_;
-      const int64_t tiles_n = (int64_t(g.n) + tile_n_ - 1) / tile_n_;
-      const int64_t per_problem = tiles_m * tiles_n;
-      if (per_problem > kMaxLaunchTiles)
-        fail(
-            "a {}x{} problem of group {} has {} tiles of {}x{}: more than one launch numbers "
-            "(2^31 - 1)",
-            g.m, g.n, group_, per_problem, tile_m_, tile_n_);
-      const int64_t fits = (kMaxLaunchTiles - launched) / per_problem;
-      if (fits == 0) break;
-      const int problems = int(std::min<int64_t>(fits, g.size - placed_));
-      GroupEntry& e = params->group[params->groups++];
-      e = GroupEntry{g.m,
-                     g.n,
-                     g.k,
-                     g.ldc,
-                     g.alpha,
-                     g.beta,
-                     int(first_problem_ + placed_),
-                     int(launched),
-                     int(tiles_m),
-                     int(tiles_n)};
-      launched += per_problem * problems;
-      placed_ += problems;
-      if (placed_ < g.size) break;  // the rest of the group opens the next launch
-    }
-    first_problem_ += g.size;
-    placed_ = 0;
-    ++group_;
-  }
+  while (group_ < call_.groups.size() && params->groups < kMaxLaunchGroups &&
+         place(params, &launched))
+    next_group();
   *tiles = unsigned(launched);
   return true;
+}
+
+void GroupedLaunches::next_group() {
+  first_problem_ += call_.groups[group_].size;
+  placed_ = 0;
+  ++group_;
+}
+
+bool GroupedLaunches::place(GroupedGemmParams* params, int64_t* launched) {
+  const CallGroup& g = call_.groups[group_];
+  if (!has_work(g)) return true;
+  if (g.lda != params->gemm.lda || g.ldb != params->gemm.ldb) return false;
+  const int64_t tiles_m = (int64_t(g.m) + tile_m_ - 1) / tile_m_;
+  const int64_t tiles_n = (int64_t(g.n) + tile_n_ - 1) / tile_n_;
+  const int64_t per_problem = tiles_m * tiles_n;
+  if (per_problem > kMaxLaunchTiles)
+    fail("a {}x{} problem of group {} has {} tiles of {}x{}: more than one launch numbers", g.m,
+         g.n, group_, per_problem, tile_m_, tile_n_);
+  const int64_t fits = (kMaxLaunchTiles - *launched) / per_problem;
+  if (fits == 0) return false;
+  const int problems = int(std::min<int64_t>(fits, g.size - placed_));
+  GroupEntry& e = params->group[params->groups++];
+  e.m = g.m;
+  e.n = g.n;
+  e.k = g.k;
+  e.ldc = g.ldc;
+  e.alpha = g.alpha;
+  e.beta = g.beta;
+  e.first_problem = int(first_problem_ + placed_);
+  e.first_tile = int(*launched);
+  e.tiles_m = int(tiles_m);
+  e.tiles_n = int(tiles_n);
+  *launched += per_problem * problems;
+  placed_ += problems;
+  return placed_ == g.size;  // else the rest of the group opens the next launch
 }
 
 }  // namespace tgemm

@@ -24,6 +24,11 @@ class GroupedLaunches {
   bool next(GroupedGemmParams* params, unsigned* tiles);
 
  private:
+  void next_group();
+  // Places what it can of the current group in `params` (a group without work takes nothing),
+  // `launched` tiles being there already; true when the whole group is placed.
+  bool place(GroupedGemmParams* params, int64_t* launched);
+
   const GroupedGemmCall& call_;
   int tile_m_, tile_n_;
   size_t group_ = 0;           // the next group with problems to place
