@@ -105,8 +105,8 @@ TEST(EpilogueBuilds, only_an_epilogues_build_declares_the_second_parameter) {
   EXPECT_EQ(single.find("tanh"), std::string::npos);
   const std::string fused = ptx(with_epilogue(plain, "bias_gelu"));
   EXPECT_NE(fused.find("sgemm_simt_param_0[80]"), std::string::npos);
-  EXPECT_NE(fused.find("sgemm_simt_param_1[48]"), std::string::npos);
-  EXPECT_NE(fused.find("sgemm_simt_reduce_param_1[48]"), std::string::npos);
+  EXPECT_NE(fused.find("sgemm_simt_param_1[64]"), std::string::npos);
+  EXPECT_NE(fused.find("sgemm_simt_reduce_param_1[64]"), std::string::npos);
 }
 
 // The pass after cuBLAS (the fallback and the evaluator's reference) builds for every output
