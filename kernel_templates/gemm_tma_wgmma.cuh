@@ -112,6 +112,8 @@ static_assert(BM % (64 * CONSUMERS) == 0, "each consumer's rows must be whole m6
 static_assert(BM <= 256, "a tensor copy's box is at most 256 rows");
 static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN is the wgmma N");
 static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill");
+static_assert(!TGEMM_FP8 || MT * BN / 2 <= 64,
+              "FP8 keeps two sets of accumulators (the slice's and the f32 sums): 64 at most");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
@@ -349,6 +351,15 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
   const int wg = threadIdx.x / 128 - 1;         // this thread's consumer warpgroup
   const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp on a slot's empty barrier
   float acc[MT][BN / 2];
+#if TGEMM_FP8
+  // FP8's tensor cores add products keeping about 14 bits of each addend, so their sum drifts
+  // as K grows: each slice's 128-deep sum is taken from them and added here in f32 (promotion,
+  // cuBLASLt's default FP8 accuracy), which holds the error to one slice's.
+  float sums[MT][BN / 2];
+  float(&result)[MT][BN / 2] = sums;
+#else
+  float(&result)[MT][BN / 2] = acc;
+#endif
   RingPosition at;
   const unsigned staging = ring + STAGES * STAGE_BYTES + wg * 2 * CHUNK_BYTES;
   unsigned stored = 0;  // chunks of C this warpgroup sent by tensor stores
@@ -373,7 +384,9 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
   const int units = cluster_units(grid_m, grid_n);
   for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
     const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
+#if !TGEMM_FP8
     int held = -1;  // the slot whose wgmmas may still run (released after the next slice's issue)
+#endif
     for (int kt = 0; kt < w.k_tiles; ++kt) {
       tgemm::mbarrier_wait(full + 8 * at.slot, at.phase);
       const unsigned tile = ring + at.slot * STAGE_BYTES;
@@ -384,31 +397,43 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
         for (int mt = 0; mt < MT; ++mt)
           tgemm::wgmma_m64<BN, !K_MAJOR_A, !K_MAJOR_B>(
               acc[mt], a_descriptor(tile, wg * WG_ROWS + mt * 64, s),
-              b_descriptor(tile + A_TILE_BYTES, s), kt > 0 || s > 0);
+              b_descriptor(tile + A_TILE_BYTES, s), TGEMM_FP8 ? s > 0 : kt > 0 || s > 0);
       tgemm::wgmma_commit();
+#if TGEMM_FP8
+      tgemm::wgmma_wait<0>();  // the slice's sum is in acc, and its slot is read
+      release(at.slot);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+          sums[mt][i] = kt > 0 ? sums[mt][i] + acc[mt][i] : acc[mt][i];
+#else
       tgemm::wgmma_wait<1>();  // the previous slice's wgmmas have retired: its slot is free
       if (held >= 0) release(held);
       held = at.slot;
+#endif
       at.advance();
     }
+#if !TGEMM_FP8
     tgemm::wgmma_wait<0>();
     if (held >= 0) release(held);
+#endif
     if (w.k_tiles == 0) {  // a split range past K's end: its partial sums are zero
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[mt][i] = 0.0f;
+        for (int i = 0; i < BN / 2; ++i) result[mt][i] = 0.0f;
     }
 #if TGEMM_FP8
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[mt][i] *= scale;
+      for (int i = 0; i < BN / 2; ++i) result[mt][i] *= scale;
 #endif
     if (TMA_STORE && SPLIT_K == 1 && p.gemm.beta == 0.0f && p.c_by_copy)
-      store_tile_by_copy(p, w, wg, acc, staging, stored);
+      store_tile_by_copy(p, w, wg, result, staging, stored);
     else
-      store_tile(p, w, wg, acc);
+      store_tile(p, w, wg, result);
   }
   if (TMA_STORE && threadIdx.x % 128 == 0) tgemm::tensor_stores_done();
 }

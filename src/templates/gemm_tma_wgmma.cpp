@@ -19,6 +19,8 @@ namespace tgemm {
 namespace {
 
 constexpr int64_t kChunkRows = 64;  // rows of C per staged chunk (TMA_STORE)
+// The kernel's FP8 static_assert: two sets of accumulators per thread fit its registers.
+constexpr int64_t kFp8MaxAccumulators = 64;
 
 class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
@@ -54,6 +56,15 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
           "{} wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout NT); "
           "{}{} needs them packed K-major first",
           problem.types.fp8() ? "FP8" : "tf32", to_string(problem.op_a), to_string(problem.op_b));
+    if (problem.types.fp8()) {
+      const int64_t accumulators =
+          config.get("BM") / config.get("CONSUMERS") / 64 * config.get("BN") / 2;
+      if (accumulators > kFp8MaxAccumulators)
+        return fmt::format(
+            "FP8 keeps each slice's sum and the f32 sums apart (promotion): {} accumulators per "
+            "thread, twice, spill (at most {}: a consumer's 64 x 128)",
+            accumulators, kFp8MaxAccumulators);
+    }
     if (split_k(config) > 1) return split_k_workspace_unsupported(problem, split_k(config));
     return std::nullopt;
   }

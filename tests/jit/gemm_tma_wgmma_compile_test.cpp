@@ -115,12 +115,12 @@ TEST(GemmTmaWgmmaPtx, holds_tensor_copies_the_mbarrier_ring_wgmma_and_the_regist
 // the shipped fp8 lines build clean for two pairs and outputs; layouts other than NT are
 // refused with the reason, as tf32's.
 TEST(GemmTmaWgmmaPtx, fp8_issues_k32_wgmmas_of_its_pair_of_formats) {
-  const std::string e4m3 = ptx_of(tma_config(128, 256, 2, 4), gemm_types("e4m3"), Op::N, Op::T);
-  EXPECT_TRUE(contains(e4m3, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
+  const std::string e4m3 = ptx_of(tma_config(128, 128, 2, 4), gemm_types("e4m3"), Op::N, Op::T);
+  EXPECT_TRUE(contains(e4m3, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"));
   EXPECT_FALSE(contains(e4m3, "k16")) << "no 16-bit step";
   const std::string mixed =
-      ptx_of(tma_config(128, 128, 2, 4), gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T);
-  EXPECT_TRUE(contains(mixed, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3"));
+      ptx_of(tma_config(64, 64, 1, 4), gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T);
+  EXPECT_TRUE(contains(mixed, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3"));
   const std::string plain = ptx_of(tma_config(128, 256, 2, 4), gemm_types("bf16"), Op::N, Op::T);
   EXPECT_FALSE(contains(plain, "e4m3"));
 }
@@ -139,7 +139,7 @@ TEST(GemmTmaWgmmaCompile, the_fp8_defaults_build_clean) {
 }
 
 TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
-  const KernelConfig c = tma_config(128, 256, 2, 4);
+  const KernelConfig c = tma_config(128, 128, 2, 4);
   const Problem nt = Problem::packed(gemm_types("e4m3"), Op::N, Op::T, 4096, 4096, 4096);
   EXPECT_FALSE(family().unsupported_reason(c, nt, "sm_90"));
   const LaunchPlan plan = family().plan_launch(c, nt, 132);
@@ -153,6 +153,12 @@ TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
       ASSERT_TRUE(why) << p.key();
       EXPECT_TRUE(contains(*why, "FP8 wgmma reads K-major")) << *why;
     }
+  // Two sets of accumulators: a consumer's 64 x 256, or two m64 tiles of 128, is refused.
+  for (const KernelConfig& wide : {tma_config(128, 256, 2, 4), tma_config(256, 128, 2, 4)}) {
+    const auto why = family().unsupported_reason(wide, nt, "sm_90");
+    ASSERT_TRUE(why) << wide.canonical_name();
+    EXPECT_TRUE(contains(*why, "promotion")) << *why;
+  }
   EXPECT_TRUE(family().types_unsupported(gemm_types("e4m3"), "sm_80"));
   EXPECT_TRUE(template_named("gemm_wgmma").types_unsupported(gemm_types("e4m3"), "sm_90"))
       << "only the TMA family has FP8 steps";

@@ -7,12 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "src/core/error.h"
 #include "tuner/cli/checked_exit.h"
+#include "tuner/cli/executable_dir.h"
 #include "tuner/cli/option_checks.h"
 #include "tuner/search/budget.h"
 #include "tuner/search/strategy.h"
@@ -21,12 +21,6 @@
 #include "tuner/session/tuning_session.h"
 
 namespace {
-
-std::string executable_dir() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
 
 // A count, a share of the space or a time (tgemm::parse_budget); the text is kept and parsed
 // again after CLI11 is done, so its message names --budget and what is allowed.
@@ -134,7 +128,7 @@ static int run_main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(opt.quiet ? "warn" : log_level));
   spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
   for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
-  opt.worker_path = executable_dir() + "/tgemm-worker";
+  opt.worker_path = tgemm::cli::executable_dir() + "/tgemm-worker";
   try {
     if (*shard_option) opt.shard = tgemm::parse_shard(shard);
     const tgemm::Budget b = tgemm::parse_budget(budget);

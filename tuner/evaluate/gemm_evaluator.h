@@ -36,9 +36,9 @@ namespace tgemm {
 // tf32 (one pass, against the unrounded inputs): rounding the inputs dominates and does not
 //   grow with k: 4x TF32's unit roundoff 2^-11 times 2 (two rounded operands per product).
 // FP8 (against the f32 GEMM of the same FP8 values, scales applied): the products are exact,
-//   but Hopper's FP8 tensor cores add them with fewer bits than f32 (the accumulator keeps
-//   about 14 bits of each addend; DeepSeek-V3 report, section 3.3.2), so the sum is held to
-//   tf32's bound; a dropped k32 step of K = 4096 is 0.09 relative, twenty times that.
+//   but Hopper's FP8 tensor cores add them keeping about 14 bits of each addend (DeepSeek-V3
+//   report, section 3.3.2); kernels promote every 128-deep slice's sum to f32, so the error is
+//   one slice's, held to tf32's bound (a dropped k32 step of K = 4096 is 0.09 relative).
 // A 16-bit C adds its own rounding: twice its unit roundoff (f16 2^-11, bf16 2^-8).
 inline double relative_error_bound(const GemmTypes& types, int64_t k) {
   const double kk = double(std::max<int64_t>(k, 1));
