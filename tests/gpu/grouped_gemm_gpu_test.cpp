@@ -49,10 +49,12 @@ std::vector<Family> families() {
 
 // Ragged groups: several tiles with odd edges, one row, groups without work (m 0, size 0, and
 // n 0, whose padded C must stay as it was), K = 0 (C = beta C, beta -0.5 at an odd index), a
-// deep odd K.
+// deep K. Most share K = 33: in layout NT (A and B K-contiguous) they share lda and ldb, so one
+// launch's table holds several of them; in layout TT (A stored k x m) lda follows m, so each
+// group opens a launch of its own.
 std::vector<ProblemGroup> ragged_groups() {
-  return {{130, 65, 33, 3}, {1, 7, 3, 2},    {0, 64, 64, 2},   {5, 5, 5, 0},
-          {4, 0, 8, 1},     {64, 128, 0, 1}, {257, 3, 129, 1}, {17, 200, 1, 2}};
+  return {{130, 65, 33, 3}, {1, 7, 33, 2},   {0, 64, 33, 2},   {5, 5, 33, 0}, {4, 0, 33, 1},
+          {64, 128, 0, 1},  {257, 3, 33, 1}, {17, 200, 33, 2}, {9, 9, 129, 1}};
 }
 
 // Group g's scalars: alpha 1 + g / 2, beta 0 for even g and -0.5 for odd.
@@ -133,22 +135,23 @@ TEST_F(GroupedGemmGpu, gemm_mma_computes_ragged_groups_as_the_fp64_reference_of_
   }
 }
 
-// 70 groups of one lda (two launches: 64 groups, then 6) and of alternating K (a launch per run
-// of one lda and ldb): every problem is computed once, by the table entry its tile finds.
+// 70 NT groups of one K, so of one lda and ldb (two launches: 64 groups, then 6), and of K
+// changing every 10 groups (a launch per run): every problem is computed once, by the table
+// entry its tile finds.
 TEST_F(GroupedGemmGpu, more_groups_than_one_launch_holds_are_all_computed) {
   const Family f = families()[0];
   auto d = testing::forced_dispatcher(f.types, f.config);
-  for (bool alternate_k : {false, true}) {
+  for (bool runs_of_k : {false, true}) {
     std::vector<ProblemGroup> groups;
     for (int g = 0; g < kMaxLaunchGroups + 6; ++g)
-      groups.push_back({1 + 3 * g, 24 + g % 5, alternate_k && g % 2 ? 40 : 24, 1 + g % 3});
-    const Problem p = Problem::grouped(parse_gemm_types(f.types), Op::N, Op::N, groups);
+      groups.push_back({1 + 3 * g, 24 + g % 5, runs_of_k && g / 10 % 2 ? 40 : 24, 1 + g % 3});
+    const Problem p = Problem::grouped(parse_gemm_types(f.types), Op::N, Op::T, groups);
     GroupedOperands x(p, 11);
     GroupedGemmCall call = x.call(1.0f, 0.0f);
     vary_scalars(&call);
     d->gemm_grouped(call, nullptr);
     TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_EQ(check_grouped(x, call, p), "") << (alternate_k ? "alternating K" : "one K");
+    EXPECT_EQ(check_grouped(x, call, p), "") << (runs_of_k ? "runs of K" : "one K");
   }
 }
 
