@@ -173,7 +173,8 @@ tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tg
  * group_count entries, read during the call; alpha_array and beta_array point to floats.
  * Aarray, Barray and Carray are device memory holding one device pointer per problem, group 0's
  * problems first, then group 1's, and so on (the sum of group_size entries each). One type triple
- * and compute type for every group, as tgemmGemmEx's.
+ * and compute type for every group, as tgemmGemmEx's. Column-major callers swap as above, array
+ * for array: B's ops, n_array, Barray and ldb_array where cuBLAS takes A's, and so on.
  *
  * A mixture of experts' layer is one call: a group per expert (group_size 1, m its tokens, zero
  * for an expert without any). The kernel is chosen for the call's bucket, the heaviest group's
