@@ -14,10 +14,17 @@ __device__ __forceinline__ void swizzled_tile_of(int pid, int grid_m, int grid_n
   *tile_n = (pid % group_size) / rows_in_group;
 }
 
-// The (tile_m, tile_n) of this block in a grid of gridDim.y x gridDim.x tiles.
+// The (tile_m, tile_n) of this block in a grid of gridDim.y x gridDim.x tiles. The same order
+// as swizzled_tile_of, written out on the 2-D grid: the cubins tuned with it keep their code
+// (calling swizzled_tile_of reorders the PTX, and the machine code of some configs with it).
 __device__ __forceinline__ void swizzled_tile(int swizzle, int* tile_m, int* tile_n) {
-  swizzled_tile_of(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), int(gridDim.x),
-                   swizzle, tile_m, tile_n);
+  const int grid_n = gridDim.x, grid_m = gridDim.y;
+  const int pid = blockIdx.y * grid_n + blockIdx.x;
+  const int group_size = swizzle * grid_n;
+  const int first_m = (pid / group_size) * swizzle;
+  const int rows_in_group = min(grid_m - first_m, swizzle);
+  *tile_m = first_m + (pid % group_size) % rows_in_group;
+  *tile_n = (pid % group_size) / rows_in_group;
 }
 
 }  // namespace tgemm
