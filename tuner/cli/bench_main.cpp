@@ -165,7 +165,8 @@ Launcher fp8_peer(cublasLtHandle_t lt, Cublas& cublas, const GemmCall& call,
   if (!peers.fp8) return [&cublas, call] { return cublas.run(call, CublasMath::matching); };
   Fp8Peers* fp8 = peers.fp8.get();
   std::string why;
-  if (fp8->prepare_lt(lt, &why)) return [fp8, call, stream] { return fp8->run_lt(call, stream); };
+  if (fp8->prepare_lt(lt, call, stream, &why))
+    return [fp8, call, stream] { return fp8->run_lt(call, stream); };
   spdlog::warn("{}: cuBLASLt has no FP8 call for it ({}); the peer is cuBLAS {} on the same shape",
                name, why, to_string(fp8->decoded_type()));
   return [&cublas, decoded = fp8->decoded(call, call.types.c)] {

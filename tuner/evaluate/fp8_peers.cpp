@@ -50,7 +50,8 @@ GemmCall Fp8Peers::decoded(const GemmCall& call, DType c_type) const {
   return out;
 }
 
-bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, std::string* why) {
+bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_t stream,
+                          std::string* why) {
   if (problem_.batched()) {
     *why = "the cuBLASLt call here describes one GEMM, not a batch";
     return false;
@@ -72,7 +73,16 @@ bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, std::string* why) {
   }
   if (lt_workspace_.bytes() < algo_.workspace_bytes)
     lt_workspace_ = DeviceBuffer(algo_.workspace_bytes);
-  return true;
+  // A heuristic's algorithm that the checks accept may still be refused by the call itself.
+  std::string error = run_lt(call, stream);
+  if (error.empty()) {
+    const cudaError_t err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) error = cuda_error_text(err);
+  }
+  if (error.empty()) return true;
+  *why = error;
+  lt_.reset();
+  return false;
 }
 
 std::string Fp8Peers::run_lt(const GemmCall& call, cudaStream_t stream) const {

@@ -35,9 +35,10 @@ class Fp8Peers {
   DType decoded_type() const { return decoded_type_; }
   float scale() const { return scale_; }
 
-  // Builds cuBLASLt's FP8 call of the problem; false, with `why`, where cuBLASLt has none
-  // (misaligned operands, other layouts than K-major A and B, E5M2 x E5M2, ...).
-  bool prepare_lt(cublasLtHandle_t lt, std::string* why);
+  // Builds cuBLASLt's FP8 call of the problem and runs it once as `call` (attached; it writes
+  // call.c); false, with `why`, where cuBLASLt has none (misaligned operands, other layouts than
+  // K-major A and B, E5M2 x E5M2, ...) or its call fails: then the 16-bit GEMM is the peer.
+  bool prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_t stream, std::string* why);
   bool has_lt() const { return lt_ != nullptr; }
   // cuBLASLt's FP8 call of `call` (attached) on `stream` (prepare_lt first): "" or the error.
   std::string run_lt(const GemmCall& call, cudaStream_t stream) const;

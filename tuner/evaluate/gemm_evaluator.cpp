@@ -281,12 +281,12 @@ struct GemmEvaluator::Impl {
     const auto from_first = [](const Operand& op, const std::vector<float>& image) {
       return std::vector<float>(image.begin() + op.offset, image.end());
     };
-    q.fp8 = std::make_unique<Fp8Peers>(
-        q.problem, from_first(q.a, host_a), from_first(q.b, host_b),
-        1.75f + 0.25f * rng.uniform(), 1.75f + 0.25f * rng.uniform(), s());
+    q.fp8 = std::make_unique<Fp8Peers>(q.problem, from_first(q.a, host_a), from_first(q.b, host_b),
+                                       1.75f + 0.25f * rng.uniform(), 1.75f + 0.25f * rng.uniform(),
+                                       s());
     if (!cublas_lt) cublas_lt = std::make_unique<CublasLtHandle>();
-    std::string why;
-    q.fp8->prepare_lt(cublas_lt->get(), &why);  // else cuBLAS's 16-bit GEMM is the peer
+    std::string why;  // where cuBLASLt has no FP8 call, cuBLAS's 16-bit GEMM is the peer
+    q.fp8->prepare_lt(cublas_lt->get(), prepared_call(q.c), s(), &why);
   }
 
   // The prepared epilogue's parameters writing D into `d` (C's shape) and aux into `aux`.
