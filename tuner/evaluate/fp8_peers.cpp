@@ -56,8 +56,10 @@ bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_
     *why = "the cuBLASLt call here describes one GEMM, not a batch";
     return false;
   }
+  Problem gemm_only = problem_;
+  gemm_only.epilogue = Epilogue{};
   try {
-    auto gemm = std::make_unique<LtGemm>(lt, problem_);
+    auto gemm = std::make_unique<LtGemm>(lt, gemm_only);
     const std::vector<LtAlgoConfig> algos = gemm->heuristic(1, kLtWorkspaceBytes);
     if (algos.empty()) {
       *why = "cuBLASLt's heuristic has no FP8 algorithm for it";
@@ -83,6 +85,16 @@ bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_
   *why = error;
   lt_.reset();
   return false;
+}
+
+std::string Fp8Peers::run(cublasHandle_t cublas, const GemmCall& call, CublasMath math,
+                          DType c_type, cudaStream_t stream) const {
+  if (math == CublasMath::matching && lt_) return run_lt(call, stream);
+  const cublasStatus_t st = row_major_gemm(cublas, decoded(call, c_type), math, c_type);
+  return st == CUBLAS_STATUS_SUCCESS
+             ? std::string()
+             : fmt::format("cuBLAS on {} operands: {}", to_string(decoded_type_),
+                           cublasGetStatusString(st));
 }
 
 std::string Fp8Peers::run_lt(const GemmCall& call, cudaStream_t stream) const {

@@ -138,33 +138,25 @@ struct GemmEvaluator::Impl {
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
     const GuardedMatrix& c = math == CublasMath::reference ? p.c_ref : p.c;
-    if (p.problem.types.fp8()) return run_fp8_peer(math, c);
-    const GemmCall call =
-        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
-    const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
-    if (status != CUBLAS_STATUS_SUCCESS)
-      return fmt::format("cuBLAS ({}): {}", p.problem.key(), cublasGetStatusString(status));
+    if (std::string error = run_cublas_gemm(math, c); !error.empty())
+      return fmt::format("{} ({})", error, p.problem.key());
     if (math == CublasMath::reference || !p.pass) return {};
     const cudaError_t err =
         p.pass->launch(p.problem.m, p.problem.n, epilogue_params(p.c, p.aux), s());
     return err == cudaSuccess ? std::string() : "the epilogue's pass: " + cuda_error_text(err);
   }
 
-  // FP8's cuBLAS call into `c`: cuBLASLt's FP8 GEMM with the scales where it has one (timing),
-  // else cuBLAS's on the decoded 16-bit operands with the scales' product in alpha (timing,
-  // and the pedantic reference).
-  std::string run_fp8_peer(CublasMath math, const GuardedMatrix& c) {
+  // The GEMM of run_cublas into `c`: cuBLAS's call for the types, or FP8's peer (cuBLASLt's FP8
+  // call, else cuBLAS on the decoded operands; the pedantic reference on those).
+  std::string run_cublas_gemm(CublasMath math, const GuardedMatrix& c) {
     const Prepared& p = *prep;
-    const GemmCall call = prepared_call(c);
-    if (math == CublasMath::matching && p.fp8->has_lt()) {
-      std::string error = p.fp8->run_lt(call, s());
-      return error.empty() ? error : fmt::format("{}: {}", p.problem.key(), error);
-    }
-    const cublasStatus_t status =
-        row_major_gemm(cublas->get(), p.fp8->decoded(call, c.type), math, c.type);
-    if (status == CUBLAS_STATUS_SUCCESS) return {};
-    return fmt::format("cuBLAS ({} on {} operands): {}", p.problem.key(),
-                       to_string(p.fp8->decoded_type()), cublasGetStatusString(status));
+    if (p.fp8) return p.fp8->run(cublas->get(), prepared_call(c), math, c.type, s());
+    const GemmCall call =
+        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
+    const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
+    return status == CUBLAS_STATUS_SUCCESS
+               ? std::string()
+               : fmt::format("cuBLAS: {}", cublasGetStatusString(status));
   }
 
   // The prepared problem's call into `c`, with FP8's scales.
