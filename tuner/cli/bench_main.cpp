@@ -317,7 +317,7 @@ int run_bench(const BenchOptions& opt) {
         launchers.push_back(unfused);
         unfused_timed = true;
       } else {
-        spdlog::info("{}: {}; the peer is cuBLAS's GEMM then the epilogue's pass", named.name, why);
+        spdlog::warn("{}: {}; the peer is cuBLAS's GEMM then the epilogue's pass", named.name, why);
         peer = unfused;
       }
     }

@@ -30,14 +30,16 @@ Fp8Peers::Fp8Peers(const Problem& problem, const std::vector<float>& a, const st
       decoded_type_(problem.types.c == DType::f16 ? DType::f16 : DType::bf16),
       a_(upload(decoded_type_, a, stream)),
       b_(upload(decoded_type_, b, stream)),
-      scales_(upload(DType::f32, {scale_a, scale_b}, stream)),
+      // Each scale in a 16-byte slot of its own: cuBLASLt refuses an FP8 call whose scale
+      // pointers are not 16-byte aligned.
+      scales_(upload(DType::f32, {scale_a, 0, 0, 0, scale_b, 0, 0, 0}, stream)),
       scale_(scale_a * scale_b) {
   if (!problem.types.fp8()) fail("{} has no FP8 operands", problem.key());
 }
 
 void Fp8Peers::attach(GemmCall* call) const {
   call->scale_a = scales_.get<float>();
-  call->scale_b = scales_.get<float>() + 1;
+  call->scale_b = scales_.get<float>() + 4;
 }
 
 GemmCall Fp8Peers::decoded(const GemmCall& call, DType c_type) const {
