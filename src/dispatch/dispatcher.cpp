@@ -758,6 +758,10 @@ void Dispatcher::run_epilogue_fallback(DeviceState& state, const Problem& proble
                                        const GemmCall& call, cudaStream_t stream) {
   const int64_t ldd = problem.epilogue.separate_d ? call.ldd : call.ldc;
   const EpilogueFallback& fallback = epilogue_fallback(state, problem, ldd, call.ldaux, stream);
+  if (fallback.lt && problem.types.fp8() && !lt_scales_aligned(call))
+    throw NotSupportedError(fmt::format(
+        "{} is served by cuBLASLt's FP8 call, which needs 16-byte aligned scale pointers",
+        problem.key()));
   if (fallback.lt) {
     cudaError_t reserve_error = cudaSuccess;
     const cublasStatus_t status = run_lt(state, *fallback.lt, fallback.algo, call, stream,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cublaslt_gemm.h"
 #include "tgemm/tgemm_c.h"
 
 namespace {
@@ -61,3 +62,19 @@ TEST_F(CApiScaled, a_null_handle_is_not_initialized) {
 }
 
 }  // namespace
+
+// Where cuBLASLt serves an FP8 call, its scale pointers must be 16-byte aligned; null ones
+// (scales of 1) always do.
+TEST(LtScales, only_16_byte_aligned_or_null_scale_pointers_pass) {
+  const auto at = [](uintptr_t address) { return reinterpret_cast<const float*>(address); };
+  tgemm::GemmCall call;
+  EXPECT_TRUE(tgemm::lt_scales_aligned(call));
+  call.scale_a = at(1 << 20);
+  call.scale_b = at((1 << 20) + 16);
+  EXPECT_TRUE(tgemm::lt_scales_aligned(call));
+  call.scale_b = at((1 << 20) + 4);
+  EXPECT_FALSE(tgemm::lt_scales_aligned(call));
+  call.scale_a = at((1 << 20) + 8);
+  call.scale_b = nullptr;
+  EXPECT_FALSE(tgemm::lt_scales_aligned(call));
+}
