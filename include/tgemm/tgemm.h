@@ -174,7 +174,8 @@ class Handle {
   // CUDA graphs, as tgemmPrepare: does ahead, on the current device, what the first call of
   // this problem does besides launching, so that its calls (any alpha and beta) may be
   // captured. types: "f32", "tf32", "f32x3" (float inputs and C, the compute type), "f16",
-  // "bf16", "f16_out_f32" or "bf16_out_f32"; alignment: the bytes (a power of two) every A,
+  // "bf16", "f16_out_f32", "bf16_out_f32", or FP8's "e4m3_out_bf16" (configs/shapes/README.md
+  // names them all); alignment: the bytes (a power of two) every A,
   // B and C pointer of the calls is aligned to. A call on a capturing stream of a problem not
   // prepared throws Error, launching nothing.
   void prepare(const std::string& types, char op_a, char op_b, int m, int n, int k, int lda,

@@ -265,9 +265,12 @@ typedef struct {
 
 /* tgemmGemmEx of FP8 inputs with their scales, and optionally a fused epilogue (NULL: none):
  *   D = act(scaleA * scaleB * alpha * op(A) op(B) + beta * C + bias).
+ * Our kernels read the scales at any float's alignment; where cuBLASLt serves the problem (a
+ * tuned cuBLASLt best, or a layout or alignment no kernel of ours takes), the scale pointers
+ * must be 16-byte aligned, as cuBLASLt's FP8 call needs.
  * Statuses: TGEMM_STATUS_INVALID_VALUE for null scales or a null pointer in them, and for
- * types that are not FP8; otherwise tgemmGemmEpilogueEx's (tgemmGemmEx's without an
- * epilogue). */
+ * types that are not FP8; TGEMM_STATUS_NOT_SUPPORTED for scales cuBLASLt cannot take where it
+ * serves; otherwise tgemmGemmEpilogueEx's (tgemmGemmEx's without an epilogue). */
 tgemmStatus_t tgemmGemmScaledEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b,
                                 int m, int n, int k, const void* alpha, const void* A,
                                 tgemmDataType_t Atype, int lda, const void* B,

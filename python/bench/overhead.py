@@ -5,9 +5,10 @@ GPU times against tgemm-bench's on a shape set.
     python python/bench/overhead.py --db tgemm.db --shapes configs/shapes/llm.yaml
 
 Per-call: tgemm-dispatch-bench's `c_api_gemm` (a cached f32 64x64x64 NN tgemmGemmEx call
-from C, the direct C call; its `gemm`, the C++ dispatcher without the C API, for scale; both
-Google Benchmark's wall time, as the Python rows are) against, from Python on the same problem
-and database,
+from C on a created stream, the direct C call) and `c_api_gemm_default_stream` (the same on the
+legacy default stream; its `gemm`, the C++ dispatcher without the C API, for scale; all Google
+Benchmark's wall time, as the Python rows are) against, from Python on the same problem and
+database, each on the same kind of stream as the C call it is compared with,
   matmul        tgemm.matmul(a, b, out): the whole Python path,
   run_plan      a prepared plan's call alone (no tensor inspection): tgemmGemmEx through the
                 _fastcall module, or ctypes where the package was built without it,
@@ -17,7 +18,9 @@ batches, so the launch queue never fills and blocks. Target: matmul at most 3 us
 call.
 
 With --shapes: tgemm-bench times each shape (CSV), then the same shapes through
-tgemm.matmul are timed with CUDA events; the ratio should be within 5 %.
+tgemm.matmul are timed as tgemm-bench times them (cuda_timing.py: the same operand values'
+range, launches enqueued with events around each, the same L2 flush); the ratio should be
+within 5 %.
 Needs torch, a GPU, and TGEMM_TOOLS_DIR (or the tools on PATH).
 """
 
@@ -32,7 +35,7 @@ import tempfile
 import time
 
 import torch
-from cuda_timing import median_ms
+from cuda_timing import L2Flush, median_ms
 
 import tgemm
 from tgemm import _arrays
@@ -58,35 +61,51 @@ def host_us_per_call(call, batch=200, batches=50):
 
 
 def native_us(db):
-    """Wall time per call of dispatch-bench's C (`c_api_gemm`) and C++ (`gemm`) cached calls."""
+    """Wall time per call of dispatch-bench's C calls on a created stream (`c_api_gemm`) and on
+    the legacy default stream (`c_api_gemm_default_stream`), and its C++ (`gemm`) call."""
+    names = ("c_api_gemm", "c_api_gemm_default_stream", "gemm")
     output = subprocess.run(
-        [tool_path("tgemm-dispatch-bench"), "--db", db, "--benchmark_filter=^(c_api_gemm|gemm)$",
-         "--benchmark_format=json"], check=True, stdout=subprocess.PIPE, text=True).stdout
+        [tool_path("tgemm-dispatch-bench"), "--db", db,
+         f"--benchmark_filter=^({'|'.join(names)})$", "--benchmark_format=json"],
+        check=True, stdout=subprocess.PIPE, text=True).stdout
     times = {}
     for run in json.loads(output)["benchmarks"]:
         unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[run.get("time_unit", "ns")]
         times[run["name"]] = run["real_time"] * unit
-    return times["c_api_gemm"], times["gemm"]
+    return [times[name] for name in names]
 
 
 def per_call(db):
+    """Each Python row against the C call on the same kind of stream: torch's current stream
+    is the legacy default one unless a program picks another, and a launch there costs the
+    runtime more than on a created stream."""
     a = torch.randn(64, 64, device="cuda")
     b = torch.randn(64, 64, device="cuda")
     out = torch.empty(64, 64, device="cuda")
     plan = tgemm.plan_gemm(_arrays.describe(a, "a"), _arrays.describe(b, "b"),
                            _arrays.describe(out, "out"))
     stream = torch.cuda.current_stream().cuda_stream
-    c_call, cpp_call = native_us(db)
-    rows = {
-        "C (tgemmGemmEx, dispatch-bench c_api_gemm)": c_call,
-        "C++ (Dispatcher::gemm, dispatch-bench gemm)": cpp_call,
-        "tgemm.matmul": host_us_per_call(lambda: tgemm.matmul(a, b, out)),
-        "run_plan (the call alone)": host_us_per_call(lambda: run_plan(plan, 1.0, 0.0, stream)),
-        "torch.matmul": host_us_per_call(lambda: torch.matmul(a, b, out=out)),
-    }
-    print(f"{'f32 64x64x64 NN, host us per call':44s} {'us':>8s} {'vs C':>8s}")
-    for name, us in rows.items():
-        print(f"{name:44s} {us:8.2f} {us - c_call:+8.2f}")
+    c_created, c_default, cpp_call = native_us(db)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        matmul_side = host_us_per_call(lambda: tgemm.matmul(a, b, out))
+        torch_side = host_us_per_call(lambda: torch.matmul(a, b, out=out))
+    rows = [
+        ("C, created stream (dispatch-bench c_api_gemm)", c_created, c_created),
+        ("C, default stream (c_api_gemm_default_stream)", c_default, c_default),
+        ("C++ (Dispatcher::gemm), created stream", cpp_call, c_created),
+        ("tgemm.matmul, default stream", host_us_per_call(lambda: tgemm.matmul(a, b, out)),
+         c_default),
+        ("tgemm.matmul, a torch.cuda.Stream", matmul_side, c_created),
+        ("run_plan (the call alone), default stream",
+         host_us_per_call(lambda: run_plan(plan, 1.0, 0.0, stream)), c_default),
+        ("torch.matmul, default stream", host_us_per_call(lambda: torch.matmul(a, b, out=out)),
+         c_default),
+        ("torch.matmul, a torch.cuda.Stream", torch_side, c_created),
+    ]
+    print(f"{'f32 64x64x64 NN, host us per call':46s} {'us':>8s} {'vs C on its kind of stream':>27s}")
+    for name, us, c_call in rows:
+        print(f"{name:46s} {us:8.2f} {us - c_call:+27.2f}")
     pieces(a, b, out, stream)
 
 
@@ -111,13 +130,16 @@ def pieces(a, b, out, stream):
 
 
 def operands(row):
+    """A, B and out of a tgemm-bench CSV row, A and B uniform in [-1, 1) as tgemm-bench's."""
     m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
     dtype = row["dtype"].split("_out_")[0]
     t = TORCH_TYPES[dtype]
-    a = torch.randn(m, k, device="cuda").to(t) if row["layout"][0] == "N" else \
-        torch.randn(k, m, device="cuda").to(t).t()
-    b = torch.randn(k, n, device="cuda").to(t) if row["layout"][1] == "N" else \
-        torch.randn(n, k, device="cuda").to(t).t()
+
+    def uniform(rows, cols):
+        return (2 * torch.rand(rows, cols, device="cuda") - 1).to(t)
+
+    a = uniform(m, k) if row["layout"][0] == "N" else uniform(k, m).t()
+    b = uniform(k, n) if row["layout"][1] == "N" else uniform(n, k).t()
     out_type = torch.float32 if "_out_f32" in row["dtype"] else t
     out = torch.empty(m, n, device="cuda", dtype=out_type)
     compute = dtype if dtype in ("tf32", "f32x3") else None
@@ -131,11 +153,14 @@ def shape_set(db, shapes):
                         table], check=True)
         with open(table) as rows:
             rows = list(csv.DictReader(rows))
+    flush = L2Flush()
     print(f"{'shape':36s} {'tgemm-bench us':>15s} {'python us':>10s} {'ratio':>7s}")
     ratios = []
     for row in rows:
         a, b, out, compute = operands(row)
-        us = 1e3 * median_ms(lambda: tgemm.matmul(a, b, out, compute=compute), repeats=50)
+        touched = sum(x.numel() * x.element_size() for x in (a, b, out))
+        us = 1e3 * median_ms(lambda: tgemm.matmul(a, b, out, compute=compute), repeats=50,
+                             warmup=5, before_each=flush if flush.needed(touched) else None)
         ratio = us / float(row["tgemm_us"])
         ratios.append(ratio)
         label = f"{row['name']} {row['dtype']} {row['layout']}"

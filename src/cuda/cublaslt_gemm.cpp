@@ -85,6 +85,11 @@ std::optional<cublasLtEpilogue_t> lt_epilogue(const Epilogue& e) {
   return std::nullopt;
 }
 
+bool lt_scales_aligned(const GemmCall& call) {
+  const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return aligned(call.scale_a) && aligned(call.scale_b);
+}
+
 LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     : handle_(handle),
       compute_(cublas_compute_type(p.types, CublasMath::matching)),

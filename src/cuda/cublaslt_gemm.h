@@ -27,6 +27,10 @@ struct LtReadyAlgo {
 // the values). A bias along N is cuBLASLt's bias (one value per row of its column-major D).
 std::optional<cublasLtEpilogue_t> lt_epilogue(const Epilogue& epilogue);
 
+// cuBLASLt refuses an FP8 call whose scale pointers are not 16-byte aligned (seen on H100,
+// cuBLASLt 13: CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmul); null pointers are scales of 1.
+bool lt_scales_aligned(const GemmCall& call);
+
 // The descriptors of one problem (shape, layout, types, alignment, epilogue): row-major C =
 // op(A) op(B) as cuBLAS's column-major C^T = op(B)^T op(A)^T, the operands swapped as
 // row_major_gemm does; D (ldd apart; C's ld by default) has C's type.

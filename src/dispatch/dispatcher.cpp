@@ -6,6 +6,7 @@
 #include "src/core/library_log.h"
 #include "src/core/vendor_call.h"
 #include "src/cuda/cublas_gemm.h"
+#include "src/cuda/cublas_handles.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/grouped_problem.h"
@@ -663,35 +664,38 @@ void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
     other = std::make_unique<LtGemm>(state.cublas_lt, problem, call.d ? call.ldd : 0);
     lt = other.get();
   }
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  Reservation reserved;
-  const auto launch = [&](void* workspace) {
-    status = lt->run(vendor.algo, call, workspace, stream);
-    return cudaSuccess;
-  };
-  if (vendor.algo.workspace_bytes == 0) {
-    launch(nullptr);
-  } else {
-    const bool captured = capturing(stream);
-    raise_to(state.needed_workspace, vendor.algo.workspace_bytes);
-    state.shared_order.run(stream, [&] {
-      reserved = state.workspace->reserve(vendor.algo.workspace_bytes, !captured);
-      return reserved.ok() ? launch(reserved.ptr) : cudaSuccess;
-    });
-    if (reserved.too_small)
-      check_reserved(state, reserved, vendor.algo.workspace_bytes, captured,
-                     describe_vendor_call(vendor.config) + " for " + problem.key());
-  }
-  if (reserved.error != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
+  cudaError_t reserve_error = cudaSuccess;
+  const cublasStatus_t status =
+      run_lt(state, *lt, vendor.algo, call, stream,
+             describe_vendor_call(vendor.config) + " for " + problem.key(), &reserve_error);
+  if (reserve_error != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
     library_log().warn("tgemm: {} cannot run {} ({}); this call runs cuBLAS",
                        describe_vendor_call(vendor.config), problem.key(),
-                       reserved.error != cudaSuccess ? cudaGetErrorString(reserved.error)
-                                                     : cublasGetStatusString(status));
+                       reserve_error != cudaSuccess ? cudaGetErrorString(reserve_error)
+                                                    : cublasGetStatusString(status));
     run_vendor_fallback(state, problem, call, stream);
     return;
   }
   if (status != CUBLAS_STATUS_SUCCESS)
     throw ExecutionError(fmt::format("cublasLtMatmul failed: {}", cublasGetStatusString(status)));
+}
+
+cublasStatus_t Dispatcher::run_lt(DeviceState& state, const LtGemm& lt, const LtReadyAlgo& algo,
+                                  const GemmCall& call, cudaStream_t stream,
+                                  const std::string& what, cudaError_t* reserve_error) {
+  if (algo.workspace_bytes == 0) return lt.run(algo, call, nullptr, stream);
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  const bool captured = capturing(stream);
+  raise_to(state.needed_workspace, algo.workspace_bytes);
+  Reservation reserved;
+  state.shared_order.run(stream, [&] {
+    reserved = state.workspace->reserve(algo.workspace_bytes, !captured);
+    if (reserved.ok()) status = lt.run(algo, call, reserved.ptr, stream);
+    return cudaSuccess;
+  });
+  if (reserved.too_small) check_reserved(state, reserved, algo.workspace_bytes, captured, what);
+  *reserve_error = reserved.error;
+  return status;
 }
 
 void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
@@ -768,8 +772,11 @@ const Dispatcher::EpilogueFallback& Dispatcher::epilogue_fallback(
       if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)
         fail("cublasLtCreate failed");
       auto lt = std::make_unique<LtGemm>(state.cublas_lt, problem, ldd);
-      const std::vector<LtAlgoConfig> algos = lt->heuristic(1, 0);
-      std::string why = "its heuristic has no algorithm without a workspace";
+      // Without a workspace where cuBLASLt has such an algorithm (a call needs nothing more),
+      // else with one (FP8 at large sizes has none without), reserved as a kernel's is.
+      std::vector<LtAlgoConfig> algos = lt->heuristic(1, 0);
+      if (algos.empty()) algos = lt->heuristic(1, kLtWorkspaceBytes);
+      std::string why = "its heuristic has no algorithm";
       const std::optional<LtReadyAlgo> ready =
           algos.empty() ? std::nullopt : lt->ready(algos.front(), &why);
       if (!ready) fail("{}", why);
@@ -788,9 +795,9 @@ const Dispatcher::EpilogueFallback& Dispatcher::epilogue_fallback(
     }
   }
   if (!fallback->lt && problem.types.fp8())
-    throw NotSupportedError(fmt::format(
-        "no tgemm kernel runs {} and cuBLASLt has no FP8 call with epilogue {}", problem.key(),
-        problem.epilogue.kind()));
+    throw NotSupportedError(
+        fmt::format("no tgemm kernel runs {} and cuBLASLt has no FP8 call with epilogue {}",
+                    problem.key(), problem.epilogue.kind()));
   if (!fallback->lt) {
     const Epilogue& e = problem.epilogue;
     const DType bias = e.bias_f32 ? DType::f32 : problem.types.c;
@@ -805,8 +812,18 @@ void Dispatcher::run_epilogue_fallback(DeviceState& state, const Problem& proble
                                        const GemmCall& call, cudaStream_t stream) {
   const int64_t ldd = problem.epilogue.separate_d ? call.ldd : call.ldc;
   const EpilogueFallback& fallback = epilogue_fallback(state, problem, ldd, call.ldaux, stream);
+  if (fallback.lt && problem.types.fp8() && !lt_scales_aligned(call))
+    throw NotSupportedError(fmt::format(
+        "{} is served by cuBLASLt's FP8 call, which needs 16-byte aligned scale pointers",
+        problem.key()));
   if (fallback.lt) {
-    const cublasStatus_t status = fallback.lt->run(fallback.algo, call, nullptr, stream);
+    cudaError_t reserve_error = cudaSuccess;
+    const cublasStatus_t status = run_lt(state, *fallback.lt, fallback.algo, call, stream,
+                                         "cuBLASLt's call for " + problem.key(), &reserve_error);
+    if (reserve_error != cudaSuccess)
+      throw ExecutionError(fmt::format("cuBLASLt's call for {} needs {} bytes of workspace: {}",
+                                       problem.key(), fallback.algo.workspace_bytes,
+                                       cudaGetErrorString(reserve_error)));
     if (status != CUBLAS_STATUS_SUCCESS)
       throw ExecutionError(fmt::format("cublasLtMatmul with epilogue {} failed: {}",
                                        problem.epilogue.name(), cublasGetStatusString(status)));
@@ -844,7 +861,13 @@ void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem
       std::lock_guard lock(state.cublas_mutex);
       cublas_handle(state, std::nullopt);
     }
-    if (needs_cublaslt(problem)) epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
+    if (needs_cublaslt(problem)) {
+      const EpilogueFallback& fallback =
+          epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
+      if (fallback.lt)
+        hold_workspace(state, fallback.algo.workspace_bytes,
+                       "cuBLASLt's call for " + problem.key());
+    }
   } else {
     hold_workspace(state, r.plan.workspace_bytes,
                    r.kernel->config().canonical_name() + " for " + problem.key());

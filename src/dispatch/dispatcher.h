@@ -35,6 +35,9 @@
 
 namespace tgemm {
 
+class LtGemm;
+struct LtReadyAlgo;
+
 // Error kinds the C API maps to its status codes; C++ callers see them as tgemm::Error.
 struct InvalidValueError : Error {
   using Error::Error;
@@ -263,6 +266,12 @@ class Dispatcher {
   static bool capturing(cudaStream_t stream);
   void run_vendor_call(DeviceState& state, const VendorCall& vendor, const Problem& problem,
                        const GemmCall& call, cudaStream_t stream);
+  // cuBLASLt's call of `algo` on `stream`, with the workspace it needs reserved in turn as a
+  // kernel's is (`what` names it in errors). Its status; *reserve_error is set, and nothing
+  // runs, where the workspace could not be had.
+  cublasStatus_t run_lt(DeviceState& state, const LtGemm& lt, const LtReadyAlgo& algo,
+                        const GemmCall& call, cudaStream_t stream, const std::string& what,
+                        cudaError_t* reserve_error);
   static int current_device();
 
   DispatcherOptions options_;

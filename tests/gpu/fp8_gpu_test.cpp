@@ -30,7 +30,7 @@ const std::vector<KernelConfig>& configs() {
   using testing::tma_config;
   static const std::vector<KernelConfig> c = {
       tma_config(128, 128, 2, 6, 8),              // the largest FP8 tile, a deep ring
-      tma_config(64, 128, 1, 8, 1),               // one consumer, eight stages
+      tma_config(64, 128, 1, 7, 1),               // one consumer, seven stages
       tma_config(64, 64, 1, 2, 1),                // the smallest, two stages
       tma_config(128, 128, 2, 4, 1, 4),           // split in four
       tma_config(128, 128, 2, 4, 8, 1, 2),        // a cluster of two sharing B

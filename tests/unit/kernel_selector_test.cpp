@@ -691,6 +691,24 @@ TEST(KernelSelector, other_types_get_defaults_then_cublas) {
             Selection::fallback_default);
 }
 
+// FP8 untuned: on sm_90 the shipped fp8 lines serve NT (each FP8 pair and output); another
+// layout, or an arch without FP8 kernels, goes to the vendor path (cuBLASLt's FP8 call, or a
+// NOT_SUPPORTED status where it has none).
+TEST(DefaultKernels, fp8_is_served_by_the_tma_family_on_sm_90_only_in_nt) {
+  KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
+  for (const char* types : {"e4m3", "e5m2_e4m3"}) {
+    const auto nt =
+        hopper.choose(Problem::packed(gemm_types(types, "f32"), Op::N, Op::T, 4096, 4096, 4096));
+    EXPECT_EQ(nt.path, Selection::fallback_default) << types;
+    EXPECT_EQ(nt.config.template_name, "gemm_tma_wgmma") << types;
+  }
+  EXPECT_EQ(hopper.choose(Problem::packed(gemm_types("e4m3"), Op::N, Op::N, 4096, 4096, 4096)).path,
+            Selection::cublas);
+  KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
+  EXPECT_EQ(ampere.choose(Problem::packed(gemm_types("e4m3"), Op::N, Op::T, 4096, 4096, 4096)).path,
+            Selection::cublas);
+}
+
 TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](int64_t m, int64_t n, int64_t k) {

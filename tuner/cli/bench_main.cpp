@@ -93,6 +93,7 @@ class Cublas {
     cublasStatus_t st = row_major_grouped_gemm(handle_, c);
     return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
   }
+  cublasHandle_t get() const { return handle_; }
 
  private:
   cublasHandle_t handle_ = nullptr;
@@ -156,9 +157,14 @@ std::string check(Dispatcher& d, Cublas& cublas, GemmCall call, const DeviceBuff
   d.gemm(call, stream);
   GemmCall ref_call = call;
   ref_call.c = ref.get();
-  if (peers.fp8) ref_call = peers.fp8->decoded(ref_call, DType::f32);
   const EpiloguePeers* epilogue = peers.epilogue.get();
-  if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) return "cuBLAS: " + e;
+  if (peers.fp8) {
+    if (auto e = peers.fp8->run(cublas.get(), ref_call, CublasMath::reference, DType::f32, stream);
+        !e.empty())
+      return e;
+  } else if (auto e = cublas.run(ref_call, CublasMath::reference); !e.empty()) {
+    return "cuBLAS: " + e;
+  }
   if (epilogue)
     if (auto e = epilogue->apply_reference(ref.get(), stream); !e.empty()) return e;
   TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -177,12 +183,12 @@ Launcher fp8_peer(cublasLtHandle_t lt, Cublas& cublas, const GemmCall& call,
                   const ShapePeers& peers, const std::string& name, cudaStream_t stream) {
   if (!peers.fp8) return [&cublas, call] { return cublas.run(call, CublasMath::matching); };
   Fp8Peers* fp8 = peers.fp8.get();
-  std::string why;
-  if (fp8->prepare_lt(lt, &why)) return [fp8, call, stream] { return fp8->run_lt(call, stream); };
-  spdlog::warn("{}: cuBLASLt has no FP8 call for it ({}); the peer is cuBLAS {} on the same shape",
-               name, why, to_string(fp8->decoded_type()));
-  return [&cublas, decoded = fp8->decoded(call, call.types.c)] {
-    return cublas.run(decoded, CublasMath::matching);
+  if (std::string why; !fp8->prepare_lt(lt, call, stream, &why))
+    spdlog::warn(
+        "{}: cuBLASLt has no FP8 call for it ({}); the peer is cuBLAS {} on the same shape", name,
+        why, to_string(fp8->decoded_type()));
+  return [&cublas, fp8, call, stream] {
+    return fp8->run(cublas.get(), call, CublasMath::matching, call.types.c, stream);
   };
 }
 
@@ -426,7 +432,7 @@ int run_bench(const BenchOptions& opt) {
         launchers.push_back(unfused);
         unfused_timed = true;
       } else {
-        spdlog::info("{}: {}; the peer is cuBLAS's GEMM then the epilogue's pass", named.name, why);
+        spdlog::warn("{}: {}; the peer is cuBLAS's GEMM then the epilogue's pass", named.name, why);
         peer = unfused;
       }
     }

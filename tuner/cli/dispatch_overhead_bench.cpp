@@ -5,8 +5,8 @@
 // call (on Hopper a family that reads tensor maps: the maps of the last pointers reused), and
 // `tensor_gemm_new_pointers` the same with B's pointer changed every call (the maps encoded
 // again). `c_api_gemm` is `gemm` through the C API (tgemmGemmEx on a handle): the direct C
-// call a binding is measured against. Also counts heap allocations per cached call, which
-// must be zero.
+// call a binding is measured against (`c_api_gemm_default_stream` on the legacy default
+// stream). Also counts heap allocations per cached call, which must be zero.
 //   tgemm-dispatch-bench [--db tgemm.db] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -96,8 +96,8 @@ void cached_calls(benchmark::State& state, Fixture& f) {
 
 void gemm(benchmark::State& state) { cached_calls(state, fixture()); }
 
-// The fixture's call through tgemmGemmEx, on a handle of the same database.
-void c_api_gemm(benchmark::State& state) {
+// The fixture's call through tgemmGemmEx, on a handle of the same database, on `stream`.
+void c_api_calls(benchmark::State& state, cudaStream_t stream) {
   Fixture& f = fixture();
   static tgemmHandle_t handle = [] {
     tgemmHandle_t h = nullptr;
@@ -110,14 +110,20 @@ void c_api_gemm(benchmark::State& state) {
   for (auto _ : state) {
     const tgemmStatus_t status = tgemmGemmEx(
         handle, TGEMM_OP_N, TGEMM_OP_N, kM, kN, kK, &alpha, f.call.a, TGEMM_R_32F, kK, f.call.b,
-        TGEMM_R_32F, kN, &beta, f.call.c, TGEMM_R_32F, kN, TGEMM_COMPUTE_32F, f.stream.get());
+        TGEMM_R_32F, kN, &beta, f.call.c, TGEMM_R_32F, kN, TGEMM_COMPUTE_32F, stream);
     if (status != TGEMM_STATUS_SUCCESS) return state.SkipWithError(tgemmGetStatusString(status));
-    if (++n % 512 == 0) f.stream.synchronize();
+    if (++n % 512 == 0) cudaStreamSynchronize(stream);
   }
-  f.stream.synchronize();
+  cudaStreamSynchronize(stream);
   state.counters["allocs_per_call"] =
       double(g_allocations - before) / double(std::max<int64_t>(1, state.iterations()));
 }
+
+void c_api_gemm(benchmark::State& state) { c_api_calls(state, fixture().stream.get()); }
+
+// The same on the legacy default stream (0), where PyTorch's current stream is unless a
+// program picks another: the C call a Python call on that stream compares with.
+void c_api_gemm_default_stream(benchmark::State& state) { c_api_calls(state, nullptr); }
 
 void tensor_gemm(benchmark::State& state) {
   cached_calls(state, tensor_fixture());
@@ -163,6 +169,7 @@ void raw_launch(benchmark::State& state) {
 BENCHMARK(selection);
 BENCHMARK(gemm);
 BENCHMARK(c_api_gemm);
+BENCHMARK(c_api_gemm_default_stream);
 BENCHMARK(raw_launch);
 BENCHMARK(tensor_gemm);
 BENCHMARK(tensor_gemm_new_pointers);

@@ -30,14 +30,16 @@ Fp8Peers::Fp8Peers(const Problem& problem, const std::vector<float>& a, const st
       decoded_type_(problem.types.c == DType::f16 ? DType::f16 : DType::bf16),
       a_(upload(decoded_type_, a, stream)),
       b_(upload(decoded_type_, b, stream)),
-      scales_(upload(DType::f32, {scale_a, scale_b}, stream)),
+      // Each scale in a 16-byte slot of its own: cuBLASLt refuses an FP8 call whose scale
+      // pointers are not 16-byte aligned.
+      scales_(upload(DType::f32, {scale_a, 0, 0, 0, scale_b, 0, 0, 0}, stream)),
       scale_(scale_a * scale_b) {
   if (!problem.types.fp8()) fail("{} has no FP8 operands", problem.key());
 }
 
 void Fp8Peers::attach(GemmCall* call) const {
   call->scale_a = scales_.get<float>();
-  call->scale_b = scales_.get<float>() + 1;
+  call->scale_b = scales_.get<float>() + 4;
 }
 
 GemmCall Fp8Peers::decoded(const GemmCall& call, DType c_type) const {
@@ -50,13 +52,16 @@ GemmCall Fp8Peers::decoded(const GemmCall& call, DType c_type) const {
   return out;
 }
 
-bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, std::string* why) {
+bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_t stream,
+                          std::string* why) {
   if (problem_.batched()) {
     *why = "the cuBLASLt call here describes one GEMM, not a batch";
     return false;
   }
+  Problem gemm_only = problem_;
+  gemm_only.epilogue = Epilogue{};
   try {
-    auto gemm = std::make_unique<LtGemm>(lt, problem_);
+    auto gemm = std::make_unique<LtGemm>(lt, gemm_only);
     const std::vector<LtAlgoConfig> algos = gemm->heuristic(1, kLtWorkspaceBytes);
     if (algos.empty()) {
       *why = "cuBLASLt's heuristic has no FP8 algorithm for it";
@@ -72,7 +77,26 @@ bool Fp8Peers::prepare_lt(cublasLtHandle_t lt, std::string* why) {
   }
   if (lt_workspace_.bytes() < algo_.workspace_bytes)
     lt_workspace_ = DeviceBuffer(algo_.workspace_bytes);
-  return true;
+  // A heuristic's algorithm that the checks accept may still be refused by the call itself.
+  std::string error = run_lt(call, stream);
+  if (error.empty()) {
+    const cudaError_t err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) error = cuda_error_text(err);
+  }
+  if (error.empty()) return true;
+  *why = error;
+  lt_.reset();
+  return false;
+}
+
+std::string Fp8Peers::run(cublasHandle_t cublas, const GemmCall& call, CublasMath math,
+                          DType c_type, cudaStream_t stream) const {
+  if (math == CublasMath::matching && lt_) return run_lt(call, stream);
+  const cublasStatus_t st = row_major_gemm(cublas, decoded(call, c_type), math, c_type);
+  return st == CUBLAS_STATUS_SUCCESS
+             ? std::string()
+             : fmt::format("cuBLAS on {} operands: {}", to_string(decoded_type_),
+                           cublasGetStatusString(st));
 }
 
 std::string Fp8Peers::run_lt(const GemmCall& call, cudaStream_t stream) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -15,6 +16,7 @@
 
 #include "src/core/gemm_call.h"
 #include "src/core/problem.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/device_buffer.h"
 
@@ -29,20 +31,28 @@ class Fp8Peers {
 
   // `call`, on the FP8 operands, with the device scales.
   void attach(GemmCall* call) const;
-  // `call` on the decoded operands instead, into its C of `c_type`: alpha times both scales,
-  // A and B of the 16-bit type (run it with row_major_gemm).
-  GemmCall decoded(const GemmCall& call, DType c_type) const;
   DType decoded_type() const { return decoded_type_; }
   float scale() const { return scale_; }
 
-  // Builds cuBLASLt's FP8 call of the problem; false, with `why`, where cuBLASLt has none
-  // (misaligned operands, other layouts than K-major A and B, E5M2 x E5M2, ...).
-  bool prepare_lt(cublasLtHandle_t lt, std::string* why);
+  // The GEMM of `call` (attached; its epilogue is not applied) into its C of `c_type`:
+  // cuBLASLt's FP8 call where prepare_lt built one and `math` is matching, else cuBLAS's on the
+  // decoded operands (alpha times both scales; pedantic f32 for the reference). "" or the error.
+  std::string run(cublasHandle_t cublas, const GemmCall& call, CublasMath math, DType c_type,
+                  cudaStream_t stream) const;
+
+  // Builds cuBLASLt's FP8 call of the problem's GEMM (an epilogue is the caller's to apply) and
+  // runs it once as `call` (attached; it writes
+  // call.c); false, with `why`, where cuBLASLt has none (misaligned operands, other layouts than
+  // K-major A and B, E5M2 x E5M2, ...) or its call fails: then the 16-bit GEMM is the peer.
+  bool prepare_lt(cublasLtHandle_t lt, const GemmCall& call, cudaStream_t stream, std::string* why);
   bool has_lt() const { return lt_ != nullptr; }
-  // cuBLASLt's FP8 call of `call` (attached) on `stream` (prepare_lt first): "" or the error.
-  std::string run_lt(const GemmCall& call, cudaStream_t stream) const;
 
  private:
+  // cuBLASLt's FP8 call of `call` (attached) on `stream` (prepare_lt first): "" or the error.
+  std::string run_lt(const GemmCall& call, cudaStream_t stream) const;
+  // `call` on the decoded operands, into its C of `c_type`.
+  GemmCall decoded(const GemmCall& call, DType c_type) const;
+
   Problem problem_;
   DType decoded_type_;
   DeviceBuffer a_, b_, scales_;

@@ -19,6 +19,7 @@
 #include "src/templates/epilogue_pass.h"
 #include "src/templates/template_registry.h"
 #include "tuner/evaluate/fp8_peers.h"
+#include "tuner/evaluate/guarded_matrix.h"
 #include "tuner/evaluate/interleaved_timer.h"
 
 namespace tgemm {
@@ -29,111 +30,12 @@ namespace {
 // the heuristic's list the same way), each within kLtWorkspaceBytes.
 constexpr int kLtAlgorithms = 4;
 
-// Elements of poison after each operand: catches reads and writes just past the end.
-constexpr int64_t kGuardElements = 64;
 // Problems up to this many multiply-adds (and elements) also get an FP64 host reference.
 constexpr double kFp64MaxFmas = double(int64_t(1) << 26);
 constexpr double kFp64MaxElements = double(int64_t(1) << 25);
 // L2 is flushed before each timed run when A + B + C fit in this many L2s; larger problems
 // stream through L2 anyway.
 constexpr double kFlushWhenWithinL2s = 4.0;
-
-// splitmix64: fast, and every 64-bit seed gives a good stream.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Odd multiples of 2^-24 in (-1, 1): exact in float and never zero.
-  float uniform() { return float(double(2 * (next() >> 40) + 1) * 0x1p-24 - 1.0); }
-};
-
-float poison_value() {
-  float x;
-  std::memcpy(&x, &kPoisonBits, sizeof x);
-  return x;
-}
-
-// The operand's first element sits at the least-aligned offset its alignment (bytes)
-// allows, so a kernel meets the worst pointer it may be given: 16 -> 0, 8 -> 8 bytes, ...
-int64_t worst_offset(int align_bytes, int element_bytes) {
-  return align_bytes == 16 ? 0 : align_bytes / element_bytes;
-}
-
-// One matrix in a device buffer of its element type, between poisoned guards.
-struct Operand {
-  DType type = DType::f32;
-  int64_t rows = 0, cols = 0, ld = 0, offset = 0, elements = 0;  // in elements
-  DeviceBuffer buffer;
-
-  Operand() = default;
-  Operand(DType t, int64_t r, int64_t c, int64_t l, int align_bytes)
-      : type(t),
-        rows(r),
-        cols(c),
-        ld(l),
-        offset(worst_offset(align_bytes, element_bytes(t))),
-        elements(offset + r * l + kGuardElements),
-        buffer(size_t(elements) * size_t(element_bytes(t))) {}
-  int bytes_per_element() const { return element_bytes(type); }
-  void* data() const { return buffer.get<unsigned char>() + offset * bytes_per_element(); }
-  double matrix_bytes() const { return double(rows) * double(ld) * bytes_per_element(); }
-
-  // Host image as f32: poison everywhere (padding, guards), random values inside the matrix,
-  // already rounded to the element type, so host references see what the GPU sees. A kernel
-  // that reads outside the matrix turns its result into NaN.
-  std::vector<float> host_image(Rng& rng) const {
-    std::vector<float> image(size_t(elements), poison_value());
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        image[size_t(offset + i * ld + j)] = round_to(type, rng.uniform());
-    return image;
-  }
-
-  // `image` (f32, as host_image makes) in this operand's element type, into the buffer.
-  void upload(const std::vector<float>& image, cudaStream_t stream,
-              std::vector<unsigned char>* staging) const {
-    *staging = to_bytes(type, image);
-    TGEMM_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), staging->data(), staging->size(),
-                                     cudaMemcpyHostToDevice, stream));
-    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the staging buffer is reused
-  }
-
-  // The whole buffer back as f32 (16-bit poison stays poison).
-  void download(cudaStream_t stream, std::vector<unsigned char>* staging,
-                std::vector<float>* out) const {
-    staging->resize(size_t(elements) * size_t(bytes_per_element()));
-    TGEMM_CUDA_CHECK(cudaMemcpyAsync(staging->data(), buffer.get(), staging->size(),
-                                     cudaMemcpyDeviceToHost, stream));
-    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    *out = from_bytes(type, *staging);
-  }
-};
-
-// The operand's host image (as host_image makes it) from its first element on, widened to
-// double, in a new device buffer: the FP64 reference reads exactly the values the kernel reads.
-DeviceBuffer widened(const Operand& op, const std::vector<float>& image, cudaStream_t stream) {
-  const std::vector<double> wide(image.begin() + op.offset, image.end());
-  DeviceBuffer buffer(wide.size() * sizeof(double));
-  TGEMM_CUDA_CHECK(
-      cudaMemcpyAsync(buffer.get(), wide.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream));
-  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `wide` goes out of scope
-  return buffer;
-}
-
-// A strided batch is measured as one tall matrix per operand: its members' rows one after the
-// other (`stride` a whole number of rows), so the guards, the poison and every check see the
-// whole batch at once. The rows of that matrix; throws Error for strides it cannot stack.
-int64_t stacked_rows(const char* operand, int64_t rows, int64_t ld, int64_t stride, int64_t batch) {
-  if (batch == 1) return rows;
-  if (stride % ld != 0)
-    fail("the tuner measures batches whose stride_{} is whole rows of {} (ld = {}), not {}",
-         operand, operand, ld, stride);
-  return (batch - 1) * (stride / ld) + rows;
-}
 
 // The row-major call of `q` (a strided batch with its strides) on these buffers.
 GemmCall call_of(const Problem& q, float alpha, float beta, const void* a, const void* b, void* c) {
@@ -153,8 +55,8 @@ struct GemmEvaluator::Impl {
     Problem problem;
     GemmScalars scalars;
     TimingOptions timing;
-    Operand a, b, c;
-    Operand c_ref;                          // f32, C's shape: where the reference is computed
+    GuardedMatrix a, b, c;
+    GuardedMatrix c_ref;                    // f32, C's shape: where the reference is computed
     DeviceBuffer c_init;                    // C before each run when beta != 0 (poison outside)
     std::vector<float> ref;                 // cuBLAS FP32 result, the whole C buffer
     std::vector<double> ref64;              // FP64 result (m x ldc): small problems, and f32x3
@@ -167,7 +69,7 @@ struct GemmEvaluator::Impl {
     // An epilogue's (Problem::epilogue; D is C): the bias, aux as runs write it and its
     // reference (f32), and the pass that follows cuBLAS's GEMM in its timed call.
     DeviceBuffer bias;
-    Operand aux, aux_ref;
+    GuardedMatrix aux, aux_ref;
     std::vector<float> aux_expected;
     std::unique_ptr<EpiloguePass> pass;
     // FP8 inputs' scales, decoded operands and cuBLASLt call (the reference and the peer).
@@ -235,38 +137,30 @@ struct GemmEvaluator::Impl {
   // the pedantic FP32 reference into c_ref (the GEMM alone: prepare applies the epilogue).
   std::string run_cublas(CublasMath math) {
     const Prepared& p = *prep;
-    const Operand& c = math == CublasMath::reference ? p.c_ref : p.c;
-    if (p.problem.types.fp8()) return run_fp8_peer(math, c);
-    const GemmCall call =
-        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
-    const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
-    if (status != CUBLAS_STATUS_SUCCESS)
-      return fmt::format("cuBLAS ({}): {}", p.problem.key(), cublasGetStatusString(status));
+    const GuardedMatrix& c = math == CublasMath::reference ? p.c_ref : p.c;
+    if (std::string error = run_cublas_gemm(math, c); !error.empty())
+      return fmt::format("{} ({})", error, p.problem.key());
     if (math == CublasMath::reference || !p.pass) return {};
     const cudaError_t err =
         p.pass->launch(p.problem.m, p.problem.n, epilogue_params(p.c, p.aux), s());
     return err == cudaSuccess ? std::string() : "the epilogue's pass: " + cuda_error_text(err);
   }
 
-  // FP8's cuBLAS call into `c`: cuBLASLt's FP8 GEMM with the scales where it has one (timing),
-  // else cuBLAS's on the decoded 16-bit operands with the scales' product in alpha (timing,
-  // and the pedantic reference).
-  std::string run_fp8_peer(CublasMath math, const Operand& c) {
+  // The GEMM of run_cublas into `c`: cuBLAS's call for the types, or FP8's peer (cuBLASLt's FP8
+  // call, else cuBLAS on the decoded operands; the pedantic reference on those).
+  std::string run_cublas_gemm(CublasMath math, const GuardedMatrix& c) {
     const Prepared& p = *prep;
-    const GemmCall call = prepared_call(c);
-    if (math == CublasMath::matching && p.fp8->has_lt()) {
-      std::string error = p.fp8->run_lt(call, s());
-      return error.empty() ? error : fmt::format("{}: {}", p.problem.key(), error);
-    }
-    const cublasStatus_t status =
-        row_major_gemm(cublas->get(), p.fp8->decoded(call, c.type), math, c.type);
-    if (status == CUBLAS_STATUS_SUCCESS) return {};
-    return fmt::format("cuBLAS ({} on {} operands): {}", p.problem.key(),
-                       to_string(p.fp8->decoded_type()), cublasGetStatusString(status));
+    if (p.fp8) return p.fp8->run(cublas->get(), prepared_call(c), math, c.type, s());
+    const GemmCall call =
+        call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
+    const cublasStatus_t status = row_major_gemm(cublas->get(), call, math, c.type);
+    return status == CUBLAS_STATUS_SUCCESS
+               ? std::string()
+               : fmt::format("cuBLAS: {}", cublasGetStatusString(status));
   }
 
   // The prepared problem's call into `c`, with FP8's scales.
-  GemmCall prepared_call(const Operand& c) const {
+  GemmCall prepared_call(const GuardedMatrix& c) const {
     const Prepared& p = *prep;
     GemmCall call =
         call_of(p.problem, p.scalars.alpha, p.scalars.beta, p.a.data(), p.b.data(), c.data());
@@ -278,19 +172,19 @@ struct GemmEvaluator::Impl {
   // least), the decoded operands, and cuBLASLt's FP8 call where it computes the problem.
   void prepare_fp8(Rng& rng, const std::vector<float>& host_a, const std::vector<float>& host_b) {
     Prepared& q = *prep;
-    const auto from_first = [](const Operand& op, const std::vector<float>& image) {
+    const auto from_first = [](const GuardedMatrix& op, const std::vector<float>& image) {
       return std::vector<float>(image.begin() + op.offset, image.end());
     };
-    q.fp8 = std::make_unique<Fp8Peers>(
-        q.problem, from_first(q.a, host_a), from_first(q.b, host_b),
-        1.75f + 0.25f * rng.uniform(), 1.75f + 0.25f * rng.uniform(), s());
+    q.fp8 = std::make_unique<Fp8Peers>(q.problem, from_first(q.a, host_a), from_first(q.b, host_b),
+                                       1.75f + 0.25f * rng.uniform(), 1.75f + 0.25f * rng.uniform(),
+                                       s());
     if (!cublas_lt) cublas_lt = std::make_unique<CublasLtHandle>();
-    std::string why;
-    q.fp8->prepare_lt(cublas_lt->get(), &why);  // else cuBLAS's 16-bit GEMM is the peer
+    std::string why;  // where cuBLASLt has no FP8 call, cuBLAS's 16-bit GEMM is the peer
+    q.fp8->prepare_lt(cublas_lt->get(), prepared_call(q.c), s(), &why);
   }
 
   // The prepared epilogue's parameters writing D into `d` (C's shape) and aux into `aux`.
-  EpilogueParams epilogue_params(const Operand& d, const Operand& aux) const {
+  EpilogueParams epilogue_params(const GuardedMatrix& d, const GuardedMatrix& aux) const {
     GemmCall call = call_of(prep->problem, 1, 0, nullptr, nullptr, d.data());
     call.types.c = d.type;
     call.epilogue = prep->problem.epilogue;
@@ -616,7 +510,11 @@ void GemmEvaluator::Impl::time_cublas_calls(bool time_vendor, CublasTiming* out)
   // timing makes it ok.
   for (size_t t = 0; t < timed.size(); ++t)
     if (verified[timed[t]]) record_ok(&contenders[timed[t]], stats[t]);
-  for (TrialResult& r : contenders) out->vendor_trials.push_back(std::move(r));
+  // An FP8 problem's cuBLAS call is cuBLASLt's FP8 call, or where cuBLASLt has none the 16-bit
+  // GEMM of the decoded operands: a yardstick that cannot serve the FP8 problem, so no contender.
+  const size_t first = prep->fp8 && !prep->fp8->has_lt() ? 1 : 0;
+  for (size_t i = first; i < contenders.size(); ++i)
+    out->vendor_trials.push_back(std::move(contenders[i]));
 }
 
 void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& timing,
@@ -656,19 +554,21 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   p->timing = timing;
   const GemmTypes& t = problem.types;
   const int64_t batch = problem.batch;
-  p->a = Operand(t.a, stacked_rows("a", problem.a_rows(), problem.lda, problem.stride_a, batch),
-                 problem.a_cols(), problem.lda, problem.align_a);
-  p->b = Operand(t.b, stacked_rows("b", problem.b_rows(), problem.ldb, problem.stride_b, batch),
-                 problem.b_cols(), problem.ldb, problem.align_b);
+  p->a =
+      GuardedMatrix(t.a, stacked_rows("a", problem.a_rows(), problem.lda, problem.stride_a, batch),
+                    problem.a_cols(), problem.lda, problem.align_a);
+  p->b =
+      GuardedMatrix(t.b, stacked_rows("b", problem.b_rows(), problem.ldb, problem.stride_b, batch),
+                    problem.b_cols(), problem.ldb, problem.align_b);
   const int64_t c_rows = stacked_rows("c", problem.m, problem.ldc, problem.stride_c, batch);
   if (c_rows != problem.m * batch)
     fail(
         "problem {}: the tuner measures batches whose members of C follow each other (stride_c "
         "= m x ldc = {}), not {}",
         problem.key(), problem.m * problem.ldc, problem.stride_c);
-  p->c = Operand(t.c, c_rows, problem.n, problem.ldc, problem.align_c);
+  p->c = GuardedMatrix(t.c, c_rows, problem.n, problem.ldc, problem.align_c);
   // The reference sits at the same element offset, so one index addresses both.
-  p->c_ref = Operand(DType::f32, c_rows, problem.n, problem.ldc, 16);
+  p->c_ref = GuardedMatrix(DType::f32, c_rows, problem.n, problem.ldc, 16);
   p->c_ref.offset = p->c.offset;
   p->c_ref.elements = p->c.elements;
   p->c_ref.buffer = DeviceBuffer(size_t(p->c.elements) * sizeof(float));
@@ -777,9 +677,9 @@ void GemmEvaluator::Impl::prepare_epilogue(Rng& rng) {
         cudaMemcpyAsync(q.bias.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, s()));
   }
   if (e.aux) {
-    q.aux = Operand(problem.types.c, q.c.rows, problem.n, problem.ldc, problem.align_c);
+    q.aux = GuardedMatrix(problem.types.c, q.c.rows, problem.n, problem.ldc, problem.align_c);
     // The reference at aux's element offset, as c_ref is at C's.
-    q.aux_ref = Operand(DType::f32, q.c.rows, problem.n, problem.ldc, 16);
+    q.aux_ref = GuardedMatrix(DType::f32, q.c.rows, problem.n, problem.ldc, 16);
     q.aux_ref.offset = q.aux.offset;
     q.aux_ref.elements = q.aux.elements;
     q.aux_ref.buffer = DeviceBuffer(size_t(q.aux.elements) * sizeof(float));
