@@ -30,7 +30,9 @@ struct GroupEntry {
   int tiles_m, tiles_n;  // one problem's tiles along M and N (each at least 1)
 };
 
-inline constexpr int kMaxLaunchGroups = 64;
+// An enumerator, not a variable: a namespace-scope constexpr variable in device code is a
+// constant of the module (a symbol and bytes in every cubin that includes this header).
+enum : int { kMaxLaunchGroups = 64 };
 
 struct GroupedGemmParams {
   // a, b and c: the call's device arrays of pointers, one per problem of every group in order
