@@ -27,7 +27,9 @@
 --      trials_by_binary.
 --  10: problems.batch (>= 1; 1 before), batch_pointers (0/1) and stride_a/b/c (elements; 0 for
 --      batch 1 and pointer arrays): batched GEMM; a batch adds "_x<batch>[p]" to the key.
---      binaries.batch_form (BatchForm: 0 one GEMM, 1 strided batch, 2 pointer arrays).
+--      binaries.batch_form (BatchForm: 0 one GEMM, 1 strided batch, 2 pointer arrays; 3, a
+--      grouped GEMM's build, holds no schema change: a library compiling one on a miss may write
+--      it back).
 --  11: problems.epilogue and binaries.epilogue TEXT (Epilogue::name(), '' for a plain GEMM):
 --      fused epilogues; an epilogue adds "_e<name>" to the key ("_ebias_gelu").
 --

@@ -178,8 +178,8 @@ BinaryRecord binary_at(const Statement& s) {
       decoded(s, "binaries", r.id, "types", [&] { return parse_gemm_types(s.text("types")); });
   c.code_hash = s.text("code_hash");  // "" for NULL: not known
   const int64_t form = s.integer("batch_form");
-  if (form < 0 || form > int64_t(BatchForm::pointers))
-    bad_row(s, "binaries", r.id, "batch_form", fmt::format("{} is not 0, 1 or 2", form));
+  if (form < 0 || form > int64_t(BatchForm::grouped))
+    bad_row(s, "binaries", r.id, "batch_form", fmt::format("{} is not 0, 1, 2 or 3", form));
   c.batch_form = BatchForm(form);
   c.epilogue = decoded(s, "binaries", r.id, "epilogue",
                        [&] { return parse_epilogue_name(s.text("epilogue")); });

@@ -445,9 +445,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_mma_pack_b(const tgemm::G
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-    gemm_mma(const tgemm::GemmParams batched TGEMM_EPILOGUE_PARAMETER) {
+    gemm_mma(TGEMM_BATCH_PARAMETER TGEMM_EPILOGUE_PARAMETER) {
   using namespace tgemm_mma;
-  const tgemm::GemmParams& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B
+  const auto& p = tgemm::batch_operands<SPLIT_K>(batched);  // this block's A, B (and problem)
   // Shared tiles as stored in global memory: A is [m][k] (N) or [k][m] (T), B [k][n] or [n][k].
   // f32 stored K-major (A T, B N) is read with 32-bit loads, the rest with ldmatrix.
   constexpr bool kScalarA = ELEM_BYTES == 4 && TGEMM_OP_A == 1;
@@ -478,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     b_k_end = int(TGEMM_OP_B ? lb.ld : lb.rows);
   }
   int tile_m, tile_n;
-  tgemm::swizzled_tile(SWIZZLE, &tile_m, &tile_n);
+  tgemm::batch_tile(p, SWIZZLE, &tile_m, &tile_n);
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   // This split-K slice covers k in [k_begin, k_end), whole BK slices apart from the last.

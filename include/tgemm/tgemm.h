@@ -40,6 +40,17 @@ struct GemmEpilogue {
   int ldaux = 0;
 };
 
+// One group of a grouped GEMM, as tgemmGemmGroupedBatchedEx's per-group arrays at one index
+// (its rules): `size` problems C = alpha op(A) op(B) + beta C of one shape, layout ('N' or 'T')
+// and leading dimensions.
+struct GemmGroup {
+  char op_a = 'N', op_b = 'N';
+  int m = 0, n = 0, k = 0;
+  float alpha = 1, beta = 0;
+  int lda = 0, ldb = 0, ldc = 0;
+  int size = 0;
+};
+
 // Record mode, process-wide: every problem a call serves without an exact tuned entry goes
 // once into the shape file `path` (configs/shapes format, with a `calls` count) for
 // `tgemm-tune --shapes path`; see tgemmSetRecordFile. An empty path stops. Throws Error when
@@ -136,6 +147,19 @@ class Handle {
                     const __nv_bfloat16* const a[], int lda, const __nv_bfloat16* const b[],
                     int ldb, float beta, __nv_bfloat16* const c[], int ldc, int batch_count,
                     cudaStream_t stream = nullptr);
+
+  // Groups of GEMMs of their own shapes, as cublasGemmGroupedBatchedEx
+  // (tgemmGemmGroupedBatchedEx's rules): `groups` (host memory, group_count of them) and device
+  // arrays of one device pointer per problem, group 0's problems first.
+  void gemm_grouped_batched(const GemmGroup* groups, int group_count, const float* const a[],
+                            const float* const b[], float* const c[],
+                            cudaStream_t stream = nullptr);
+  void gemm_grouped_batched(const GemmGroup* groups, int group_count, const __half* const a[],
+                            const __half* const b[], __half* const c[],
+                            cudaStream_t stream = nullptr);
+  void gemm_grouped_batched(const GemmGroup* groups, int group_count,
+                            const __nv_bfloat16* const a[], const __nv_bfloat16* const b[],
+                            __nv_bfloat16* const c[], cudaStream_t stream = nullptr);
 
   // Opt-in modes, as cublasSetMathMode.
   enum class Math { standard, f32_via_3xtf32 };

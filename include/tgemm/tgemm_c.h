@@ -165,6 +165,47 @@ tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tg
                                  int batchCount, tgemmComputeType_t computeType,
                                  cudaStream_t stream);
 
+/* Groups of GEMMs of their own shapes in one call, as cublasGemmGroupedBatchedEx (row-major, see
+ * above): group g (0 <= g < group_count) holds group_size[g] problems
+ *   C = alpha_array[g] op_g(A) op_g(B) + beta_array[g] C
+ * of m_array[g] x n_array[g] x k_array[g], with op_a_array[g], op_b_array[g] and the leading
+ * dimensions lda_array[g], ldb_array[g], ldc_array[g]. These arrays are host memory of
+ * group_count entries, read during the call; alpha_array and beta_array point to floats.
+ * Aarray, Barray and Carray are device memory holding one device pointer per problem, group 0's
+ * problems first, then group 1's, and so on (the sum of group_size entries each). One type triple
+ * and compute type for every group, as tgemmGemmEx's. Column-major callers swap as above, array
+ * for array: B's ops, n_array, Barray and ldb_array where cuBLAS takes A's, and so on.
+ *
+ * A mixture of experts' layer is one call: a group per expert (group_size 1, m its tokens, zero
+ * for an expert without any). The kernel is chosen for the call's bucket, the heaviest group's
+ * m, n and k and the count of problems, each rounded up to three significant bits, so calls
+ * whose sizes change from step to step share a few choices; one launch computes the tiles of up
+ * to 64 groups that share lda and ldb (more take one launch per such run). The library never
+ * reads the pointers on the host, so it assumes no alignment beyond one element for A and B.
+ * Where no kernel serves the bucket, and for groups of different layouts, cuBLAS's
+ * cublasGemmGroupedBatchedEx runs the call (one cublasGemmBatchedEx per group for types its
+ * grouped call refuses); TGEMM_STATUS_NOT_SUPPORTED with the cuBLAS fallback off.
+ *
+ * group_count == 0, and groups whose m, n or group_size is 0, compute nothing (k == 0 scales C
+ * by beta). TGEMM_STATUS_INVALID_VALUE, naming the group and argument in tgemmGetLastError, for:
+ * a negative group_count; a null host array when group_count > 0; an op that is neither
+ * TGEMM_OP_N nor TGEMM_OP_T; a negative m, n, k or group_size; a leading dimension below its row
+ * length (or 1); more than 2^31 - 1 problems in all; a null Aarray, Barray or Carray when a
+ * group has work. Types as tgemmGemmEx (TGEMM_STATUS_TYPE_NOT_SUPPORTED); FP8 inputs run only
+ * where cuBLAS's grouped or batched call computes them. No epilogue.
+ *
+ * Capturing: make one eager call of the same bucket first (tgemmPrepare's problems are single
+ * GEMMs); the captured call then only launches, with the groups' shapes held in the launch's
+ * parameters. Where cuBLAS serves it, the call is captured as cuBLAS's grouped call captures.
+ * Record mode (tgemmSetRecordFile) does not record grouped calls: they are not tuned yet. */
+tgemmStatus_t tgemmGemmGroupedBatchedEx(
+    tgemmHandle_t handle, const tgemmOperation_t op_a_array[], const tgemmOperation_t op_b_array[],
+    const int m_array[], const int n_array[], const int k_array[], const void* alpha_array,
+    const void* const Aarray[], tgemmDataType_t Atype, const int lda_array[],
+    const void* const Barray[], tgemmDataType_t Btype, const int ldb_array[],
+    const void* beta_array, void* const Carray[], tgemmDataType_t Ctype, const int ldc_array[],
+    int group_count, const int group_size[], tgemmComputeType_t computeType, cudaStream_t stream);
+
 /* Fused epilogues, as cuBLASLt's matmul descriptor attributes (CUBLASLT_MATMUL_DESC_EPILOGUE,
  * _BIAS_POINTER, _BIAS_DATA_TYPE, _EPILOGUE_AUX_POINTER, _EPILOGUE_AUX_LD) and its D:
  *   x = alpha op(A) op(B) + beta C + bias,   aux = x (optional),   D = activation(x).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/stream_tail.h"
+#include "common/tile_swizzle.cuh"  // swizzled_tile_of: a tile's (tile_m, tile_n)
 
 namespace tgemm {
 
@@ -31,18 +32,6 @@ __device__ __forceinline__ StreamTailWork stream_tail_work(int tiles, int split)
     w.tile = whole + w.tail_index;
   }
   return w;
-}
-
-// (tile_m, tile_n) of linear tile `pid` of a grid_m x grid_n grid, `swizzle` tile rows launched
-// together: common/tile_swizzle.cuh's order for a 1-D grid. (That header keeps its own copy,
-// which reads the 2-D grid: changing it would change the cubins tuned with it.)
-__device__ __forceinline__ void swizzled_tile_of(int pid, int grid_m, int grid_n, int swizzle,
-                                                 int* tile_m, int* tile_n) {
-  const int group_size = swizzle * grid_n;
-  const int first_m = (pid / group_size) * swizzle;
-  const int rows_in_group = min(grid_m - first_m, swizzle);
-  *tile_m = first_m + (pid % group_size) % rows_in_group;
-  *tile_n = (pid % group_size) / rows_in_group;
 }
 
 // Called by every thread after it stored its partials: whether this block is the last of the

@@ -9,6 +9,9 @@ enum class BatchForm {
   single = 0,    // one GEMM: a, b and c are its matrices
   strided = 1,   // member i at a + i * stride_a, b + i * stride_b, c + i * stride_c
   pointers = 2,  // a, b and c are device arrays of the members' pointers
+  // groups of problems of their own shapes (cuBLAS's grouped batched GEMM): a, b and c are
+  // device arrays of every problem's pointers, the shapes a table (common/group_table.h)
+  grouped = 3,
 };
 
 }  // namespace tgemm

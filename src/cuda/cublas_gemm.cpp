@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace tgemm {
 
 cudaDataType_t cuda_data_type(DType type) {
@@ -89,6 +91,59 @@ cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& x, CublasMa
                       cuda_data_type(types.b), x.ldb, x.a, cuda_data_type(types.a), x.lda, &x.beta,
                       x.c, cuda_data_type(c_type), x.ldc, cublas_compute_type(types, math),
                       CUBLAS_GEMM_DEFAULT);
+}
+
+namespace {
+
+// One cublasGemmBatchedEx per group with work (row_major_grouped_gemm's second way).
+cublasStatus_t row_major_gemm_per_group(cublasHandle_t handle, const GroupedGemmCall& x,
+                                        const GemmTypes& types) {
+  int64_t first = 0;  // the group's first problem in the pointer arrays
+  for (const CallGroup& g : x.groups) {
+    if (g.m > 0 && g.n > 0 && g.size > 0) {
+      const cublasStatus_t status = cublasGemmBatchedEx(
+          handle, cublas_op(g.op_b), cublas_op(g.op_a), g.n, g.m, g.k, &g.alpha, x.b + first,
+          cuda_data_type(types.b), g.ldb, x.a + first, cuda_data_type(types.a), g.lda, &g.beta,
+          x.c + first, cuda_data_type(types.c), g.ldc, g.size,
+          cublas_compute_type(types, CublasMath::matching), CUBLAS_GEMM_DEFAULT);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+    }
+    first += g.size;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+cublasStatus_t row_major_grouped_gemm(cublasHandle_t handle, const GroupedGemmCall& x) {
+  GemmTypes types = x.types;
+  if (types.compute == ComputeType::f32x3) types.compute = ComputeType::f32;
+  // Column-major C^T = op(B)^T op(A)^T per group: B's arrays first, m and n swapped.
+  const size_t count = x.groups.size();
+  std::vector<cublasOperation_t> trans_b(count), trans_a(count);
+  std::vector<int> n(count), m(count), k(count), ldb(count), lda(count), ldc(count), size(count);
+  std::vector<float> alpha(count), beta(count);
+  for (size_t i = 0; i < count; ++i) {
+    const CallGroup& g = x.groups[i];
+    trans_b[i] = cublas_op(g.op_b);
+    trans_a[i] = cublas_op(g.op_a);
+    n[i] = g.n;
+    m[i] = g.m;
+    k[i] = g.k;
+    ldb[i] = g.ldb;
+    lda[i] = g.lda;
+    ldc[i] = g.ldc;
+    size[i] = g.size;
+    alpha[i] = g.alpha;
+    beta[i] = g.beta;
+  }
+  const cublasStatus_t status = cublasGemmGroupedBatchedEx(
+      handle, trans_b.data(), trans_a.data(), n.data(), m.data(), k.data(), alpha.data(), x.b,
+      cuda_data_type(types.b), ldb.data(), x.a, cuda_data_type(types.a), lda.data(), beta.data(),
+      x.c, cuda_data_type(types.c), ldc.data(), int(count), size.data(),
+      cublas_compute_type(types, CublasMath::matching));
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED && status != CUBLAS_STATUS_INVALID_VALUE) return status;
+  return row_major_gemm_per_group(handle, x, types);
 }
 
 cublasStatus_t row_major_dgemm(cublasHandle_t handle, const GemmCall& x) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/core/gemm_call.h"
+#include "src/core/grouped_call.h"
 
 namespace tgemm {
 
@@ -22,6 +23,12 @@ enum class CublasMath { matching, reference };
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math);
 cublasStatus_t row_major_gemm(cublasHandle_t handle, const GemmCall& call, CublasMath math,
                               DType c_type);
+
+// A grouped call as cuBLAS's cublasGemmGroupedBatchedEx (operands swapped, as row_major_gemm
+// does), in the matching math of its types; where cuBLAS's grouped call refuses them
+// (CUBLAS_STATUS_NOT_SUPPORTED, or INVALID_VALUE for arguments the caller checked), one
+// cublasGemmBatchedEx per group with work, on its part of the pointer arrays.
+cublasStatus_t row_major_grouped_gemm(cublasHandle_t handle, const GroupedGemmCall& call);
 
 // The cuBLAS names of an element type and of the compute type a call of these types uses
 // (CublasMath::matching: f32x3 as SGEMM's FP32; reference: pedantic FP32).

@@ -229,6 +229,41 @@ tgemm::GemmCall with_scales(tgemm::GemmCall call, const tgemmScales_t* scales) {
   return call;
 }
 
+// tgemmGemmGroupedBatchedEx's call: its host arrays present, ops and types checked, the groups
+// read (their sizes' checks are the Dispatcher's, as for a call's).
+struct GroupedArrays {
+  const tgemmOperation_t *op_a, *op_b;
+  const int *m, *n, *k;
+  const void* alpha;
+  const int* lda;
+  const int* ldb;
+  const void* beta;
+  const int* ldc;
+  const int* size;
+};
+tgemm::GroupedGemmCall grouped_call(const GroupedArrays& x, int group_count) {
+  if (group_count < 0)
+    throw tgemm::InvalidValueError(fmt::format("group_count = {} is negative", group_count));
+  tgemm::GroupedGemmCall call;
+  if (group_count == 0) return call;
+  if (!x.op_a || !x.op_b || !x.m || !x.n || !x.k || !x.alpha || !x.lda || !x.ldb || !x.beta ||
+      !x.ldc || !x.size)
+    throw tgemm::InvalidValueError(
+        "op_a_array, op_b_array, m_array, n_array, k_array, alpha_array, lda_array, ldb_array, "
+        "beta_array, ldc_array and group_size must not be null");
+  const auto* alpha = static_cast<const float*>(x.alpha);
+  const auto* beta = static_cast<const float*>(x.beta);
+  for (int g = 0; g < group_count; ++g) {
+    if (!valid_op(x.op_a[g]) || !valid_op(x.op_b[g]))
+      throw tgemm::InvalidValueError(
+          fmt::format("op_a_array[{0}] and op_b_array[{0}] must be TGEMM_OP_N or TGEMM_OP_T", g));
+    call.groups.push_back({x.op_a[g] == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N,
+                           x.op_b[g] == TGEMM_OP_T ? tgemm::Op::T : tgemm::Op::N, x.m[g], x.n[g],
+                           x.k[g], alpha[g], beta[g], x.lda[g], x.ldb[g], x.ldc[g], x.size[g]});
+  }
+  return call;
+}
+
 // The request of one tgemmProblem_t (its checks are the Dispatcher's, as for a call's).
 tgemm::PrepareRequest prepare_request(const tgemmProblem_t& p) {
   tgemm::PrepareRequest request;
@@ -358,6 +393,29 @@ tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tg
     call.batch = batchCount;
     call.batch_pointers = true;
     dispatcher.gemm(call, stream);
+  });
+}
+
+tgemmStatus_t tgemmGemmGroupedBatchedEx(
+    tgemmHandle_t handle, const tgemmOperation_t op_a_array[], const tgemmOperation_t op_b_array[],
+    const int m_array[], const int n_array[], const int k_array[], const void* alpha_array,
+    const void* const Aarray[], tgemmDataType_t Atype, const int lda_array[],
+    const void* const Barray[], tgemmDataType_t Btype, const int ldb_array[],
+    const void* beta_array, void* const Carray[], tgemmDataType_t Ctype, const int ldc_array[],
+    int group_count, const int group_size[], tgemmComputeType_t computeType, cudaStream_t stream) {
+  return with_handle("tgemmGemmGroupedBatchedEx", handle, [&](tgemm::Dispatcher& dispatcher) {
+    tgemm::GroupedGemmCall call =
+        grouped_call({op_a_array, op_b_array, m_array, n_array, k_array, alpha_array, lda_array,
+                      ldb_array, beta_array, ldc_array, group_size},
+                     group_count);
+    call.types.a = element_type(Atype, "Atype");
+    call.types.b = element_type(Btype, "Btype");
+    call.types.c = element_type(Ctype, "Ctype");
+    call.types.compute = compute_type(computeType);
+    call.a = Aarray;
+    call.b = Barray;
+    call.c = Carray;
+    dispatcher.gemm_grouped(call, stream);
   });
 }
 

@@ -9,11 +9,13 @@
 #include "src/cuda/cublas_handles.h"
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
+#include "src/dispatch/grouped_problem.h"
 #include "src/dispatch/problem_recorder.h"
 #include "src/dispatch/shared_launch_order.h"
 #include "src/dispatch/tuned_device.h"
 #include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
+#include "src/launch/grouped_launches.h"
 #include "src/templates/build_versions.h"
 #include "src/templates/epilogue_pass.h"
 #include "src/templates/kernel_build.h"
@@ -107,7 +109,7 @@ size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
       uint64_t(key.align_b) << 24 | uint64_t(key.align_c) << 32 | uint64_t(key.beta_zero) << 40);
   mix(uint64_t(key.type_a) | uint64_t(key.type_b) << 8 | uint64_t(key.type_c) << 16 |
       uint64_t(key.compute) << 24 | uint64_t(key.via_3xtf32) << 32 |
-      uint64_t(key.batch_pointers) << 40);
+      uint64_t(key.batch_form) << 40);
   mix(uint64_t(uint32_t(key.batch)) | uint64_t(key.activation) << 32 |
       uint64_t(key.bias_along) << 40 | uint64_t(key.epilogue_flags) << 48);
   return h;
@@ -288,7 +290,7 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.align_c),
           uint8_t(p.beta_zero),
           int(p.batch),
-          uint8_t(p.batch_pointers),
+          uint8_t(p.batch_form()),
           uint8_t(p.types.a),
           uint8_t(p.types.b),
           uint8_t(p.types.c),
@@ -529,6 +531,16 @@ Selection Dispatcher::selection(const GemmCall& call) {
   return lookup(current_device(), problem).path;
 }
 
+ServedBy Dispatcher::served_by(const GroupedGemmCall& call) {
+  const GroupedProblem grouped = grouped_problem(call);
+  if (grouped.empty) return {Selection::exact, std::nullopt, call.types};  // nothing is launched
+  if (!grouped.one_layout) return {Selection::cublas, std::nullopt, call.types};
+  const Resolved r = lookup(current_device(), grouped.problem);
+  ServedBy out{r.path, std::nullopt, call.types};
+  if (r.kernel) out.kernel = r.kernel->config();
+  return out;
+}
+
 ServedBy Dispatcher::served_by(const GemmCall& call) {
   bool empty = false;
   Problem problem = to_problem(call, &empty);
@@ -567,6 +579,48 @@ void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream
                                             call.types.name(), cublasGetStatusString(st)));
   if (st != CUBLAS_STATUS_SUCCESS)
     throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
+}
+
+void Dispatcher::run_cublas_grouped(DeviceState& state, const GroupedGemmCall& call,
+                                    cudaStream_t stream) {
+  if (!cublas_fallback_)
+    throw NotSupportedError(fmt::format(
+        "no tgemm kernel serves this grouped call of {} groups ({}) and the cuBLAS fallback is off",
+        call.groups.size(), call.types.name()));
+  std::lock_guard lock(state.cublas_mutex);
+  cublasHandle_t handle = cublas_handle(state, stream);
+  cublasSetStream(handle, stream);
+  const cublasStatus_t st = row_major_grouped_gemm(handle, call);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+    throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
+                                            call.types.name(), cublasGetStatusString(st)));
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw ExecutionError(
+        fmt::format("cublasGemmGroupedBatchedEx failed: {}", cublasGetStatusString(st)));
+}
+
+// Grouped kernels are plans of one plain launch (GemmTemplate::unsupported_reason): no workspace
+// and no module state, so launches need no turn in the device's shared order.
+void Dispatcher::gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream) {
+  const GroupedProblem grouped = grouped_problem(call);
+  if (grouped.empty) return;
+  const int device = current_device();
+  if (!grouped.one_layout) {
+    library_log().debug("tgemm: a grouped call of {} groups in several layouts runs cuBLAS",
+                        call.groups.size());
+    run_cublas_grouped(device_state(device), call, stream);
+    return;
+  }
+  const Resolved r = lookup(device, grouped.problem, stream);
+  if (!r.kernel) {  // cuBLAS, or a vendor best (grouped problems are never tuned)
+    run_cublas_grouped(device_state(device), call, stream);
+    return;
+  }
+  GroupedLaunches launches(call, r.plan.group_tile_m, r.plan.group_tile_n);
+  GroupedGemmParams params;
+  unsigned tiles = 0;
+  while (launches.next(&params, &tiles))
+    check_launch(r.kernel->config(), r.kernel->launch_grouped(r.plan, params, tiles, stream));
 }
 
 void Dispatcher::hold_workspace(DeviceState& state, size_t bytes, const std::string& what) {

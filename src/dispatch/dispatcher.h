@@ -25,6 +25,7 @@
 
 #include "src/core/device_info.h"
 #include "src/core/gemm_call.h"
+#include "src/core/grouped_call.h"
 #include "src/core/tuning_records.h"
 #include "src/dispatch/device_workspace.h"
 #include "src/dispatch/kernel_selector.h"
@@ -130,6 +131,13 @@ class Dispatcher {
   // On a stream being captured, a call of a problem not prepared (or needing more workspace
   // than is held) throws NotPreparedError, a lent workspace too small WorkspaceTooSmallError.
   void gemm(const GemmCall& call, cudaStream_t stream);
+  // A grouped call (cuBLAS's grouped batched GEMM): the kernel chosen for its Problem::grouped
+  // bucket computes every problem's tiles, one launch per run of GroupedLaunches (one in all
+  // for calls of up to kMaxLaunchGroups groups sharing lda and ldb); else cuBLAS's grouped
+  // call, which also serves groups of different layouts. Throws as gemm does (the checks:
+  // grouped_problem). Grouped kernels need no workspace: a call on a capturing stream whose
+  // bucket is cached (one eager call) only launches.
+  void gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream);
   // Does for each request, on the current device and under the current math mode, what the
   // first call of its problem would do besides launching (for beta zero and not): chooses the
   // kernel, compiles or loads it, plans its launches, reserves the workspace it needs (or
@@ -151,6 +159,9 @@ class Dispatcher {
   Selection selection(const GemmCall& call);
   // The path and kernel gemm launches for this call, under the current math mode.
   ServedBy served_by(const GemmCall& call);
+  // The path and kernel gemm_grouped launches for this call (cuBLAS for groups of different
+  // layouts).
+  ServedBy served_by(const GroupedGemmCall& call);
   void set_cublas_fallback(bool enabled) { cublas_fallback_ = enabled; }
   // Where workspaces come from (cudaMalloc unless a test injects failures); drops the ones held.
   void set_workspace_allocator(WorkspaceAllocator allocator);
@@ -170,7 +181,7 @@ class Dispatcher {
     int lda, ldb, ldc;  // a plan's tensor maps hold the leading dimensions
     uint8_t op_a, op_b, align_a, align_b, align_c, beta_zero;
     int batch;  // the alignments hold what the strides change of the choice
-    uint8_t batch_pointers;
+    uint8_t batch_form;
     uint8_t type_a, type_b, type_c, compute;
     uint8_t via_3xtf32;              // 1: an f32 call under MathMode::f32_via_3xtf32
     uint8_t activation, bias_along;  // the epilogue (Problem::epilogue)
@@ -237,6 +248,8 @@ class Dispatcher {
   const VendorCall* load_vendor_call(DeviceState& state, const KernelChoice& choice,
                                      const Problem& problem);
   void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);
+  // cuBLAS's grouped call (row_major_grouped_gemm); NotSupportedError with the fallback off.
+  void run_cublas_grouped(DeviceState& state, const GroupedGemmCall& call, cudaStream_t stream);
   // cuBLAS's path for the problem: run_cublas, or, for an epilogue, run_epilogue_fallback.
   void run_vendor_fallback(DeviceState& state, const Problem& problem, const GemmCall& call,
                            cudaStream_t stream);

@@ -1,4 +1,5 @@
 // tgemm::Handle, the C++ face of the Dispatcher.
+#include <string>
 #include <type_traits>
 
 #include "src/dispatch/dispatcher.h"
@@ -80,6 +81,33 @@ GemmCall pointer_array_call(char op_a, char op_b, int m, int n, int k, float alp
                             lda, b, ldb, beta, const_cast<T**>(c), ldc);
   call.batch = batch_count;
   call.batch_pointers = true;
+  return call;
+}
+
+// A grouped call of T inputs and C: the groups' ops checked, their sizes left to the Dispatcher.
+template <typename T>
+GroupedGemmCall grouped_call(const GemmGroup* groups, int group_count, const T* const a[],
+                             const T* const b[], T* const c[]) {
+  if (group_count < 0)
+    throw InvalidValueError("group_count = " + std::to_string(group_count) + " is negative");
+  if (group_count > 0 && !groups) throw InvalidValueError("groups is a null pointer");
+  GroupedGemmCall call;
+  call.types = types_of(dtype_of<T>(), dtype_of<T>());
+  for (int g = 0; g < group_count; ++g) {
+    const GemmGroup& x = groups[g];
+    Op op_a = Op::N, op_b = Op::N;
+    try {
+      op_a = to_op(x.op_a, "op_a");
+      op_b = to_op(x.op_b, "op_b");
+    } catch (const InvalidValueError& e) {
+      throw InvalidValueError("groups[" + std::to_string(g) + "]." + e.what());
+    }
+    call.groups.push_back(
+        {op_a, op_b, x.m, x.n, x.k, x.alpha, x.beta, x.lda, x.ldb, x.ldc, x.size});
+  }
+  call.a = reinterpret_cast<const void* const*>(a);
+  call.b = reinterpret_cast<const void* const*>(b);
+  call.c = reinterpret_cast<void* const*>(const_cast<T**>(c));
   return call;
 }
 
@@ -287,6 +315,22 @@ void Handle::gemm_batched(char op_a, char op_b, int m, int n, int k, float alpha
       .gemm(
           pointer_array_call(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch_count),
           stream);
+}
+
+void Handle::gemm_grouped_batched(const GemmGroup* groups, int group_count, const float* const a[],
+                                  const float* const b[], float* const c[], cudaStream_t stream) {
+  live("gemm_grouped_batched").gemm_grouped(grouped_call(groups, group_count, a, b, c), stream);
+}
+
+void Handle::gemm_grouped_batched(const GemmGroup* groups, int group_count, const __half* const a[],
+                                  const __half* const b[], __half* const c[], cudaStream_t stream) {
+  live("gemm_grouped_batched").gemm_grouped(grouped_call(groups, group_count, a, b, c), stream);
+}
+
+void Handle::gemm_grouped_batched(const GemmGroup* groups, int group_count,
+                                  const __nv_bfloat16* const a[], const __nv_bfloat16* const b[],
+                                  __nv_bfloat16* const c[], cudaStream_t stream) {
+  live("gemm_grouped_batched").gemm_grouped(grouped_call(groups, group_count, a, b, c), stream);
 }
 
 void Handle::set_math(Math math) {

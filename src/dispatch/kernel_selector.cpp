@@ -70,10 +70,18 @@ TileShape tile_of(const KernelConfig& config, const Problem& problem) {
 // The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
 const std::string kSplitK = "SPLIT_K";
 
+// How a problem's kernel finds its matrices, as far as its loads go: given (one GEMM or a
+// stride apart), from pointer arrays, or from pointer arrays and a grouped launch's table.
+int matrix_loads(const Problem& p) {
+  const BatchForm form = p.batch_form();
+  return form == BatchForm::grouped ? 2 : form == BatchForm::pointers ? 1 : 0;
+}
+
 // Squared distance of two shapes in log M, N, K and the batch (a fourth size axis: a batch
 // fills the GPU as a larger grid does), plus `alignment_penalty` where their alignments differ
-// (their kernels chose vector widths for them) and again for pointer arrays against strides
-// (other loads), and again for another epilogue (another store: its registers and traffic).
+// (their kernels chose vector widths for them) and again for other loads of the matrices
+// (pointer arrays against strides), and again for another epilogue (another store: its
+// registers and traffic).
 double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const double dm = std::log(double(a.m) / double(b.m));
   const double dn = std::log(double(a.n) / double(b.n));
@@ -81,7 +89,7 @@ double distance(const Problem& a, const Problem& b, double alignment_penalty) {
   const double db = std::log(double(a.batch) / double(b.batch));
   const bool same_alignment =
       a.align_a == b.align_a && a.align_b == b.align_b && a.align_c == b.align_c;
-  const bool same_pointers = a.batch_pointers == b.batch_pointers;
+  const bool same_pointers = matrix_loads(a) == matrix_loads(b);
   const bool same_epilogue = a.epilogue == b.epilogue;
   return dm * dm + dn * dn + dk * dk + db * db + (same_alignment ? 0 : alignment_penalty) +
          (same_pointers ? 0 : alignment_penalty) + (same_epilogue ? 0 : alignment_penalty);

@@ -75,28 +75,42 @@ cudaError_t GemmKernel::launch(const LaunchPlan& plan, const GemmParams& params,
     with_maps.epilogue = epilogue;
     args[0] = &with_maps;
   }
-  for (const KernelLaunch& l : plan) {
-    if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;
-    cudaLaunchConfig_t launch_config = {};
-    launch_config.gridDim = dim3(l.grid[0], l.grid[1], l.grid[2]);
-    if (l.persistent && l.entry == 0)
-      if (const unsigned resident = resident_blocks(l); resident > 0 && resident < l.grid[0])
-        launch_config.gridDim.x = resident;
-    launch_config.blockDim = dim3(l.block[0], l.block[1], l.block[2]);
-    launch_config.dynamicSmemBytes = l.smem_bytes;
-    launch_config.stream = stream;
-    cudaLaunchAttribute early = {};
-    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    early.val.programmaticStreamSerializationAllowed = 1;
-    if (l.early && early_launch_) {
-      launch_config.attrs = &early;
-      launch_config.numAttrs = 1;
-    }
-    const cudaError_t err = cudaLaunchKernelExC(
-        &launch_config, reinterpret_cast<const void*>(entries_[size_t(l.entry)]), args);
-    if (err != cudaSuccess) return err;
-  }
+  for (const KernelLaunch& l : plan)
+    if (const cudaError_t err = launch_one(l, args, stream); err != cudaSuccess) return err;
   return cudaSuccess;
+}
+
+cudaError_t GemmKernel::launch_grouped(const LaunchPlan& plan, const GroupedGemmParams& params,
+                                       unsigned tiles, cudaStream_t stream) const {
+  // A grouped plan is its main launch alone (GemmTemplate::unsupported_reason).
+  if (plan.count != 1 || plan.launches[0].entry != 0 || plan.group_tile_m <= 0 || tiles == 0)
+    return cudaErrorInvalidValue;
+  KernelLaunch main = plan.launches[0];
+  main.grid[0] = tiles;
+  main.grid[1] = main.grid[2] = 1;
+  void* args[] = {const_cast<GroupedGemmParams*>(&params)};
+  return launch_one(main, args, stream);
+}
+
+cudaError_t GemmKernel::launch_one(const KernelLaunch& l, void** args, cudaStream_t stream) const {
+  if (l.entry < 0 || size_t(l.entry) >= entries_.size()) return cudaErrorInvalidValue;
+  cudaLaunchConfig_t launch_config = {};
+  launch_config.gridDim = dim3(l.grid[0], l.grid[1], l.grid[2]);
+  if (l.persistent && l.entry == 0)
+    if (const unsigned resident = resident_blocks(l); resident > 0 && resident < l.grid[0])
+      launch_config.gridDim.x = resident;
+  launch_config.blockDim = dim3(l.block[0], l.block[1], l.block[2]);
+  launch_config.dynamicSmemBytes = l.smem_bytes;
+  launch_config.stream = stream;
+  cudaLaunchAttribute early = {};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  if (l.early && early_launch_) {
+    launch_config.attrs = &early;
+    launch_config.numAttrs = 1;
+  }
+  return cudaLaunchKernelExC(&launch_config,
+                             reinterpret_cast<const void*>(entries_[size_t(l.entry)]), args);
 }
 
 void GemmKernel::prepare(const LaunchPlan& plan) const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_templates/common/group_table.h"
 #include "kernel_templates/common/tma_params.h"
 #include "src/core/kernel_config.h"
 #include "src/cuda/cuda_library.h"
@@ -46,8 +47,14 @@ class GemmKernel {
   // launches ignore them).
   cudaError_t launch(const LaunchPlan& plan, const GemmParams& params,
                      const EpilogueParams& epilogue, cudaStream_t stream) const;
+  // One launch of a grouped plan (LaunchPlan::group_tile_m/n): its main entry over `tiles`
+  // blocks along x, with the table of `params` (a run of GroupedLaunches). Never throws.
+  cudaError_t launch_grouped(const LaunchPlan& plan, const GroupedGemmParams& params,
+                             unsigned tiles, cudaStream_t stream) const;
 
  private:
+  // One launch of a plan with these kernel arguments.
+  cudaError_t launch_one(const KernelLaunch& launch, void** args, cudaStream_t stream) const;
   KernelConfig config_;
   std::unique_ptr<CudaLibrary> library_;
   std::vector<cudaKernel_t> entries_;

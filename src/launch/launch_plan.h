@@ -69,6 +69,9 @@ struct LaunchPlan {
   // B (and of C, for a kernel that stores C by tensor copies) follow the common block in every
   // launch's parameters.
   TensorMapView map_a, map_b, map_c;
+  // A grouped GEMM's plan (GemmTemplate::plan_launch): the tile of C one block of the main launch
+  // computes, which each call's tables count their tiles in (GroupedLaunches); 0 otherwise.
+  int group_tile_m = 0, group_tile_n = 0;
   bool uses_tensor_maps() const { return map_a.inner > 0; }
   bool stores_by_tensor_map() const { return map_c.inner > 0; }
 

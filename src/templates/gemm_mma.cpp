@@ -1,7 +1,8 @@
 // Host side of gemm_mma (kernel_templates/gemm_mma.cuh, configs/spaces/gemm_mma.yaml):
 // tensor cores through mma.sync for f16 / bf16 (C in the input type or f32), tf32 and
 // f32x3; one BM x BN tile per block, split-K through f32 atomics; PACK=1 packs A and B into
-// the workspace first (kernel_templates/common/pack_operand.cuh), for any alignment.
+// the workspace first (kernel_templates/common/pack_operand.cuh), for any alignment. Batches and
+// grouped GEMMs in configs of one launch.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,8 +57,13 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  // The main kernel takes its member of a batch from blockIdx.z (common/batch.cuh).
+  // The main kernel takes its member of a batch from blockIdx.z, and its problem and tile of a
+  // grouped GEMM from the launch's table (common/batch.cuh).
   std::optional<std::string> batch_unsupported(const KernelConfig&, const Problem&) const override {
+    return std::nullopt;
+  }
+  std::optional<std::string> grouped_unsupported(const KernelConfig&,
+                                                 const Problem&) const override {
     return std::nullopt;
   }
   std::optional<std::string> epilogue_unsupported(const KernelConfig& config,

@@ -42,7 +42,9 @@ std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& 
   if (problem.epilogue.any())
     if (auto why = epilogue_unsupported(config, problem)) return why;
   if (!problem.batched()) return std::nullopt;
-  if (auto why = batch_unsupported(config, problem)) return why;
+  if (auto why = problem.batch_form() == BatchForm::grouped ? grouped_unsupported(config, problem)
+                                                            : batch_unsupported(config, problem))
+    return why;
   const LaunchPlan plan = make_plan(config, problem, 0);
   const KernelLaunch& main = plan.launches[0];
   if (plan.count != 1 || plan.workspace_bytes > 0 || plan.module_state || plan.uses_tensor_maps() ||
@@ -59,6 +61,11 @@ std::optional<std::string> GemmTemplate::batch_unsupported(const KernelConfig&,
   return fmt::format("{} computes one GEMM per launch: batches are not served", name());
 }
 
+std::optional<std::string> GemmTemplate::grouped_unsupported(const KernelConfig&,
+                                                             const Problem&) const {
+  return fmt::format("{} has no grouped build: grouped GEMM is not served", name());
+}
+
 std::optional<std::string> GemmTemplate::epilogue_unsupported(const KernelConfig&,
                                                               const Problem& problem) const {
   return fmt::format("{} writes C without the shared epilogue: epilogue {} is not served", name(),
@@ -72,6 +79,11 @@ LaunchPlan GemmTemplate::plan_launch(const KernelConfig& config, const Problem& 
     for (int i = 0; i < plan.count; ++i)
       if (plan.launches[size_t(i)].entry == 0)
         plan.launches[size_t(i)].grid[2] = unsigned(problem.batch);
+  if (problem.batch_form() == BatchForm::grouped) {
+    const TileShape tile = describe(config, problem).tile;
+    plan.group_tile_m = int(tile.m);
+    plan.group_tile_n = int(tile.n);
+  }
   return plan;
 }
 
@@ -111,11 +123,20 @@ std::optional<std::string> GemmTemplate::types_unsupported(const GemmTypes& type
 }
 
 Problem build_variant(const Problem& problem) {
-  // A batch of two stands for every strided batch: one cubin serves them all.
-  const int64_t batch = problem.batch_form() == BatchForm::strided ? 2 : 1;
-  Problem v = Problem::packed_batch(problem.types, problem.op_a, problem.op_b, 1, 1, 1, batch);
-  v.batch_pointers = problem.batch_pointers;
-  v.epilogue = problem.epilogue.build();
+  return build_variant(problem.types, problem.op_a, problem.op_b, problem.batch_form(),
+                       problem.epilogue);
+}
+
+Problem build_variant(const GemmTypes& types, Op op_a, Op op_b, BatchForm form,
+                      const Epilogue& epilogue) {
+  // A batch of two stands for every strided batch, one group of one problem for every grouped
+  // GEMM: one cubin serves them all.
+  Problem v =
+      form == BatchForm::grouped
+          ? Problem::grouped(types, op_a, op_b, {ProblemGroup{1, 1, 1, 1}})
+          : Problem::packed_batch(types, op_a, op_b, 1, 1, 1, form == BatchForm::strided ? 2 : 1);
+  v.batch_pointers = form == BatchForm::pointers;
+  v.epilogue = epilogue.build();
   return v;
 }
 

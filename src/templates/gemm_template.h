@@ -66,9 +66,9 @@ class GemmTemplate {
   }
   // Why `config` cannot compute `problem` on `arch` (types, alignment in bytes, a batch, an
   // epilogue), or nullopt: a config of another family, types it does not compute there,
-  // config_unsupported, then, for a batch, batch_unsupported's and the plan's (one launch, no
-  // workspace, no state: the parts that compute one member only), and, for an epilogue,
-  // epilogue_unsupported's.
+  // config_unsupported, then, for a batch, batch_unsupported's (a grouped GEMM's:
+  // grouped_unsupported's) and the plan's (one launch, no workspace, no state: the parts that
+  // compute one member only), and, for an epilogue, epilogue_unsupported's.
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const;
   // The kernels in a config's cubin; launches refer to them by index, the first is the main
@@ -77,7 +77,9 @@ class GemmTemplate {
   // The launches that compute `problem`, in order; call only when unsupported_reason is nullopt.
   // `sm_count`: the GPU's multiprocessors, for a family that balances its last wave over them (a
   // stream tail, common/stream_tail.h); 0 where no GPU is known, which plans every tile whole.
-  // A batch's main launch (entry 0) gets one grid layer per member (common/batch.cuh).
+  // A batch's main launch (entry 0) gets one grid layer per member (common/batch.cuh); a
+  // grouped GEMM's plan also holds the tile each of a call's launches counts its blocks in
+  // (LaunchPlan::group_tile_m/n), its grid then being the model's view of the call.
   LaunchPlan plan_launch(const KernelConfig& config, const Problem& problem,
                          int sm_count = 0) const;
   virtual BlockResources block_resources(const KernelConfig& config) const = 0;
@@ -106,6 +108,11 @@ class GemmTemplate {
   // from common/batch.cuh says nullopt, or what of its configs cannot.
   virtual std::optional<std::string> batch_unsupported(const KernelConfig& config,
                                                        const Problem& problem) const;
+  // Why `config` cannot compute a grouped GEMM (Problem::groups), or nullopt. By default a
+  // family has no grouped build; one whose main kernel takes its problem and tile from
+  // common/batch.cuh's grouped form (TGEMM_BATCH=3) says nullopt, or what of its configs cannot.
+  virtual std::optional<std::string> grouped_unsupported(const KernelConfig& config,
+                                                         const Problem& problem) const;
   // Why `config` cannot apply the problem's epilogue (Problem::epilogue), or nullopt. By
   // default a family writes C without common/epilogue.cuh; one whose kernels store through it
   // says nullopt, or which of its configs cannot (atomic split-K has no last slice).
@@ -128,6 +135,9 @@ int element_code(DType type);
 // The part of a problem a cubin is built for: layout, types, batch form and epilogue build;
 // sizes, batch size and alignment zeroed so that problems sharing a cubin share a variant.
 Problem build_variant(const Problem& problem);
+// The variant of a build of this batch form (build_variant of any problem of that form).
+Problem build_variant(const GemmTypes& types, Op op_a, Op op_b, BatchForm form,
+                      const Epilogue& epilogue);
 // "-DTGEMM_OP_A=.. -DTGEMM_OP_B=.. -DTGEMM_TYPE_A/B/C=.." (and TGEMM_BATCH, the BatchForm, for
 // a batch; Epilogue::defines for an epilogue) for a problem: the defines every template reads
 // from common/elements.cuh, common/batch.cuh, common/epilogue.cuh and its layout macros.

@@ -11,11 +11,7 @@ std::string kernel_cache_key(const GemmTemplate& family, const KernelConfig& con
 }
 
 Problem built_variant(const CompiledKernel& kernel) {
-  Problem p = Problem::packed(kernel.types, kernel.op_a, kernel.op_b, 1, 1, 1);
-  p.batch = kernel.batch_form == BatchForm::strided ? 2 : 1;
-  p.batch_pointers = kernel.batch_form == BatchForm::pointers;
-  p.epilogue = kernel.epilogue;
-  return build_variant(p);
+  return build_variant(kernel.types, kernel.op_a, kernel.op_b, kernel.batch_form, kernel.epilogue);
 }
 
 CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& config,

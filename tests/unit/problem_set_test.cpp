@@ -115,6 +115,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
       {"llm_epilogue.yaml", 32, "decode-qkvo-bf16-gelu", "NT", "bf16"},
       {"fp8.yaml", 18, "square-4096", "NT", "e4m3_out_bf16"},
+      {"moe_grouped.yaml", 8, "mixtral-up-decode", "NT", "bf16"},
   };
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(kSourceDir + "/configs/shapes"))
@@ -540,6 +541,61 @@ TEST(ProblemSet, the_llm_epilogue_set_is_the_llm_shapes_with_two_epilogues_in_tw
         });
         EXPECT_TRUE(listed) << want.key();
       }
+}
+
+TEST(ProblemSet, reads_a_grouped_shape_from_its_groups) {
+  ShapeFile file(
+      "defaults: {dtype: f16, layout: NT}\n"
+      "shapes:\n"
+      "  - {groups: [{m: 600, n: 1408, k: 2048}, {m: 3, n: 1408, k: 2048, count: 5}], calls: 4}\n"
+      "  - {groups: [{m: 1, n: 8, k: 8}], dtype: bf16, layout: TN, name: tiny}\n");
+  const auto problems = load_problem_set(file.path());
+  ASSERT_EQ(problems.size(), 2u);
+  const Problem& moe = problems[0].problem;
+  EXPECT_EQ(moe.batch_form(), BatchForm::grouped);
+  ASSERT_EQ(moe.groups.size(), 2u);
+  EXPECT_EQ(moe.groups[1], (ProblemGroup{3, 1408, 2048, 5}));
+  EXPECT_EQ(moe.key(), "f16_NT_m640_n1536_k2048_x6g_b0_a2.2.2");
+  EXPECT_EQ(problems[0].name, "g6_640x1536x2048");  // named after its bucket
+  EXPECT_EQ(problems[0].calls, 4);
+  EXPECT_EQ(problems[1].name, "tiny");
+  EXPECT_EQ(problems[1].problem.types.name(), "bf16");
+  EXPECT_EQ(problems[1].problem.layout(), "TN");
+}
+
+TEST(ProblemSet, rejects_bad_groups_naming_file_line_and_field) {
+  std::string path;
+  std::string msg = load_error("shapes:\n  - {groups: [{m: 1, n: 2, k: 3}], m: 4}\n", &path);
+  EXPECT_HAS(msg, path + ":2: unknown key in a grouped shape 'm'");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: []}\n"), "must be a non-empty list");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [[1, 2, 3]]}\n"), "a group must be {m: .., n: ..");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [{m: 1, n: 2}]}\n"), "group has no `k`");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [{m: 0, n: 2, k: 3}]}\n"), "m must be >= 1, got 0");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [{m: 1, n: 2, k: 3, count: 0}]}\n"),
+             "count must be >= 1, got 0");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [{m: 1, n: 2, k: 3, size: 2}]}\n"),
+             "unknown key in a group 'size'");
+  EXPECT_HAS(load_error("shapes:\n  - {groups: [{m: 1, n: 2, k: 3}], epilogue: relu}\n"),
+             "unknown key in a grouped shape 'epilogue'");
+  EXPECT_HAS(
+      load_error("defaults: {epilogue: relu}\nshapes:\n  - {groups: [{m: 1, n: 2, k: 3}]}\n"),
+      "a grouped shape takes no epilogue (the defaults give relu)");
+  msg = load_error(
+      "shapes:\n  - {groups: [{m: 900, n: 64, k: 64}]}\n  - {groups: [{m: 1000, n: 64, k: 64}]}\n",
+      &path);
+  EXPECT_HAS(msg, path + ":3: grouped shape g1_1024x64x64 falls in the bucket of line 2");
+}
+
+TEST(ProblemSet, tgemm_tune_refuses_a_grouped_shape_naming_it) {
+  ShapeFile file("shapes:\n  - [64, 64, 64]\n  - {groups: [{m: 1, n: 2, k: 3}], name: moe}\n");
+  try {
+    load_tunable_problem_set(file.path());
+    ADD_FAILURE() << "a grouped shape was accepted for tuning";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), file.path() + ": shape moe is a grouped GEMM, which tgemm-tune does not");
+  }
+  ShapeFile plain("shapes:\n  - [64, 64, 64]\n");
+  EXPECT_EQ(load_tunable_problem_set(plain.path()).size(), 1u);
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 // (else against cuBLAS's GEMM followed by the epilogue as a kernel of its own), and that
 // unfused pair is timed beside them too (tuner/evaluate/epilogue_peers.h). An FP8 shape is timed
 // against cuBLASLt's FP8 call with the same scales, or, where cuBLASLt has none for it, against
-// cuBLAS's 16-bit GEMM of the same shape (tuner/evaluate/fp8_peers.h).
+// cuBLAS's 16-bit GEMM of the same shape (tuner/evaluate/fp8_peers.h). A grouped shape is checked
+// on every problem and timed against cuBLAS's grouped call (cublasGemmGroupedBatchedEx), by the
+// main database's dispatcher alone: grouped GEMMs are not tuned, so no other column applies.
 #include <cublas_v2.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -35,6 +37,7 @@
 #include "tuner/evaluate/epilogue_peers.h"
 #include "tuner/evaluate/fp8_peers.h"
 #include "tuner/evaluate/gemm_evaluator.h"
+#include "tuner/evaluate/grouped_operands.h"
 #include "tuner/evaluate/interleaved_timer.h"
 #include "tuner/input/problem_set.h"
 #include "tuner/output/output_file.h"
@@ -85,6 +88,11 @@ class Cublas {
     cublasStatus_t st = row_major_gemm(handle_, c, math, c_type);
     return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
   }
+  // cuBLAS's grouped call (cublasGemmGroupedBatchedEx) in the matching math.
+  std::string run(const GroupedGemmCall& c) {
+    cublasStatus_t st = row_major_grouped_gemm(handle_, c);
+    return st == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(st);
+  }
   cublasHandle_t get() const { return handle_; }
 
  private:
@@ -117,15 +125,20 @@ struct Contender {
   Dispatcher* dispatcher;
 };
 
-Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t stream) {
-  return [&d, call, stream] {
+// A launcher of `run`, whose failure (a dispatcher's throw) is its message.
+Launcher caught(std::function<void()> run) {
+  return [run = std::move(run)] {
     try {
-      d.gemm(call, stream);
+      run();
       return std::string();
     } catch (const std::exception& e) {
       return std::string(e.what());
     }
   };
+}
+
+Launcher dispatcher_launcher(Dispatcher& d, const GemmCall& call, cudaStream_t stream) {
+  return caught([&d, call, stream] { d.gemm(call, stream); });
 }
 
 // What a shape's check and peer need beside its call: the epilogue's and FP8's inputs.
@@ -177,6 +190,93 @@ Launcher fp8_peer(cublasLtHandle_t lt, Cublas& cublas, const GemmCall& call,
   return [&cublas, fp8, call, stream] {
     return fp8->run(cublas.get(), call, CublasMath::matching, call.types.c, stream);
   };
+}
+
+double tflops(const Problem& p, double us) { return p.flops() / (us * 1e6); }
+
+// A contender's three CSV cells: its path, its time and a ratio.
+std::string csv_cells(Selection path, double us, double ratio) {
+  return fmt::format("{},{:.3f},{:.4f}", to_string(path), us, ratio);
+}
+
+// A shape's line of the table: its served time and cuBLAS's, TFLOP/s, the ratio, our own best
+// kernel's ratio (`ours_us`) and the contenders' columns (`tail`).
+void print_row(const NamedProblem& named, Selection path, double us, double cublas_us,
+               double ours_us, const std::string& tail) {
+  const Problem& p = named.problem;
+  fmt::print(
+      "{:<18} {:<6} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x {:>6.2f}x{}\n",
+      named.name, p.types.name(), p.layout(), to_string(path), us, tflops(p, us), cublas_us,
+      tflops(p, cublas_us), cublas_us / us, cublas_us / ours_us, tail);
+}
+
+void print_wrong(const NamedProblem& named, Selection path, const std::string& what) {
+  fmt::print("{:<18} {:<6} {:<3} {:<8} WRONG RESULT from the {}\n", named.name,
+             named.problem.types.name(), named.problem.layout(), to_string(path), what);
+}
+
+// A shape's CSV line; the contenders' cells come formatted (three each, two commas when absent).
+std::string csv_line(const NamedProblem& named, Selection path, double us, double cublas_us,
+                     double rel_error, const std::string& compare, const std::string& untuned,
+                     const std::string& ours, const std::string& unfused) {
+  const Problem& p = named.problem;
+  return fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{},{},{}\n",
+                     named.name, p.types.name(), p.layout(), p.m, p.n, p.k, to_string(path), us,
+                     tflops(p, us), cublas_us, tflops(p, cublas_us), cublas_us / us, rel_error,
+                     compare, untuned, ours, unfused);
+}
+
+// A grouped shape's figures: the dispatcher's grouped call checked on every problem against
+// cuBLAS's pedantic FP32 of that problem, then timed against cuBLAS's grouped call
+// (cublasGemmGroupedBatchedEx) in the same loop. `wrong` says what failed the check.
+struct GroupedTiming {
+  Selection path = Selection::cublas;
+  double us = 0, cublas_us = 0, rel_error = 0;
+  std::string wrong;
+};
+
+GroupedTiming time_grouped(Dispatcher& dispatcher, Cublas& cublas, const Problem& p,
+                           std::mt19937_64& rng, L2Flusher& flusher, int64_t l2_bytes,
+                           const TimingOptions& timing, cudaStream_t stream) {
+  GroupedOperands operands(p, rng());
+  const GroupedGemmCall call = operands.call(1.0f, 0.0f);
+  GroupedTiming out;
+  out.path = dispatcher.served_by(call).path;
+  TGEMM_CUDA_CHECK(cudaMemsetAsync(operands.c().get(), 0xFF, operands.c().bytes(), stream));
+  dispatcher.gemm_grouped(call, stream);
+  DeviceBuffer ref(operands.c().bytes() / size_t(element_bytes(p.types.c)) * sizeof(float));
+  for (size_t i = 0; i < operands.members().size(); ++i)
+    if (auto e = cublas.run(operands.member_call(i, ref.get(), DType::f32, 1.0f, 0.0f),
+                            CublasMath::reference);
+        !e.empty()) {
+      out.wrong = "cuBLAS: " + e;
+      return out;
+    }
+  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::vector<float> got = operands.c_on_host(), want = to_host(ref, DType::f32);
+  for (size_t i = 0; i < operands.members().size(); ++i) {
+    const GroupedOperands::Member& x = operands.members()[i];
+    const ResultCheck check = check_result(got.data() + x.c, want.data() + x.c, x.m, x.n, x.ldc,
+                                           relative_error_bound(p.types, x.k));
+    out.rel_error = std::max(out.rel_error, check.rel_error);
+    if (!check.ok) {
+      out.wrong = fmt::format("problem {} ({}x{}x{}): {}", i, x.m, x.n, x.k, check.error);
+      return out;
+    }
+  }
+  const std::vector<Launcher> launchers = {
+      caught([&dispatcher, &call, stream] { dispatcher.gemm_grouped(call, stream); }),
+      [&cublas, &call] { return cublas.run(call); }};
+  const bool flush = p.min_bytes() <= 4.0 * double(l2_bytes);
+  InterleavedTimer timer(stream, [&] {
+    if (flush) flusher.flush(stream);
+  });
+  std::vector<TimingStats> stats;
+  if (auto error = timer.time(launchers, 1.0, timing, &stats); !error.empty())
+    fail("timing failed: {}", error);
+  out.us = stats[0].median_us;
+  out.cublas_us = stats[1].median_us;
+  return out;
 }
 
 int run_bench(const BenchOptions& opt) {
@@ -233,6 +333,22 @@ int run_bench(const BenchOptions& opt) {
   int wrong_results = 0;
   for (const NamedProblem& named : problems) {
     const Problem& p = named.problem;
+    if (p.batch_form() == BatchForm::grouped) {  // the main dispatcher and cuBLAS only
+      const GroupedTiming t = time_grouped(dispatcher, cublas, p, rng, flusher, info.l2_bytes,
+                                           opt.timing, stream.get());
+      if (!t.wrong.empty()) {
+        print_wrong(named, t.path, t.wrong);
+        ++wrong_results;
+        continue;
+      }
+      ratios.push_back(t.cublas_us / t.us);
+      ours_ratios.push_back(t.cublas_us / t.us);
+      print_row(named, t.path, t.us, t.cublas_us, t.us, "");
+      if (csv)
+        csv->append(csv_line(named, t.path, t.us, t.cublas_us, t.rel_error, ",,", ",,",
+                             csv_cells(t.path, t.us, t.cublas_us / t.us), ""));
+      continue;
+    }
     if (p.batch > 1 && p.stride_c != p.m * p.ldc)
       fail(
           "{}: tgemm-bench measures batches whose members of C follow each other (stride_c = "
@@ -302,8 +418,7 @@ int run_bench(const BenchOptions& opt) {
       launchers.push_back(dispatcher_launcher(*who.dispatcher, call, stream.get()));
     }
     if (!wrong.empty()) {
-      fmt::print("{:<18} {:<6} {:<3} {:<8} WRONG RESULT from the {}\n", named.name, p.types.name(),
-                 p.layout(), to_string(paths[0]), wrong);
+      print_wrong(named, paths[0], wrong);
       ++wrong_results;
       continue;
     }
@@ -332,7 +447,6 @@ int run_bench(const BenchOptions& opt) {
     const double us = stats[0].median_us, cublas_us = stats[1].median_us;
     const double ratio = cublas_us / us;
     ratios.push_back(ratio);
-    auto tflops = [&](double t) { return p.flops() / (t * 1e6); };
     // Each contender's column: its path, its time, and tuned time / untuned time (<= 1 when
     // tuning helps: the kernel picked without tuning this shape is that much slower).
     // Timings are main, cuBLAS, then the contenders after main.
@@ -344,11 +458,10 @@ int run_bench(const BenchOptions& opt) {
       unfused_csv = fmt::format("{:.3f}", unfused_us);
     }
     std::string compare_csv = ",,", untuned_csv = ",,";
-    auto column = [&](size_t contender, double vs, std::string* csv_cells) {
+    auto column = [&](size_t contender, double vs, std::string* cells) {
       tail += fmt::format(" {:<8} {:>10.1f} {:>7.2f}x", to_string(paths[contender]),
                           us_of(contender), vs);
-      *csv_cells =
-          fmt::format("{},{:.3f},{:.4f}", to_string(paths[contender]), us_of(contender), vs);
+      *cells = csv_cells(paths[contender], us_of(contender), vs);
     };
     if (compare) {
       const double vs = us_of(1) / us;  // the compared database is the tuned one
@@ -357,12 +470,11 @@ int run_bench(const BenchOptions& opt) {
     }
     // Our own best kernel's ratio: the served one's unless a vendor call serves the shape.
     double ours_us = us;
-    std::string ours_csv = fmt::format("{},{:.3f},{:.4f}", to_string(paths[0]), us, ratio);
+    std::string ours_csv = csv_cells(paths[0], us, ratio);
     if (ours) {
       const size_t last = contenders.size() - 1;
       ours_us = us_of(last);
-      ours_csv =
-          fmt::format("{},{:.3f},{:.4f}", to_string(paths[last]), ours_us, cublas_us / ours_us);
+      ours_csv = csv_cells(paths[last], ours_us, cublas_us / ours_us);
     }
     if (untuned) {
       const size_t last = contenders.size() - 1 - (ours ? 1 : 0);
@@ -370,17 +482,11 @@ int run_bench(const BenchOptions& opt) {
       vs_untuned.push_back(vs);
       column(last, vs, &untuned_csv);
     }
-    fmt::print(
-        "{:<18} {:<6} {:<3} {:<8} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f} {:>6.2f}x {:>6.2f}x{}\n",
-        named.name, p.types.name(), p.layout(), to_string(paths[0]), us, tflops(us), cublas_us,
-        tflops(cublas_us), ratio, cublas_us / ours_us, tail);
+    print_row(named, paths[0], us, cublas_us, ours_us, tail);
     ours_ratios.push_back(cublas_us / ours_us);
     if (csv)
-      csv->append(fmt::format(
-          "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3g},{},{},{},{}\n",
-          named.name, p.types.name(), p.layout(), p.m, p.n, p.k, to_string(paths[0]), us,
-          tflops(us), cublas_us, tflops(cublas_us), ratio, rel_error, compare_csv, untuned_csv,
-          ours_csv, unfused_csv));
+      csv->append(csv_line(named, paths[0], us, cublas_us, rel_error, compare_csv, untuned_csv,
+                           ours_csv, unfused_csv));
   }
   if (csv) csv->commit();
   auto geomean = [](const std::vector<double>& v) {

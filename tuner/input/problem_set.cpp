@@ -60,6 +60,11 @@ class ShapeFileReader {
       NamedProblem named = read_shape(shape);
       const int line = line_of(shape);
       auto [key_it, new_key] = line_by_key.emplace(named.problem.key(), line);
+      if (!new_key && named.problem.batch_form() == BatchForm::grouped)
+        fail(
+            "{}:{}: grouped shape {} falls in the bucket of line {} ({}): one tuned entry "
+            "serves both, list one of them",
+            path_, line, named.name, key_it->second, named.problem.key());
       if (!new_key)
         fail("{}:{}: shape {} ({} {}) repeats the shape on line {}", path_, line, named.name,
              named.problem.types.name(), named.problem.layout(), key_it->second);
@@ -90,6 +95,7 @@ class ShapeFileReader {
   }
 
   NamedProblem read_shape(const YAML::Node& shape) {
+    if (shape.IsMap() && shape["groups"]) return read_grouped_shape(shape);
     GemmTypes types = types_;
     Op op_a = op_a_, op_b = op_b_;
     int64_t m = 0, n = 0, k = 0, calls = 0;
@@ -138,18 +144,76 @@ class ShapeFileReader {
     } catch (const Error& e) {
       fail("{}:{}: {}", path_, line, e.what());
     }
+    check_operands(named.problem, line);
+    return named;
+  }
+
+  // A grouped GEMM: `groups:`, a list of {m, n, k, count} (count 1 unless given), with the
+  // shape's types, layout, name and calls; sizes come from the groups alone.
+  NamedProblem read_grouped_shape(const YAML::Node& shape) {
+    check_keys(shape, {"groups", "dtype", "out", "layout", "name", "calls"},
+               "key in a grouped shape");
+    if (epilogue_.kind != "none")
+      fail("{}:{}: a grouped shape takes no epilogue (the defaults give {})", path_, line_of(shape),
+           epilogue_.kind);
+    GemmTypes types = types_;
+    if (shape["dtype"] || shape["out"])
+      types = read_types(shape, shape["dtype"] ? scalar(shape["dtype"], "dtype") : dtype_,
+                         shape["out"] ? scalar(shape["out"], "out") : out_);
+    Op op_a = op_a_, op_b = op_b_;
+    if (shape["layout"]) read_layout(shape["layout"], &op_a, &op_b);
+    const Problem layout = Problem::packed(types, op_a, op_b, 1, 1, 1);
+    NamedProblem named{
+        "", Problem::grouped(types, op_a, op_b, read_groups(shape["groups"], layout)), 0};
     const Problem& p = named.problem;
+    named.name = shape["name"] ? read_name(shape["name"])
+                               : fmt::format("g{}_{}x{}x{}", p.batch, p.m, p.n, p.k);
+    if (shape["calls"]) named.calls = read_calls(shape["calls"]);
+    try {
+      p.validate();
+    } catch (const Error& e) {
+      fail("{}:{}: {}", path_, line_of(shape), e.what());
+    }
+    return named;
+  }
+
+  // The `groups:` list of a grouped shape of `layout`'s types and layout.
+  std::vector<ProblemGroup> read_groups(const YAML::Node& list, const Problem& layout) {
+    if (!list.IsSequence() || list.size() == 0)
+      fail("{}:{}: `groups:` must be a non-empty list of {{m: .., n: .., k: .., count: ..}}", path_,
+           line_of(list));
+    std::vector<ProblemGroup> groups;
+    for (const YAML::Node& group : list) {
+      if (!group.IsMap())
+        fail("{}:{}: a group must be {{m: .., n: .., k: ..}} (and optional count)", path_,
+             line_of(group));
+      check_keys(group, {"m", "n", "k", "count"}, "key in a group");
+      for (const char* field : {"m", "n", "k"})
+        if (!group[field]) fail("{}:{}: group has no `{}`", path_, line_of(group), field);
+      const ProblemGroup g{
+          read_dim("m", group["m"]), read_dim("n", group["n"]), read_dim("k", group["k"]),
+          group["count"] ? read_integer("count", group["count"], 1, kMaxGroupedProblems,
+                                        "pointer arrays are indexed with ints")
+                         : 1};
+      check_operands(Problem::packed(layout.types, layout.op_a, layout.op_b, g.m, g.n, g.k),
+                     line_of(group));
+      groups.push_back(g);
+    }
+    return groups;
+  }
+
+  // No operand of a problem may hold 2^31 elements or more (as stored).
+  void check_operands(const Problem& p, int line) {
     for (auto [operand, rows, cols] : {std::tuple{"A", p.a_rows(), p.a_cols()},
                                        {"B", p.b_rows(), p.b_cols()},
                                        {"C", p.m, p.n}}) {
-      // Both factors are <= 2^31 after validate(), so the product fits in 64 bits.
+      // Both factors are <= 2^31 (read_dim), so the product fits in 64 bits.
       if (rows * cols > kMaxElements)
         fail(
             "{}:{}: shape {}x{}x{}: {} would hold {} x {} = {} elements, more than 2^31; "
             "the kernels index operands with 32-bit ints",
-            path_, line, m, n, k, operand, rows, cols, rows * cols);
+            path_, line, p.m, p.n, p.k, operand, rows, cols, rows * cols);
     }
-    return named;
   }
 
   // Unknown and repeated keys are errors: a typo such as `lyout:` must not be ignored.
@@ -312,6 +376,18 @@ class ShapeFileReader {
 
 std::vector<NamedProblem> load_problem_set(const std::string& path) {
   return ShapeFileReader(path).read();
+}
+
+std::vector<NamedProblem> load_tunable_problem_set(const std::string& path) {
+  std::vector<NamedProblem> problems = load_problem_set(path);
+  for (const NamedProblem& named : problems)
+    if (named.problem.batch_form() == BatchForm::grouped)
+      fail(
+          "{}: shape {} is a grouped GEMM, which tgemm-tune does not tune yet (the library serves "
+          "it from the shipped defaults, else cuBLAS; tgemm-bench times it): tune the other "
+          "shapes from a file without it",
+          path, named.name);
+  return problems;
 }
 
 }  // namespace tgemm

@@ -11,7 +11,8 @@ namespace tgemm {
 
 struct NamedProblem {
   std::string name;   // the shape's `name`, or "MxNxK" ("BxMxNxK" for a batch, "MxNxK_<epilogue>"
-                      // with an epilogue) when it has none
+                      // with an epilogue, "g<B>_MxNxK" for a grouped GEMM of bucket B x MxNxK)
+                      // when it has none
   Problem problem;    // packed leading dimensions (and strides, unless given), beta == 0
   int64_t calls = 0;  // `calls:`, how often a recording application ran it; 0 when not given
 };
@@ -25,6 +26,13 @@ struct NamedProblem {
 // without a bias (or not n/m, f32/C's type), `aux` without an activation, an epilogue on a
 // batch, and a shape (same Problem::key()) or hand-given name listed twice (naming both lines).
 // The epilogue keys (epilogue, bias_along, bias_type, aux, separate_d) may also be defaults.
+// A grouped shape (`groups:` of {m, n, k, count}) is refused for: an empty list, a group that is
+// not such a map, sizes as above, a count below 1, top-level sizes, batch or epilogue keys (or
+// an epilogue in the defaults), and another grouped shape of the same bucket (Problem::grouped).
 std::vector<NamedProblem> load_problem_set(const std::string& path);
+// load_problem_set's problems for tgemm-tune, which does not tune grouped GEMMs yet (the
+// dispatcher serves them untuned, tgemm-bench times them): Error naming the file and the first
+// grouped shape.
+std::vector<NamedProblem> load_tunable_problem_set(const std::string& path);
 
 }  // namespace tgemm

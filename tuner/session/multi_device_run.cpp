@@ -103,7 +103,7 @@ std::string gpu_line(TuningDb& db, const DeviceShare& share) {
 
 void run_on_devices(const TuneOptions& options, const std::vector<DeviceInfo>& gpus) {
   if (gpus.empty()) fail("run_on_devices: no GPU to tune on");
-  std::vector<NamedProblem> problems = load_problem_set(options.shapes_path);
+  std::vector<NamedProblem> problems = load_tunable_problem_set(options.shapes_path);
   std::erase_if(problems,
                 [&](const NamedProblem& p) { return !in_shard(p.problem.key(), options.shard); });
   std::vector<DeviceShare> shares = share_out(problems, gpus);

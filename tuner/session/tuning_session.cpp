@@ -51,7 +51,7 @@ class Session {
 
   void run() {
     const double started = steady_seconds();
-    problems_ = load_problem_set(opt_.shapes_path);
+    problems_ = load_tunable_problem_set(opt_.shapes_path);
     if (!select_problems()) return;
     spaces_ = load_family_spaces(opt_.space_paths);
     pick_target();
