@@ -91,6 +91,8 @@
 // take the rest of the SM's 64 K (their f32 accumulators); one consumer needs no split.
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
+// FP8 slices' sums promoted while the next slice's wgmmas run (see consume).
+#define PIPELINED_PROMOTION (TGEMM_FP8 && CONSUMERS > 1)
 #define CLUSTER_SIZE (CLUSTER * CLUSTER_N)  // rank = row + CLUSTER * column of the cluster's tiles
 // A slot is written by the blocks that share this block's A (its cluster row) or B (its
 // column), itself included, and each of their consumer warps releases it once: the empty
@@ -343,6 +345,19 @@ __device__ __forceinline__ void store_tile_by_copy(const tgemm::TmaGemmParams& p
     }
 }
 
+// One slice's wgmmas (this consumer warpgroup's rows of the tile at `tile` in the ring) into
+// `acc`; `first`: the slice starts the sums (scale-d 0: acc's old values are ignored).
+__device__ __forceinline__ void issue_slice(float (&acc)[MT][BN / 2], unsigned tile, int wg,
+                                            bool first) {
+#pragma unroll
+  for (int s = 0; s < BK / WK; ++s)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      tgemm::wgmma_m64<BN, !K_MAJOR_A, !K_MAJOR_B>(
+          acc[mt], a_descriptor(tile, wg * WG_ROWS + mt * 64, s),
+          b_descriptor(tile + A_TILE_BYTES, s), !first || s > 0);
+}
+
 // A consumer warpgroup's loop: for each unit, its slices' wgmmas on the ring, then its rows
 // of the tile stored while the producer already fills the ring for the next unit.
 __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned ring, unsigned full,
@@ -354,9 +369,24 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
 #if TGEMM_FP8
   // FP8's tensor cores add products keeping about 14 bits of each addend, so their sum drifts
   // as K grows: each slice's 128-deep sum is taken from them and added here in f32 (promotion,
-  // cuBLASLt's default FP8 accuracy), which holds the error to one slice's.
+  // cuBLASLt's default FP8 accuracy), which holds the error to one slice's. With two consumer
+  // warpgroups (PIPELINED_PROMOTION) slices alternate between two sets (acc, acc_odd): one
+  // slice's sum is added while the next one's wgmmas run, so the tensor cores do not wait for
+  // the additions. One consumer has no registers for a third set (ptxas would serialize its
+  // wgmmas): it adds each slice's sum once the slice's wgmmas have retired.
+#if PIPELINED_PROMOTION
+  float acc_odd[MT][BN / 2];
+#endif
   float sums[MT][BN / 2];
   float(&result)[MT][BN / 2] = sums;
+  // Slice `kt`'s sum, retired, into the f32 sums (the first one sets them).
+  const auto promote = [&](const float(&slice)[MT][BN / 2], int kt) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i)
+        sums[mt][i] = kt > 0 ? sums[mt][i] + slice[mt][i] : slice[mt][i];
+  };
 #else
   float(&result)[MT][BN / 2] = acc;
 #endif
@@ -384,37 +414,62 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
   const int units = cluster_units(grid_m, grid_n);
   for (int u = blockIdx.x / CLUSTER_SIZE; u < units; u += gridDim.x / CLUSTER_SIZE) {
     const Unit w = unit_at(u, rank, grid_m, grid_n, all_k_tiles);
-#if !TGEMM_FP8
+#if PIPELINED_PROMOTION
     int held = -1;  // the slot whose wgmmas may still run (released after the next slice's issue)
-#endif
+    // Slice kt's wgmmas into one set while slice kt - 1's sum, retired, is promoted from the
+    // other.
     for (int kt = 0; kt < w.k_tiles; ++kt) {
       tgemm::mbarrier_wait(full + 8 * at.slot, at.phase);
-      const unsigned tile = ring + at.slot * STAGE_BYTES;
-      tgemm::wgmma_fence();
-#pragma unroll
-      for (int s = 0; s < BK / WK; ++s)
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          tgemm::wgmma_m64<BN, !K_MAJOR_A, !K_MAJOR_B>(
-              acc[mt], a_descriptor(tile, wg * WG_ROWS + mt * 64, s),
-              b_descriptor(tile + A_TILE_BYTES, s), TGEMM_FP8 ? s > 0 : kt > 0 || s > 0);
+      if (kt % 2 == 0) {
+        tgemm::wgmma_fence();
+        issue_slice(acc, ring + at.slot * STAGE_BYTES, wg, true);
+      } else {
+        tgemm::wgmma_fence();
+        issue_slice(acc_odd, ring + at.slot * STAGE_BYTES, wg, true);
+      }
       tgemm::wgmma_commit();
-#if TGEMM_FP8
+      tgemm::wgmma_wait<1>();  // slice kt - 1's wgmmas have retired: its slot is free
+      if (held >= 0) {
+        release(held);
+        if (kt % 2 == 0)
+          promote(acc_odd, kt - 1);
+        else
+          promote(acc, kt - 1);
+      }
+      held = at.slot;
+      at.advance();
+    }
+    tgemm::wgmma_wait<0>();
+    if (held >= 0) {
+      release(held);
+      if (w.k_tiles % 2 == 1)
+        promote(acc, w.k_tiles - 1);
+      else
+        promote(acc_odd, w.k_tiles - 1);
+    }
+#elif TGEMM_FP8
+    for (int kt = 0; kt < w.k_tiles; ++kt) {
+      tgemm::mbarrier_wait(full + 8 * at.slot, at.phase);
+      tgemm::wgmma_fence();
+      issue_slice(acc, ring + at.slot * STAGE_BYTES, wg, true);
+      tgemm::wgmma_commit();
       tgemm::wgmma_wait<0>();  // the slice's sum is in acc, and its slot is read
       release(at.slot);
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i)
-          sums[mt][i] = kt > 0 ? sums[mt][i] + acc[mt][i] : acc[mt][i];
+      promote(acc, kt);
+      at.advance();
+    }
 #else
+    int held = -1;  // the slot whose wgmmas may still run (released after the next slice's issue)
+    for (int kt = 0; kt < w.k_tiles; ++kt) {
+      tgemm::mbarrier_wait(full + 8 * at.slot, at.phase);
+      tgemm::wgmma_fence();
+      issue_slice(acc, ring + at.slot * STAGE_BYTES, wg, kt == 0);
+      tgemm::wgmma_commit();
       tgemm::wgmma_wait<1>();  // the previous slice's wgmmas have retired: its slot is free
       if (held >= 0) release(held);
       held = at.slot;
-#endif
       at.advance();
     }
-#if !TGEMM_FP8
     tgemm::wgmma_wait<0>();
     if (held >= 0) release(held);
 #endif
