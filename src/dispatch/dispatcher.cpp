@@ -24,11 +24,6 @@
 namespace tgemm {
 
 namespace {
-template <typename... Args>
-[[noreturn]] void invalid(fmt::format_string<Args...> format, Args&&... args) {
-  throw InvalidValueError(fmt::format(format, std::forward<Args>(args)...));
-}
-
 // Raises `most` to `bytes` unless it holds more already.
 void raise_to(std::atomic<size_t>& most, size_t bytes) {
   size_t seen = most.load(std::memory_order_relaxed);
@@ -159,120 +154,6 @@ bool Dispatcher::capturing(cudaStream_t stream) {
   }
   // An invalidated capture is still one: nothing it forbids may run until it ends.
   return status != cudaStreamCaptureStatusNone;
-}
-
-Problem Dispatcher::shape_of(const GemmCall& call, bool* empty) {
-  // The kernels index sizes and leading dimensions with 32-bit ints; a call holds nothing
-  // wider, so 2^31 cannot arrive. Widening GemmCall needs the range check Problem::validate has.
-  static_assert(sizeof(call.m) == 4 && sizeof(call.n) == 4 && sizeof(call.k) == 4 &&
-                    sizeof(call.lda) == 4 && sizeof(call.ldb) == 4 && sizeof(call.ldc) == 4,
-                "m, n, k and the leading dimensions must stay 32-bit: the kernels index them so");
-  if (call.m < 0 || call.n < 0 || call.k < 0)
-    invalid("m, n and k must be >= 0 (got m={}, n={}, k={})", call.m, call.n, call.k);
-  if (std::string why = call.types.invalid_reason(); !why.empty())
-    throw TypeNotSupportedError(fmt::format("types {}: {}", call.types.name(), why));
-  Problem p;
-  p.types = call.types;
-  p.op_a = call.op_a;
-  p.op_b = call.op_b;
-  p.m = call.m;
-  p.n = call.n;
-  p.k = call.k;
-  p.lda = call.lda;
-  p.ldb = call.ldb;
-  p.ldc = call.ldc;
-  p.beta_zero = call.beta == 0.0f;
-  // cuBLAS's rules: leading dimensions cover a row even when nothing is read.
-  if (call.lda < std::max<int64_t>(1, p.a_cols()))
-    invalid("lda = {} is smaller than the row length of A ({})", call.lda, p.a_cols());
-  if (call.ldb < std::max<int64_t>(1, p.b_cols()))
-    invalid("ldb = {} is smaller than the row length of B ({})", call.ldb, p.b_cols());
-  if (call.ldc < std::max(1, call.n))
-    invalid("ldc = {} is smaller than the row length of C ({})", call.ldc, call.n);
-  *empty = call.m == 0 || call.n == 0 || call.batch == 0;
-  batch_of(call, *empty, &p);
-  epilogue_of(call, *empty, &p);
-  return p;
-}
-
-void Dispatcher::epilogue_of(const GemmCall& call, bool empty, Problem* p) {
-  Epilogue& e = p->epilogue;
-  e = call.epilogue;
-  e.separate_d = call.d && call.d != call.c;
-  if (std::string why = e.invalid_reason(call.types); !why.empty())
-    invalid("epilogue {}: {}", e.kind(), why);
-  if (!e.any()) return;
-  if (call.batch != 1 || call.batch_pointers)
-    throw NotSupportedError(fmt::format(
-        "epilogue {} on a batch: an epilogue applies to one GEMM (batchCount 1)", e.kind()));
-  if (e.separate_d && call.ldd < std::max(1, call.n))
-    invalid("ldd = {} is smaller than the row length of D ({})", call.ldd, call.n);
-  if (e.aux && call.ldaux < std::max(1, call.n))
-    invalid("ldaux = {} is smaller than the row length of aux ({})", call.ldaux, call.n);
-  if (empty) return;
-  if (e.bias != BiasAlong::none && !call.bias)
-    invalid("epilogue {} adds a bias, but the bias pointer is null", e.kind());
-  if (e.aux && !call.aux) invalid("epilogue {} keeps aux, but the aux pointer is null", e.name());
-}
-
-// The batch of a call into its problem: cuBLAS's rules (batchCount >= 0, 0 computes nothing),
-// and members of C that never overlap. A strided call of one member is a plain GEMM (its
-// strides are never used), so it shares the plain GEMM's key and tuning.
-void Dispatcher::batch_of(const GemmCall& call, bool empty, Problem* p) {
-  if (call.batch < 0) invalid("batchCount must be >= 0, got {}", call.batch);
-  if (call.batch > kMaxBatch)
-    throw NotSupportedError(
-        fmt::format("batchCount = {} is more than tgemm's kernels launch at once (at most {})",
-                    call.batch, kMaxBatch));
-  p->batch = std::max(1, call.batch);
-  p->batch_pointers = call.batch_pointers;
-  if (call.batch_pointers || call.batch <= 1 || empty) return;
-  if (call.stride_a < 0 || call.stride_b < 0)
-    invalid("strideA and strideB must be >= 0 (got {} and {})", call.stride_a, call.stride_b);
-  if (call.stride_c < p->c_span())
-    invalid(
-        "strideC = {} is smaller than one member of C ({} elements with ldc = {}): the batch's "
-        "members of C would overlap",
-        call.stride_c, p->c_span(), call.ldc);
-  p->stride_a = call.stride_a;
-  p->stride_b = call.stride_b;
-  p->stride_c = call.stride_c;
-}
-
-Problem Dispatcher::to_problem(const GemmCall& call, bool* empty) {
-  Problem p = shape_of(call, empty);
-  if (*empty) return p;
-  if (call.batch_pointers) {
-    if (!call.c) invalid("Carray is a null pointer");
-    if (call.k > 0 && (!call.a || !call.b)) invalid("Aarray or Barray is a null pointer");
-    // The arrays' pointers live on the device, out of the host's sight: nothing is assumed of
-    // their alignment beyond one element (a kernel's wider loads would fault on less).
-    p.set_alignment(1, 1, 1);
-    return p;
-  }
-  if (!call.c) invalid("C is a null pointer");
-  if (call.k > 0 && (!call.a || !call.b)) invalid("A or B is a null pointer");
-  p.set_alignment(reinterpret_cast<uintptr_t>(call.a), reinterpret_cast<uintptr_t>(call.b),
-                  reinterpret_cast<uintptr_t>(call.c));
-  return p;
-}
-
-Problem Dispatcher::to_problem(const PrepareRequest& request, bool* empty) {
-  // An address of `alignment` bytes is aligned exactly as the calls' pointers will be.
-  const auto address = [](const char* name, size_t alignment) {
-    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-      invalid("{} must be a power of two (got {})", name, alignment);
-    return uintptr_t(std::min<size_t>(alignment, 256));
-  };
-  const uintptr_t a = address("Aalignment", request.align_a);
-  const uintptr_t b = address("Balignment", request.align_b);
-  const uintptr_t c = address("Calignment", request.align_c);
-  Problem p = shape_of(request.call, empty);
-  if (p.batch_pointers)
-    p.set_alignment(1, 1, 1);  // as a call's: see to_problem
-  else
-    p.set_alignment(a, b, c);
-  return p;
 }
 
 Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
@@ -526,7 +407,7 @@ Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem,
 
 Selection Dispatcher::selection(const GemmCall& call) {
   bool empty = false;
-  Problem problem = to_problem(call, &empty);
+  Problem problem = call_problem(call, &empty);
   if (empty) return Selection::exact;  // nothing to compute; no kernel involved
   return lookup(current_device(), problem).path;
 }
@@ -543,7 +424,7 @@ ServedBy Dispatcher::served_by(const GroupedGemmCall& call) {
 
 ServedBy Dispatcher::served_by(const GemmCall& call) {
   bool empty = false;
-  Problem problem = to_problem(call, &empty);
+  Problem problem = call_problem(call, &empty);
   if (empty) return {Selection::exact, std::nullopt, call.types};  // nothing is launched
   const Resolved r = lookup(current_device(), problem);
   ServedBy out{r.path, std::nullopt, r.kernel ? r.types : call.types};
@@ -700,7 +581,7 @@ cublasStatus_t Dispatcher::run_lt(DeviceState& state, const LtGemm& lt, const Lt
 
 void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   bool empty = false;
-  const Problem problem = to_problem(call, &empty);
+  const Problem problem = call_problem(call, &empty);
   if (empty) return;
   const int device = current_device();
   const Resolved r = lookup(device, problem, stream);
@@ -883,7 +764,7 @@ void Dispatcher::prepare(const std::vector<PrepareRequest>& requests) {
   for (size_t i = 0; i < requests.size(); ++i) {
     bool empty = false;
     try {
-      Problem p = to_problem(requests[i], &empty);
+      Problem p = prepared_problem(requests[i], &empty);
       const GemmCall& call = requests[i].call;
       if (!empty) problems.push_back({p, p.epilogue.separate_d ? call.ldd : call.ldc, call.ldaux});
     } catch (const InvalidValueError& e) {

@@ -27,7 +27,9 @@
 #include "src/core/gemm_call.h"
 #include "src/core/grouped_call.h"
 #include "src/core/tuning_records.h"
+#include "src/dispatch/call_problem.h"
 #include "src/dispatch/device_workspace.h"
+#include "src/dispatch/dispatch_errors.h"
 #include "src/dispatch/kernel_selector.h"
 #include "src/launch/gemm_kernel.h"
 #include "src/launch/launch_plan.h"
@@ -37,36 +39,6 @@ namespace tgemm {
 
 class LtGemm;
 struct LtReadyAlgo;
-
-// Error kinds the C API maps to its status codes; C++ callers see them as tgemm::Error.
-struct InvalidValueError : Error {
-  using Error::Error;
-};
-// A call on a handle that holds no dispatcher (a moved-from tgemm::Handle).
-struct NotInitializedError : Error {
-  using Error::Error;
-};
-struct NoDeviceError : Error {
-  using Error::Error;
-};
-struct NotSupportedError : Error {
-  using Error::Error;
-};
-struct ExecutionError : Error {
-  using Error::Error;
-};
-// A type combination that neither a tgemm kernel nor the cuBLAS fallback computes.
-struct TypeNotSupportedError : Error {
-  using Error::Error;
-};
-// A call on a capturing stream that needs work the capture forbids; prepare() does it ahead.
-struct NotPreparedError : Error {
-  using Error::Error;
-};
-// The workspace the user lent (set_workspace) is smaller than a problem needs.
-struct WorkspaceTooSmallError : Error {
-  using Error::Error;
-};
 
 // The buffers and choices of a call's epilogue, as the C and C++ APIs take them (tgemm_c.h's
 // tgemmEpilogue_t): aux non-null asks for aux, d null writes into C.
@@ -97,13 +69,6 @@ struct ServedBy {
   Selection path = Selection::cublas;
   std::optional<KernelConfig> kernel;
   GemmTypes types;
-};
-
-// A problem to prepare: a call's arguments without its scalars and buffers (the pointers are
-// ignored), and the byte alignment (a power of two) its A, B and C pointers will have.
-struct PrepareRequest {
-  GemmCall call;
-  size_t align_a = 256, align_b = 256, align_c = 256;  // 256: as cudaMalloc returns
 };
 
 struct DispatcherOptions {
@@ -204,19 +169,6 @@ class Dispatcher {
   };
   struct DeviceState;
 
-  // Validates the call's sizes, types and leading dimensions into its Problem (no
-  // alignment); m/n == 0 leaves `empty` set.
-  static Problem shape_of(const GemmCall& call, bool* empty);
-  // The call's batch into `p` (after its shape); throws InvalidValueError naming the argument.
-  static void batch_of(const GemmCall& call, bool empty, Problem* p);
-  // The call's epilogue into `p` (after its batch), D apart where d is neither null nor C;
-  // throws InvalidValueError naming the argument (a bias or aux pointer missing, ldd or ldaux
-  // below n, an epilogue the types refuse), NotSupportedError for an epilogue on a batch.
-  static void epilogue_of(const GemmCall& call, bool empty, Problem* p);
-  // shape_of with the buffers checked and their alignment.
-  static Problem to_problem(const GemmCall& call, bool* empty);
-  // The request's problem, aligned as it says; throws InvalidValueError.
-  static Problem to_problem(const PrepareRequest& request, bool* empty);
   CallKey make_key(int device, const Problem& problem) const;
   // The cached choice, else resolved and cached; a call's stream (`capture_check`) being
   // captured refuses to resolve (NotPreparedError).

@@ -10,11 +10,6 @@ namespace tgemm {
 
 namespace {
 
-template <typename... Args>
-[[noreturn]] void invalid(fmt::format_string<Args...> format, Args&&... args) {
-  throw InvalidValueError(fmt::format(format, std::forward<Args>(args)...));
-}
-
 // cuBLAS's rules for one group: sizes >= 0, leading dimensions covering a row even when
 // nothing is read.
 void check_group(const CallGroup& g, size_t index) {
