@@ -10,8 +10,10 @@
 #include "src/cuda/cublaslt_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/dispatch/grouped_problem.h"
+#include "src/dispatch/library_calls.h"
 #include "src/dispatch/problem_recorder.h"
 #include "src/dispatch/shared_launch_order.h"
+#include "src/dispatch/stream_capture.h"
 #include "src/dispatch/tuned_device.h"
 #include "src/jit/cubin_check.h"
 #include "src/jit/nvrtc_compiler.h"
@@ -24,23 +26,10 @@
 namespace tgemm {
 
 namespace {
-// Raises `most` to `bytes` unless it holds more already.
-void raise_to(std::atomic<size_t>& most, size_t bytes) {
-  size_t seen = most.load(std::memory_order_relaxed);
-  while (seen < bytes && !most.compare_exchange_weak(seen, bytes)) {
-  }
-}
-
 // What a problem no tgemm kernel serves is with the cuBLAS fallback off.
 NotSupportedError fallback_off(const Problem& problem) {
   return NotSupportedError(
       fmt::format("no tgemm kernel can run {} and the cuBLAS fallback is off", problem.key()));
-}
-
-// What cuBLAS's GEMM alone cannot serve: a fused epilogue, or FP8 inputs (cuBLASLt computes
-// both; see EpilogueFallback).
-bool needs_cublaslt(const Problem& problem) {
-  return problem.epilogue.any() || problem.types.fp8();
 }
 
 void check_launch(const KernelConfig& config, cudaError_t err) {
@@ -50,44 +39,15 @@ void check_launch(const KernelConfig& config, cudaError_t err) {
 }
 }  // namespace
 
-// A vendor best ready to call: cuBLAS (no descriptors), or cuBLASLt's stored algorithm rebuilt
-// for the problem's shape, types, layout and alignment.
-struct Dispatcher::VendorCall {
-  KernelConfig config;
-  Problem problem;             // the call it was built for (its leading dimensions)
-  std::unique_ptr<LtGemm> lt;  // null for cuBLAS
-  LtReadyAlgo algo{};
-};
-
-// The fallback of a problem cuBLAS's GEMM alone cannot compute (run_epilogue_fallback): an
-// epilogue's or FP8's. cuBLASLt's call with the epilogue (and FP8's scales), or, where it has
-// none (or no algorithm without a workspace), our pass after cuBLAS (not for FP8, which cuBLAS
-// has no GEMM for).
-struct Dispatcher::EpilogueFallback {
-  std::unique_ptr<LtGemm> lt;  // null: cuBLAS and the pass
-  LtReadyAlgo algo{};
-  std::unique_ptr<EpiloguePass> pass;  // null: cuBLASLt
-};
-
 struct Dispatcher::DeviceState {
+  DeviceState(const DeviceInfo& device, const WorkspaceAllocator& allocator)
+      : info(device), workspace(allocator), library(device.arch, workspace) {}
   DeviceInfo info;
   std::unique_ptr<KernelSelector> selector;
   std::mutex kernels_mutex;  // guards `kernels`; a first-time compile holds it
   std::map<std::string, std::unique_ptr<GemmKernel>> kernels;  // by template hash, layout, params
-  std::map<std::string, std::unique_ptr<VendorCall>> vendor_calls;  // by problem and call
-  std::map<std::string, std::unique_ptr<EpilogueFallback>> epilogue_fallbacks;  // by problem, ld
-  cublasLtHandle_t cublas_lt = nullptr;  // made with the first
-  std::mutex cublas_mutex;  // a cuBLAS handle's stream is per handle, so calls take turns
-  cublasHandle_t cublas = nullptr;
-  std::unique_ptr<DeviceWorkspace> workspace;  // scratch of the plans that need one
-  std::atomic<size_t> needed_workspace{0};     // the most a prepared or called plan needed
-  SharedLaunchOrder shared_order;  // the calls that use the workspace or a module's counters
-  ~DeviceState() {
-    vendor_calls.clear();  // their descriptors before the handle
-    epilogue_fallbacks.clear();
-    if (cublas_lt) cublasLtDestroy(cublas_lt);
-    if (cublas) cublasDestroy(cublas);
-  }
+  SharedWorkspace workspace;  // scratch of the plans (and cuBLASLt algorithms) that need one
+  LibraryCalls library;       // cuBLAS and cuBLASLt
 };
 
 size_t Dispatcher::CallKeyHash::operator()(const CallKey& key) const {
@@ -140,20 +100,6 @@ int Dispatcher::current_device() {
         fmt::format("no CUDA driver/device available ({})", cudaGetErrorString(err)));
   }
   return device;
-}
-
-bool Dispatcher::capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const cudaError_t err = cudaStreamIsCapturing(stream, &status);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw ExecutionError(
-        fmt::format("cudaStreamIsCapturing on the call's stream failed: {} (the legacy default "
-                    "stream cannot be used while another stream is captured)",
-                    cudaGetErrorString(err)));
-  }
-  // An invalidated capture is still one: nothing it forbids may run until it ends.
-  return status != cudaStreamCaptureStatusNone;
 }
 
 Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
@@ -222,9 +168,7 @@ Dispatcher::DeviceState& Dispatcher::device_state(int device) {
   std::lock_guard lock(devices_mutex_);
   auto& slot = devices_[device];
   if (!slot) {
-    auto state = std::make_unique<DeviceState>();
-    state->info = query_device(device);
-    state->workspace = std::make_unique<DeviceWorkspace>(workspace_allocator_);
+    auto state = std::make_unique<DeviceState>(query_device(device), workspace_allocator_);
     std::vector<BestEntry> tuned;
     std::vector<TrialRecord> measured;
     std::vector<DeviceCeiling> ceilings;
@@ -304,33 +248,6 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   return raw;
 }
 
-const Dispatcher::VendorCall* Dispatcher::load_vendor_call(DeviceState& state,
-                                                           const KernelChoice& choice,
-                                                           const Problem& problem) {
-  const std::string key = problem.key() + "|" + choice.config.canonical_name();
-  std::lock_guard lock(state.kernels_mutex);
-  if (auto it = state.vendor_calls.find(key); it != state.vendor_calls.end())
-    return it->second.get();
-  auto vendor = std::make_unique<VendorCall>();
-  vendor->config = choice.config;
-  vendor->problem = problem;
-  // cuBLASLt's descriptors here describe one GEMM: a batch takes cuBLAS's batched call.
-  if (choice.config.template_name == kCublasLtCall && !problem.batched()) {
-    const std::optional<LtAlgoConfig> algo = lt_algo_of(choice.config);
-    if (!algo) fail("its parameters are not a cuBLASLt algorithm");
-    if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)
-      fail("cublasLtCreate failed");
-    vendor->lt = std::make_unique<LtGemm>(state.cublas_lt, problem);
-    std::string why;
-    std::optional<LtReadyAlgo> ready = vendor->lt->ready(*algo, &why);
-    if (!ready) fail("{}", why);
-    vendor->algo = *ready;
-  }
-  const VendorCall* raw = vendor.get();
-  state.vendor_calls.emplace(key, std::move(vendor));
-  return raw;
-}
-
 Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelChoice& choice,
                                              const Problem& problem) {
   Resolved out;
@@ -339,7 +256,7 @@ Dispatcher::Resolved Dispatcher::load_choice(DeviceState& state, const KernelCho
   if (choice.path == Selection::cublas) return out;
   if (is_vendor_call(choice.config)) {
     try {
-      out.vendor = load_vendor_call(state, choice, problem);
+      out.vendor = state.library.vendor_call(choice, problem);
     } catch (const std::exception& e) {
       // The library the database named cannot take it (another cuBLASLt): its default call.
       library_log().warn("tgemm: {} unavailable for {}: {}; serving cuBLAS",
@@ -390,7 +307,7 @@ Dispatcher::Resolved Dispatcher::lookup(int device, const Problem& problem,
     std::shared_lock lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
-  if (capture_check && capturing(*capture_check))
+  if (capture_check && stream_capturing(*capture_check))
     throw NotPreparedError(fmt::format(
         "{} (lda {}, ldb {}, ldc {}) on device {} is not prepared, and a call on a capturing "
         "stream cannot choose, compile or load its kernel: call tgemmPrepare with this "
@@ -433,51 +350,12 @@ ServedBy Dispatcher::served_by(const GemmCall& call) {
   return out;
 }
 
-cublasHandle_t Dispatcher::cublas_handle(DeviceState& state,
-                                         std::optional<cudaStream_t> capture_check) {
-  // The caller holds state.cublas_mutex.
-  if (state.cublas) return state.cublas;
-  if (capture_check && capturing(*capture_check))
-    throw NotPreparedError(
-        "cuBLAS serves this call and its handle is not created yet, which a capturing stream "
-        "cannot do: call tgemmPrepare with this problem before the capture");
-  if (cublasCreate(&state.cublas) != CUBLAS_STATUS_SUCCESS) {
-    state.cublas = nullptr;
-    fail("cublasCreate failed");
-  }
-  return state.cublas;
-}
-
-// cuBLAS (12.2 and later) takes its own workspace in stream order, which a capture records;
-// only creating its handle must happen outside one.
-void Dispatcher::run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream) {
-  std::lock_guard lock(state.cublas_mutex);
-  cublasHandle_t handle = cublas_handle(state, stream);
-  cublasSetStream(handle, stream);
-  cublasStatus_t st = row_major_gemm(handle, call, CublasMath::matching);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED)
-    throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
-                                            call.types.name(), cublasGetStatusString(st)));
-  if (st != CUBLAS_STATUS_SUCCESS)
-    throw ExecutionError(fmt::format("cublasGemmEx failed: {}", cublasGetStatusString(st)));
-}
-
-void Dispatcher::run_cublas_grouped(DeviceState& state, const GroupedGemmCall& call,
-                                    cudaStream_t stream) {
+void Dispatcher::cublas_grouped(int device, const GroupedGemmCall& call, cudaStream_t stream) {
   if (!cublas_fallback_)
     throw NotSupportedError(fmt::format(
         "no tgemm kernel serves this grouped call of {} groups ({}) and the cuBLAS fallback is off",
         call.groups.size(), call.types.name()));
-  std::lock_guard lock(state.cublas_mutex);
-  cublasHandle_t handle = cublas_handle(state, stream);
-  cublasSetStream(handle, stream);
-  const cublasStatus_t st = row_major_grouped_gemm(handle, call);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED)
-    throw TypeNotSupportedError(fmt::format("cuBLAS does not compute types {} either ({})",
-                                            call.types.name(), cublasGetStatusString(st)));
-  if (st != CUBLAS_STATUS_SUCCESS)
-    throw ExecutionError(
-        fmt::format("cublasGemmGroupedBatchedEx failed: {}", cublasGetStatusString(st)));
+  device_state(device).library.grouped(call, stream);
 }
 
 // Grouped kernels are plans of one plain launch (GemmTemplate::unsupported_reason): no workspace
@@ -489,12 +367,12 @@ void Dispatcher::gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream) 
   if (!grouped.one_layout) {
     library_log().debug("tgemm: a grouped call of {} groups in several layouts runs cuBLAS",
                         call.groups.size());
-    run_cublas_grouped(device_state(device), call, stream);
+    cublas_grouped(device, call, stream);
     return;
   }
   const Resolved r = lookup(device, grouped.problem, stream);
   if (!r.kernel) {  // cuBLAS, or a vendor best (grouped problems are never tuned)
-    run_cublas_grouped(device_state(device), call, stream);
+    cublas_grouped(device, call, stream);
     return;
   }
   GroupedLaunches launches(call, r.plan.group_tile_m, r.plan.group_tile_n);
@@ -502,81 +380,6 @@ void Dispatcher::gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream) 
   unsigned tiles = 0;
   while (launches.next(&params, &tiles))
     check_launch(r.kernel->config(), r.kernel->launch_grouped(r.plan, params, tiles, stream));
-}
-
-void Dispatcher::hold_workspace(DeviceState& state, size_t bytes, const std::string& what) {
-  raise_to(state.needed_workspace, bytes);
-  Reservation reserved;
-  state.shared_order.between_launches([&] { reserved = state.workspace->reserve(bytes); });
-  check_reserved(state, reserved, bytes, false, what);
-  if (reserved.error != cudaSuccess)
-    throw ExecutionError(fmt::format("{} needs {} bytes of workspace: {}", what, bytes,
-                                     cudaGetErrorString(reserved.error)));
-}
-
-void Dispatcher::check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes,
-                                bool capturing, const std::string& what) const {
-  if (!reserved.too_small) return;
-  const size_t held = state.workspace->bytes();
-  if (state.workspace->lent())
-    throw WorkspaceTooSmallError(fmt::format(
-        "{} needs {} bytes of workspace and the buffer set by tgemmSetWorkspace holds {}: lend "
-        "one of at least tgemmGetWorkspaceSize's bytes after preparing every problem",
-        what, bytes, held));
-  throw NotPreparedError(fmt::format(
-      "{} needs {} bytes of workspace and the handle holds {}{}: call tgemmPrepare with this "
-      "problem before the capture, or lend a buffer with tgemmSetWorkspace",
-      what, bytes, held, capturing ? ", which a capturing stream cannot allocate" : ""));
-}
-
-// A tuned vendor best is the database's choice, served whatever the cuBLAS fallback says.
-void Dispatcher::run_vendor_call(DeviceState& state, const VendorCall& vendor,
-                                 const Problem& problem, const GemmCall& call,
-                                 cudaStream_t stream) {
-  if (!vendor.lt) {
-    run_vendor_fallback(state, problem, call, stream);
-    return;
-  }
-  // Descriptors hold the leading dimensions: a call of the same key with others gets its own.
-  std::unique_ptr<LtGemm> other;
-  const LtGemm* lt = vendor.lt.get();
-  if (problem.lda != vendor.problem.lda || problem.ldb != vendor.problem.ldb ||
-      problem.ldc != vendor.problem.ldc || (call.d && call.ldd != problem.ldc)) {
-    other = std::make_unique<LtGemm>(state.cublas_lt, problem, call.d ? call.ldd : 0);
-    lt = other.get();
-  }
-  cudaError_t reserve_error = cudaSuccess;
-  const cublasStatus_t status =
-      run_lt(state, *lt, vendor.algo, call, stream,
-             describe_vendor_call(vendor.config) + " for " + problem.key(), &reserve_error);
-  if (reserve_error != cudaSuccess || status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    library_log().warn("tgemm: {} cannot run {} ({}); this call runs cuBLAS",
-                       describe_vendor_call(vendor.config), problem.key(),
-                       reserve_error != cudaSuccess ? cudaGetErrorString(reserve_error)
-                                                    : cublasGetStatusString(status));
-    run_vendor_fallback(state, problem, call, stream);
-    return;
-  }
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw ExecutionError(fmt::format("cublasLtMatmul failed: {}", cublasGetStatusString(status)));
-}
-
-cublasStatus_t Dispatcher::run_lt(DeviceState& state, const LtGemm& lt, const LtReadyAlgo& algo,
-                                  const GemmCall& call, cudaStream_t stream,
-                                  const std::string& what, cudaError_t* reserve_error) {
-  if (algo.workspace_bytes == 0) return lt.run(algo, call, nullptr, stream);
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  const bool captured = capturing(stream);
-  raise_to(state.needed_workspace, algo.workspace_bytes);
-  Reservation reserved;
-  state.shared_order.run(stream, [&] {
-    reserved = state.workspace->reserve(algo.workspace_bytes, !captured);
-    if (reserved.ok()) status = lt.run(algo, call, reserved.ptr, stream);
-    return cudaSuccess;
-  });
-  if (reserved.too_small) check_reserved(state, reserved, algo.workspace_bytes, captured, what);
-  *reserve_error = reserved.error;
-  return status;
 }
 
 void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
@@ -587,12 +390,12 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   const Resolved r = lookup(device, problem, stream);
   if (r.path != Selection::exact) problem_recorder().note(problem);
   if (r.vendor) {
-    run_vendor_call(device_state(device), *r.vendor, problem, call, stream);
+    device_state(device).library.run_vendor_call(*r.vendor, problem, call, stream);
     return;
   }
   if (r.path == Selection::cublas) {
     if (!cublas_fallback_) throw fallback_off(problem);
-    run_vendor_fallback(device_state(device), problem, call, stream);
+    device_state(device).library.gemm(problem, call, stream);
     return;
   }
   const GemmParams params = make_params(problem, call.a, call.b, call.c, call.alpha, call.beta);
@@ -604,154 +407,38 @@ void Dispatcher::gemm(const GemmCall& call, cudaStream_t stream) {
   // The workspace and a module's counters are the device's, not the call's: calls that use them
   // take turns across streams, and the workspace is reserved in turn (growing it frees the old).
   DeviceState& state = device_state(device);
-  const bool captured = r.plan.workspace_bytes > 0 && capturing(stream);
-  raise_to(state.needed_workspace, r.plan.workspace_bytes);
-  Reservation reserved;
-  const cudaError_t err = state.shared_order.run(stream, [&] {
-    reserved = state.workspace->reserve(r.plan.workspace_bytes, !captured);
-    return reserved.ok() ? r.kernel->launch(r.plan, params, epilogue, reserved.ptr, stream)
-                         : cudaSuccess;  // nothing launched
-  });
+  const bool captured = r.plan.workspace_bytes > 0 && stream_capturing(stream);
+  cudaError_t err = cudaSuccess;
+  const Reservation reserved = state.workspace.run(
+      stream, r.plan.workspace_bytes, captured,
+      [&](void* workspace) {
+        return r.kernel->launch(r.plan, params, epilogue, workspace, stream);
+      },
+      &err);
   if (!reserved.ok()) {
     const std::string what = r.kernel->config().canonical_name() + " for " + problem.key();
-    check_reserved(state, reserved, r.plan.workspace_bytes, captured, what);
+    state.workspace.check(reserved, r.plan.workspace_bytes, captured, what);
     const std::string why = fmt::format("{} needs {} bytes of workspace: {}", what,
                                         r.plan.workspace_bytes, cudaGetErrorString(reserved.error));
     if (!cublas_fallback_) throw ExecutionError(why + " (and the cuBLAS fallback is off)");
     library_log().warn("tgemm: {}; this call runs cuBLAS", why);
-    run_vendor_fallback(state, problem, call, stream);
+    state.library.gemm(problem, call, stream);
     return;
   }
   check_launch(r.kernel->config(), err);
 }
 
-void Dispatcher::run_vendor_fallback(DeviceState& state, const Problem& problem,
-                                     const GemmCall& call, cudaStream_t stream) {
-  if (needs_cublaslt(problem))
-    run_epilogue_fallback(state, problem, call, stream);
-  else
-    run_cublas(state, call, stream);
-}
-
-const Dispatcher::EpilogueFallback& Dispatcher::epilogue_fallback(
-    DeviceState& state, const Problem& problem, int64_t ldd, int64_t ldaux,
-    std::optional<cudaStream_t> capture_check) {
-  const std::string key = fmt::format("{}|{}.{}.{}.{}.{}", problem.key(), problem.lda, problem.ldb,
-                                      problem.ldc, ldd, ldaux);
-  std::lock_guard lock(state.kernels_mutex);
-  if (auto it = state.epilogue_fallbacks.find(key); it != state.epilogue_fallbacks.end())
-    return *it->second;
-  if (capture_check && capturing(*capture_check))
-    throw NotPreparedError(fmt::format(
-        "{} is served by cuBLAS with an epilogue, which is not prepared and a capturing stream "
-        "cannot prepare: call tgemmPrepare with this problem before the capture",
-        problem.key()));
-  auto fallback = std::make_unique<EpilogueFallback>();
-  // cuBLASLt's aux needs a leading dimension of whole 8 elements.
-  if (lt_epilogue(problem.epilogue) && (!problem.epilogue.aux || ldaux % 8 == 0)) {
-    try {
-      if (!state.cublas_lt && cublasLtCreate(&state.cublas_lt) != CUBLAS_STATUS_SUCCESS)
-        fail("cublasLtCreate failed");
-      auto lt = std::make_unique<LtGemm>(state.cublas_lt, problem, ldd);
-      // Without a workspace where cuBLASLt has such an algorithm (a call needs nothing more),
-      // else with one (FP8 at large sizes has none without), reserved as a kernel's is.
-      std::vector<LtAlgoConfig> algos = lt->heuristic(1, 0);
-      if (algos.empty()) algos = lt->heuristic(1, kLtWorkspaceBytes);
-      std::string why = "its heuristic has no algorithm";
-      const std::optional<LtReadyAlgo> ready =
-          algos.empty() ? std::nullopt : lt->ready(algos.front(), &why);
-      if (!ready) fail("{}", why);
-      fallback->lt = std::move(lt);
-      fallback->algo = *ready;
-    } catch (const std::exception& e) {
-      if (problem.types.fp8())  // cuBLAS has no FP8 GEMM to fall back to
-        throw NotSupportedError(fmt::format(
-            "no tgemm kernel runs {} and cuBLASLt has no FP8 call for it either ({}; cuBLASLt's "
-            "FP8 needs Hopper or Ada, K-major A and B (layout NT) and 16-byte aligned operands)",
-            problem.key(), e.what()));
-      library_log().info(
-          "tgemm: cuBLASLt cannot apply epilogue {} to {} ({}); cuBLAS and a "
-          "pass of the epilogue serve it",
-          problem.epilogue.name(), problem.key(), e.what());
-    }
-  }
-  if (!fallback->lt && problem.types.fp8())
-    throw NotSupportedError(
-        fmt::format("no tgemm kernel runs {} and cuBLASLt has no FP8 call with epilogue {}",
-                    problem.key(), problem.epilogue.kind()));
-  if (!fallback->lt) {
-    const Epilogue& e = problem.epilogue;
-    const DType bias = e.bias_f32 ? DType::f32 : problem.types.c;
-    fallback->pass = std::make_unique<EpiloguePass>(e, problem.types.c, bias, state.info.arch);
-  }
-  return *state.epilogue_fallbacks.emplace(key, std::move(fallback)).first->second;
-}
-
-// cuBLASLt's fused call where it has the epilogue, else three steps in stream order: C copied
-// into a D apart (when beta reads it), cuBLAS's GEMM into D, our pass over D.
-void Dispatcher::run_epilogue_fallback(DeviceState& state, const Problem& problem,
-                                       const GemmCall& call, cudaStream_t stream) {
-  const int64_t ldd = problem.epilogue.separate_d ? call.ldd : call.ldc;
-  const EpilogueFallback& fallback = epilogue_fallback(state, problem, ldd, call.ldaux, stream);
-  if (fallback.lt && problem.types.fp8() && !lt_scales_aligned(call))
-    throw NotSupportedError(fmt::format(
-        "{} is served by cuBLASLt's FP8 call, which needs 16-byte aligned scale pointers",
-        problem.key()));
-  if (fallback.lt) {
-    cudaError_t reserve_error = cudaSuccess;
-    const cublasStatus_t status = run_lt(state, *fallback.lt, fallback.algo, call, stream,
-                                         "cuBLASLt's call for " + problem.key(), &reserve_error);
-    if (reserve_error != cudaSuccess)
-      throw ExecutionError(fmt::format("cuBLASLt's call for {} needs {} bytes of workspace: {}",
-                                       problem.key(), fallback.algo.workspace_bytes,
-                                       cudaGetErrorString(reserve_error)));
-    if (status != CUBLAS_STATUS_SUCCESS)
-      throw ExecutionError(fmt::format("cublasLtMatmul with epilogue {} failed: {}",
-                                       problem.epilogue.name(), cublasGetStatusString(status)));
-    return;
-  }
-  GemmCall into_d = call;
-  into_d.epilogue = Epilogue{};
-  if (problem.epilogue.separate_d) {
-    const size_t element = size_t(element_bytes(call.types.c));
-    if (call.beta != 0.0f) {
-      const cudaError_t err = cudaMemcpy2DAsync(
-          call.d, size_t(call.ldd) * element, call.c, size_t(call.ldc) * element,
-          size_t(call.n) * element, size_t(call.m), cudaMemcpyDeviceToDevice, stream);
-      if (err != cudaSuccess)
-        throw ExecutionError(fmt::format("copying C into D failed: {}", cudaGetErrorString(err)));
-    }
-    into_d.c = call.d;
-    into_d.ldc = call.ldd;
-  }
-  run_cublas(state, into_d, stream);
-  const cudaError_t err = fallback.pass->launch(call.m, call.n, make_epilogue_params(call), stream);
-  if (err != cudaSuccess)
-    throw ExecutionError(fmt::format("the pass of epilogue {} failed: {}", problem.epilogue.name(),
-                                     cudaGetErrorString(err)));
-}
-
 void Dispatcher::make_ready(DeviceState& state, const Resolved& r, const Problem& problem,
                             int64_t ldd, int64_t ldaux) {
   if (r.vendor && r.vendor->lt) {
-    hold_workspace(state, r.vendor->algo.workspace_bytes,
-                   describe_vendor_call(r.vendor->config) + " for " + problem.key());
+    state.workspace.hold(r.vendor->algo.workspace_bytes,
+                         describe_vendor_call(r.vendor->config) + " for " + problem.key());
   } else if (r.vendor || r.path == Selection::cublas) {
     if (!r.vendor && !cublas_fallback_) throw fallback_off(problem);
-    {
-      std::lock_guard lock(state.cublas_mutex);
-      cublas_handle(state, std::nullopt);
-    }
-    if (needs_cublaslt(problem)) {
-      const EpilogueFallback& fallback =
-          epilogue_fallback(state, problem, ldd, ldaux, std::nullopt);
-      if (fallback.lt)
-        hold_workspace(state, fallback.algo.workspace_bytes,
-                       "cuBLASLt's call for " + problem.key());
-    }
+    state.library.prepare(problem, ldd, ldaux);
   } else {
-    hold_workspace(state, r.plan.workspace_bytes,
-                   r.kernel->config().canonical_name() + " for " + problem.key());
+    state.workspace.hold(r.plan.workspace_bytes,
+                         r.kernel->config().canonical_name() + " for " + problem.key());
   }
 }
 
@@ -800,20 +487,19 @@ void Dispatcher::set_workspace(void* ptr, size_t bytes) {
       invalid("workspace {} is not device memory of device {} (the current one)", ptr, device);
   }
   DeviceState& state = device_state(device);
-  state.shared_order.between_launches([&] { state.workspace->lend(ptr, bytes); });
+  state.workspace.lend(ptr, bytes);
 }
 
 void Dispatcher::set_workspace_allocator(WorkspaceAllocator allocator) {
   std::lock_guard lock(devices_mutex_);
   workspace_allocator_ = std::move(allocator);
-  for (auto& [device, state] : devices_)
-    state->workspace = std::make_unique<DeviceWorkspace>(workspace_allocator_);
+  for (auto& [device, state] : devices_) state->workspace.use_allocator(workspace_allocator_);
 }
 
-size_t Dispatcher::workspace_bytes() { return device_state(current_device()).workspace->bytes(); }
+size_t Dispatcher::workspace_bytes() { return device_state(current_device()).workspace.bytes(); }
 
 size_t Dispatcher::needed_workspace_bytes() {
-  return device_state(current_device()).needed_workspace.load();
+  return device_state(current_device()).workspace.needed();
 }
 
 GemmCall with_epilogue(GemmCall call, const EpilogueArgs& args) {

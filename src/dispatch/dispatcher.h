@@ -37,8 +37,7 @@
 
 namespace tgemm {
 
-class LtGemm;
-struct LtReadyAlgo;
+struct VendorCall;
 
 // The buffers and choices of a call's epilogue, as the C and C++ APIs take them (tgemm_c.h's
 // tgemmEpilogue_t): aux non-null asks for aux, d null writes into C.
@@ -156,8 +155,6 @@ class Dispatcher {
   struct CallKeyHash {
     size_t operator()(const CallKey& key) const;
   };
-  struct VendorCall;
-  struct EpilogueFallback;
   struct Resolved {
     Selection path = Selection::cublas;
     const GemmKernel* kernel = nullptr;  // owned by the DeviceState; null for cuBLAS
@@ -177,15 +174,6 @@ class Dispatcher {
   // Prepares one resolved problem (see prepare()).
   void make_ready(DeviceState& state, const Resolved& r, const Problem& problem, int64_t ldd,
                   int64_t ldaux);
-  // Reserves `bytes` of workspace for `what` (growing it between the launches of the device's
-  // order); throws as check_reserved does, and ExecutionError when the allocation fails.
-  void hold_workspace(DeviceState& state, size_t bytes, const std::string& what);
-  // Throws for a reservation that failed for want of a larger lent buffer or of a capture's
-  // leave to allocate; an allocation's own failure returns for the caller to handle.
-  void check_reserved(DeviceState& state, const Reservation& reserved, size_t bytes, bool capturing,
-                      const std::string& what) const;
-  // The device's cuBLAS handle, created first unless `stream` is being captured.
-  cublasHandle_t cublas_handle(DeviceState& state, std::optional<cudaStream_t> capture_check);
   Resolved resolve(const CallKey& key, const Problem& problem);
   // The chosen kernel loaded with its plan; an empty Resolved when it cannot be loaded.
   Resolved load_choice(DeviceState& state, const KernelChoice& choice, const Problem& problem);
@@ -196,34 +184,8 @@ class Dispatcher {
                   std::vector<TrialRecord>* measured) const;
   const GemmKernel* load_kernel(DeviceState& state, const KernelChoice& choice,
                                 const Problem& problem);
-  // The vendor best of a choice, ready to call; throws Error when this cuBLASLt refuses it.
-  const VendorCall* load_vendor_call(DeviceState& state, const KernelChoice& choice,
-                                     const Problem& problem);
-  void run_cublas(DeviceState& state, const GemmCall& call, cudaStream_t stream);
-  // cuBLAS's grouped call (row_major_grouped_gemm); NotSupportedError with the fallback off.
-  void run_cublas_grouped(DeviceState& state, const GroupedGemmCall& call, cudaStream_t stream);
-  // cuBLAS's path for the problem: run_cublas, or, for an epilogue, run_epilogue_fallback.
-  void run_vendor_fallback(DeviceState& state, const Problem& problem, const GemmCall& call,
-                           cudaStream_t stream);
-  // An epilogue no kernel of ours serves: cuBLASLt with the epilogue where it has one (its
-  // heuristic's first algorithm needing no workspace), else cuBLAS into D and our pass over it.
-  void run_epilogue_fallback(DeviceState& state, const Problem& problem, const GemmCall& call,
-                             cudaStream_t stream);
-  // The fallback's cuBLASLt call and pass for the problem (D `ldd`, aux `ldaux` apart), made
-  // first unless `capture_check` is being captured (NotPreparedError).
-  const EpilogueFallback& epilogue_fallback(DeviceState& state, const Problem& problem, int64_t ldd,
-                                            int64_t ldaux,
-                                            std::optional<cudaStream_t> capture_check);
-  // Whether `stream` is being captured into a graph; throws ExecutionError when CUDA cannot say.
-  static bool capturing(cudaStream_t stream);
-  void run_vendor_call(DeviceState& state, const VendorCall& vendor, const Problem& problem,
-                       const GemmCall& call, cudaStream_t stream);
-  // cuBLASLt's call of `algo` on `stream`, with the workspace it needs reserved in turn as a
-  // kernel's is (`what` names it in errors). Its status; *reserve_error is set, and nothing
-  // runs, where the workspace could not be had.
-  cublasStatus_t run_lt(DeviceState& state, const LtGemm& lt, const LtReadyAlgo& algo,
-                        const GemmCall& call, cudaStream_t stream, const std::string& what,
-                        cudaError_t* reserve_error);
+  // cuBLAS's grouped call on `device`; NotSupportedError with the fallback off.
+  void cublas_grouped(int device, const GroupedGemmCall& call, cudaStream_t stream);
   static int current_device();
 
   DispatcherOptions options_;
