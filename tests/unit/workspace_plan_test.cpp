@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "src/dispatch/device_workspace.h"
+#include "src/dispatch/dispatch_errors.h"
+#include "src/dispatch/shared_workspace.h"
 #include "src/launch/launch_plan.h"
 #include "src/templates/template_registry.h"
 #include "tests/common/sgemm_configs.h"
@@ -310,6 +312,69 @@ TEST(DeviceWorkspace, a_lent_buffer_is_used_never_grown_nor_freed) {
   }
   EXPECT_EQ(fake.allocations, 1);
   EXPECT_EQ(fake.releases, 1);  // the lent buffer is never freed
+}
+
+// The device's workspace as calls share it: holding it ahead grows it and the most any call
+// needed; a lent buffer too small, a capture's leave to allocate, and a failed allocation are
+// each their own error, naming what needed the bytes.
+TEST(SharedWorkspace, hold_grows_it_and_counts_the_most_needed) {
+  FakeAllocator fake;
+  SharedWorkspace ws(fake.make());
+  ws.hold(1000, "kernel x");
+  ws.hold(400, "kernel y");
+  EXPECT_EQ(ws.bytes(), 1000u);
+  EXPECT_EQ(ws.needed(), 1000u);
+  EXPECT_EQ(fake.allocations, 1);
+}
+
+TEST(SharedWorkspace, a_lent_buffer_too_small_or_a_failed_allocation_is_an_error_naming_it) {
+  FakeAllocator fake;
+  SharedWorkspace ws(fake.make());
+  char lent[256];
+  ws.lend(lent, sizeof lent);
+  try {
+    ws.hold(4096, "kernel x for problem p");
+    FAIL() << "a lent buffer of 256 bytes held 4096";
+  } catch (const WorkspaceTooSmallError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel x for problem p needs 4096 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ws.needed(), 4096u) << "what a call needed counts even when it could not be had";
+  ws.lend(nullptr, 0);  // back to the library's own buffer
+  try {
+    ws.hold(fake.limit + 1, "kernel z");
+    FAIL() << "an allocation over the fake device's limit succeeded";
+  } catch (const ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel z needs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SharedWorkspace, a_capture_that_would_grow_it_is_not_prepared) {
+  FakeAllocator fake;
+  SharedWorkspace ws(fake.make());
+  Reservation too_small;
+  too_small.too_small = true;
+  try {
+    ws.check(too_small, 512, true, "kernel x");
+    FAIL() << "a capture's reservation that needed to grow passed";
+  } catch (const NotPreparedError& e) {
+    EXPECT_NE(std::string(e.what()).find("capturing stream cannot allocate"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(ws.check(Reservation{}, 512, true, "kernel x"));  // it fitted
+}
+
+TEST(SharedWorkspace, another_allocator_serves_from_then_on) {
+  FakeAllocator first, second;
+  SharedWorkspace ws(first.make());
+  ws.hold(100, "x");
+  ws.use_allocator(second.make());
+  EXPECT_EQ(ws.bytes(), 0u);
+  ws.hold(100, "x");
+  EXPECT_EQ(first.allocations, 1);
+  EXPECT_EQ(first.releases, 1);
+  EXPECT_EQ(second.allocations, 1);
 }
 
 }  // namespace
