@@ -4,7 +4,8 @@
 // K up to 28672 (the promoted sums keep the error of one slice), beta 0 and not, split,
 // clustered and tensor-stored configs; other layouts refused. Then the
 // C API: tgemmGemmScaledEx and tgemmGemmEx (unscaled) against an FP64 host reference, the
-// scales read from device memory at run time, and each bad input a status: null scales, scales
+// scales read from device memory at run time, a problem tuned to the vendor call served by
+// cuBLASLt's FP8 call with its workspace, and each bad input a status: null scales, scales
 // on non-FP8 types, FP8 with B not K-major (no kernel, no cuBLASLt call). Skips without sm_90.
 #include <gtest/gtest.h>
 
@@ -13,6 +14,10 @@
 #include <tuple>
 #include <vector>
 
+#include "db/tuning_db.h"
+#include "src/core/device_info.h"
+#include "src/core/vendor_call.h"
+#include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
 #include "tests/common/temp_dir.h"
@@ -195,6 +200,62 @@ TEST_F(Fp8ApiGpu, bad_scales_types_and_layouts_get_a_status) {
                         TGEMM_R_8F_E4M3, 64, buffer.get(), TGEMM_R_8F_E4M3, 64, &zero, buffer.get(),
                         TGEMM_R_8F_E4M3, 64, TGEMM_COMPUTE_32F, nullptr),
             TGEMM_STATUS_TYPE_NOT_SUPPORTED);
+}
+
+// A problem tuned to the vendor call is served by cuBLASLt's FP8 call. At 8192^3 its heuristic
+// has no algorithm without a workspace: the handle reserves one (tgemmGetWorkspaceSize counts
+// it) and the result matches FP64 on sampled rows.
+TEST_F(Fp8ApiGpu, a_problem_tuned_to_the_vendor_call_runs_cublaslt_with_its_workspace) {
+  const int n = 8192;
+  Problem problem = Problem::packed(gemm_types("e4m3"), Op::N, Op::T, n, n, n);
+  const std::string path = dir_.file("vendor.db");
+  {
+    TuningDb db(path, TuningDb::Mode::read_write);
+    const DeviceInfo info = query_device(0);
+    const int64_t device = db.upsert_device(info);
+    const int64_t problem_id = db.upsert_problem(problem);
+    TrialResult t;
+    t.config = cublas_default_call();
+    t.status = TrialStatus::ok;
+    t.time_min_us = t.time_median_us = t.time_max_us = 800;
+    t.runs = 10;
+    db.record_trial(0, problem_id, db.upsert_kernel(t.config, cublas_version()), device,
+                    std::nullopt, t, {"", info.driver_version});
+    db.update_best(problem_id, device);
+  }
+  tgemmHandle_t tuned = nullptr;
+  ASSERT_EQ(tgemmCreate(&tuned, path.c_str()), TGEMM_STATUS_SUCCESS);
+  std::mt19937 rng(11);
+  const auto a = random_values(DType::e4m3, size_t(n) * n, rng);
+  const auto b = random_values(DType::e4m3, size_t(n) * n, rng);
+  DeviceBuffer da = upload(DType::e4m3, a), db = upload(DType::e4m3, b);
+  DeviceBuffer dc(size_t(n) * n * 2);
+  const float alpha = 1, beta = 0;
+  ASSERT_EQ(tgemmGemmEx(tuned, TGEMM_OP_N, TGEMM_OP_T, n, n, n, &alpha, da.get(), TGEMM_R_8F_E4M3,
+                        n, db.get(), TGEMM_R_8F_E4M3, n, &beta, dc.get(), TGEMM_R_16BF, n,
+                        TGEMM_COMPUTE_32F, nullptr),
+            TGEMM_STATUS_SUCCESS)
+      << tgemmGetLastError();
+  TGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  size_t workspace = 0;
+  ASSERT_EQ(tgemmGetWorkspaceSize(tuned, &workspace), TGEMM_STATUS_SUCCESS);
+  EXPECT_GT(workspace, 0u) << "cuBLASLt's algorithm for 8192^3 FP8 took no workspace";
+  EXPECT_EQ(tgemmDestroy(tuned), TGEMM_STATUS_SUCCESS);
+  for (const int row : {0, n / 2 + 3, n - 1}) {
+    std::vector<unsigned char> bytes(size_t(n) * 2);
+    TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), dc.get<char>() + size_t(row) * n * 2, bytes.size(),
+                                cudaMemcpyDeviceToHost));
+    const std::vector<float> c = from_bytes(DType::bf16, bytes);
+    std::vector<double> ref(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int l = 0; l < n; ++l) sum += double(a[size_t(row) * n + l]) * b[size_t(j) * n + l];
+      ref[size_t(j)] = sum;
+    }
+    const ResultCheck check =
+        check_result(c.data(), ref.data(), 1, n, n, relative_error_bound(gemm_types("e4m3"), n));
+    EXPECT_TRUE(check.ok) << "row " << row << ": " << check.error;
+  }
 }
 
 }  // namespace
