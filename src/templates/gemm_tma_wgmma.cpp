@@ -63,6 +63,12 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
           "FP8 in layout {} packs its MN-major operands into the workspace, where split-K keeps "
           "its partial sums: SPLIT_K must be 1",
           problem.layout());
+    if (packed_bytes(problem) > kMaxPackWorkspaceBytes)
+      return fmt::format(
+          "FP8 in layout {} packs its MN-major operands: {} MiB of workspace for "
+          "{}x{}x{} (at most {} MiB)",
+          problem.layout(), packed_bytes(problem) >> 20, problem.m, problem.n, problem.k,
+          kMaxPackWorkspaceBytes >> 20);
     if (problem.types.fp8()) {
       const int64_t accumulators =
           config.get("BM") / config.get("CONSUMERS") / 64 * config.get("BN") / 2;
@@ -109,7 +115,7 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
       pack.grid[2] = 2;
       pack.block[0] = 256;
       plan.add(pack);
-      plan.workspace_bytes = size_t(packed_a.bytes + (packs_b(problem) ? packed_b.bytes : 0));
+      plan.workspace_bytes = packed_bytes(problem);
     }
     KernelLaunch main;
     main.grid[0] = unsigned(clusters * cluster);
@@ -166,6 +172,14 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
   // is packed K-major into the workspace first (the pack entry, common/pack_layout.h).
   static bool packs_a(const Problem& p) { return p.types.fp8() && p.op_a == Op::T; }
   static bool packs_b(const Problem& p) { return p.types.fp8() && p.op_b == Op::N; }
+
+  // The workspace the packed operands take: A's rows first (its space kept when only B is
+  // packed, as the pack entry places B after it), then B's.
+  static size_t packed_bytes(const Problem& p) {
+    if (!packs_a(p) && !packs_b(p)) return 0;
+    const int64_t a = packed_layout(p.m, p.k, 1, 16, 1).bytes;
+    return size_t(a + (packs_b(p) ? packed_layout(p.n, p.k, 1, 16, 1).bytes : 0));
+  }
 
   // A packed FP8 operand in the workspace at `offset`: `rows` rows of K bytes, `packed.ld`
   // apart, copied as a K-major operand is.

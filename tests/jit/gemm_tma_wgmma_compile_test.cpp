@@ -201,6 +201,11 @@ TEST(GemmTmaWgmmaHost, fp8_packs_its_mn_major_operands_into_the_workspace) {
   EXPECT_FALSE(family().unsupported_reason(c, odd, "sm_90")) << "A is packed";
   odd.align_b = 1;
   EXPECT_TRUE(family().unsupported_reason(c, odd, "sm_90")) << "B is read in place";
+  // The packed copies are bounded as other packs are (1 GiB): 32768 x 32768 x 32768 TN is not.
+  const auto huge = family().unsupported_reason(
+      c, Problem::packed(gemm_types("e4m3"), Op::T, Op::N, 32768, 32768, 32768), "sm_90");
+  ASSERT_TRUE(huge);
+  EXPECT_TRUE(contains(*huge, "MiB of workspace")) << *huge;
   // Plain builds have no pack entry, nor tf32 a packed layout.
   EXPECT_EQ(family().entries(c, gemm_types("bf16")).size(), 1u);
   EXPECT_TRUE(family().unsupported_reason(
