@@ -4,7 +4,8 @@
 // Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major), f32 computed
 // as tf32, or FP8 (A and B each e4m3 or e5m2, C bf16, f16 or f32, the product scaled by the
 // per-tensor scales of EpilogueParams); tf32 and FP8 read both operands K-major (A stored
-// [m][k], B stored [n][k]).
+// [m][k], B stored [n][k]): tf32 takes layout NT only, FP8 any layout, an operand stored
+// MN-major copied K-major into the workspace first (gemm_tma_wgmma_pack).
 // A block is one producer warpgroup and CONSUMERS consumer warpgroups. One thread of the
 // producer walks the block's work and issues tensor copies of A's and B's K slices (one
 // 128-byte swizzle row deep: BK = 64 16-bit or 32 f32 elements) into a STAGES-deep ring of
@@ -39,6 +40,9 @@
 #include "common/tensor_store.cuh"
 #include "common/tma_params.h"
 #include "common/wgmma.cuh"
+#if TGEMM_FP8
+#include "common/pack_layout.h"  // where gemm_tma_wgmma_pack puts MN-major operands
+#endif
 
 // ---- Tunables ---------------------------------------------------------------------
 #ifndef BM
@@ -77,8 +81,12 @@
 #define THREADS ((CONSUMERS + 1) * 128)  // the producer warpgroup, then the consumers
 #define WG_ROWS (BM / CONSUMERS)         // rows of C per consumer warpgroup
 #define MT (WG_ROWS / 64)                // m64 wgmma tiles per consumer warpgroup
-#define K_MAJOR_A (TGEMM_OP_A == 0)      // A stored [m][k]
-#define K_MAJOR_B (TGEMM_OP_B == 1)      // B stored [n][k]
+#define STORED_K_MAJOR_A (TGEMM_OP_A == 0)  // A stored [m][k]
+#define STORED_K_MAJOR_B (TGEMM_OP_B == 1)  // B stored [n][k]
+// How the main loop reads A and B: as stored, but FP8 always K-major (its wgmma reads nothing
+// else), an operand stored MN-major being packed K-major first (gemm_tma_wgmma_pack).
+#define K_MAJOR_A (STORED_K_MAJOR_A || TGEMM_FP8)
+#define K_MAJOR_B (STORED_K_MAJOR_B || TGEMM_FP8)
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // what one slot's copies deliver
@@ -107,8 +115,8 @@ static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
               "16-bit and FP8 inputs accumulate in f32 (compute type f32)");
 static_assert(TGEMM_FP8 ? TGEMM_TYPE_C <= 2 : (TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0),
               "C must be the input type or f32 (FP8: bf16, f16 or f32)");
-static_assert((TGEMM_TYPE_A != 0 && !TGEMM_FP8) || (K_MAJOR_A && K_MAJOR_B),
-              "tf32 and FP8 wgmma read K-major operands only: A stored [m][k], B stored [n][k]");
+static_assert(TGEMM_TYPE_A != 0 || (K_MAJOR_A && K_MAJOR_B),
+              "tf32 wgmma reads K-major operands only: A stored [m][k], B stored [n][k]");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0, "each consumer's rows must be whole m64 tiles");
 static_assert(BM <= 256, "a tensor copy's box is at most 256 rows");
@@ -541,6 +549,35 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
   // No block leaves while a peer may still copy into its slots or arrive on its barriers.
   if (CLUSTER_SIZE > 1) tgemm::cluster_sync();
 }
+
+#if TGEMM_FP8
+// FP8 operands stored MN-major ([k][rows]) copied K-major into the workspace before the main
+// launch, whose tensor maps read them there (common/pack_layout.h: rows of K bytes padded to
+// 16, A at the start, B after it). Tiles of 64 x 64 bytes through shared memory, read and
+// written along contiguous bytes; blockIdx.z 0 packs A, 1 packs B, and the blocks of an operand
+// stored K-major (or past its edge) return at once.
+extern "C" __global__ void __launch_bounds__(256) gemm_tma_wgmma_pack(const tgemm::GemmParams p) {
+  const bool is_b = blockIdx.z == 1;
+  if (is_b ? STORED_K_MAJOR_B : STORED_K_MAJOR_A) return;
+  const long long rows = is_b ? p.n : p.m, k = p.k, ld = is_b ? p.ldb : p.lda;
+  const tgemm::PackedLayout a_packed = tgemm::packed_layout(p.m, p.k, 1, 16, 1);
+  const tgemm::PackedLayout to = is_b ? tgemm::packed_layout(p.n, p.k, 1, 16, 1) : a_packed;
+  const long long k0 = blockIdx.x * 64ll, r0 = blockIdx.y * 64ll;
+  if (k0 >= to.ld || r0 >= rows) return;
+  const unsigned char* src = static_cast<const unsigned char*>(is_b ? p.b : p.a);
+  unsigned char* dst = static_cast<unsigned char*>(p.workspace) + (is_b ? a_packed.bytes : 0);
+  __shared__ unsigned char tile[64][64 + 4];
+  for (int i = threadIdx.x; i < 64 * 64; i += 256) {
+    const int kk = i / 64, r = i % 64;
+    tile[kk][r] = k0 + kk < k && r0 + r < rows ? src[(k0 + kk) * ld + r0 + r] : 0;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < 64 * 64; i += 256) {
+    const int r = i / 64, kk = i % 64;
+    if (r0 + r < rows && k0 + kk < to.ld) dst[(r0 + r) * to.ld + k0 + kk] = tile[kk][r];
+  }
+}
+#endif
 
 // C = alpha * (the SPLIT_K partial sums, in order) + beta * C, after the main launch (with an
 // epilogue, D = its value of that: the activation once, on the whole sums).

@@ -218,7 +218,8 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
   // launches (damaged or planted) is never loaded: compile instead.
   std::string rejected = stored ? stored->cubin_rejected : "";
   if (stored && rejected.empty() && !stored->compiled.cubin.empty())
-    rejected = cubin_problem(stored->compiled.cubin, arch, family.entries(choice.config));
+    rejected =
+        cubin_problem(stored->compiled.cubin, arch, family.entries(choice.config, problem.types));
   if (!rejected.empty())
     library_log().warn(
         "tgemm: the stored cubin of {} in {} is not loaded: {}; compiling it instead",
@@ -241,7 +242,8 @@ const GemmKernel* Dispatcher::load_kernel(DeviceState& state, const KernelChoice
     }
     cubin = std::move(compiled.cubin);
   }
-  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin, family.entries(choice.config),
+  auto kernel = std::make_unique<GemmKernel>(choice.config, cubin,
+                                             family.entries(choice.config, problem.types),
                                              main_smem_opt_in(family, choice.config, problem));
   const GemmKernel* raw = kernel.get();
   state.kernels.emplace(key, std::move(kernel));

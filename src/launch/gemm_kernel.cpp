@@ -157,8 +157,18 @@ cudaError_t GemmKernel::tensor_maps(const LaunchPlan& plan, const GemmParams& pa
   out->gemm = params;
   std::lock_guard<std::mutex> lock(maps_mutex_);
   EncodedMaps& last = last_maps_;
-  if (const cudaError_t err = last.a.update(plan.map_a, params.a); err != cudaSuccess) return err;
-  if (const cudaError_t err = last.b.update(plan.map_b, params.b); err != cudaSuccess) return err;
+  // A packed operand lies in the workspace, at its map's offset.
+  const auto base = [&](const TensorMapView& view, const void* operand) -> const void* {
+    return view.workspace_offset < 0
+               ? operand
+               : static_cast<const char*>(params.workspace) + view.workspace_offset;
+  };
+  if (const cudaError_t err = last.a.update(plan.map_a, base(plan.map_a, params.a));
+      err != cudaSuccess)
+    return err;
+  if (const cudaError_t err = last.b.update(plan.map_b, base(plan.map_b, params.b));
+      err != cudaSuccess)
+    return err;
   out->a = last.a.map;
   out->b = last.b.map;
   // C's map only where the plan stores by tensor copies and this call's C allows them (see

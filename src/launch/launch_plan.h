@@ -47,12 +47,16 @@ struct KernelLaunch {
 
 // How a family reads one operand with the bulk tensor copy engine (TMA): the stored matrix as a
 // 2-D tensor (inner dimension contiguous) and the box one copy moves. The launch encodes the
-// map for the call's pointer (GemmKernel::launch); none of it depends on the pointer.
+// map for the call's pointer, or the workspace's (GemmKernel::launch); none of it depends on the
+// pointer.
 struct TensorMapView {
   DType dtype = DType::f32;
   int64_t inner = 0, outer = 0;      // extents in elements; 0: the plan reads no tensor maps
   int64_t row_bytes = 0;             // bytes between consecutive outer rows (the leading dimension)
   int box_inner = 0, box_outer = 0;  // elements; the inner box is 128 bytes, 128-byte swizzled
+  // Where the tensor lies: the call's operand (-1), or the workspace at this byte offset (an
+  // operand a first launch of the plan packed there).
+  int64_t workspace_offset = -1;
   bool operator==(const TensorMapView&) const = default;
 };
 

@@ -98,7 +98,7 @@ class GemmMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  std::vector<std::string> entries(const KernelConfig& config, const GemmTypes&) const override {
     if (config.get_or("PACK", 0) != 0)
       return {name(), name() + "_prepare_c", name() + "_pack_a", name() + "_pack_b"};
     return {name(), name() + "_prepare_c"};

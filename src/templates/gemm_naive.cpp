@@ -40,7 +40,9 @@ class GemmNaive final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override { return {name()}; }
+  std::vector<std::string> entries(const KernelConfig&, const GemmTypes&) const override {
+    return {name()};
+  }
 
   LaunchPlan make_plan(const KernelConfig& config, const Problem& problem, int) const override {
     const int64_t bx = config.get("BLOCK_X"), by = config.get("BLOCK_Y");

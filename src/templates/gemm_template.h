@@ -71,9 +71,15 @@ class GemmTemplate {
   // compute one member only), and, for an epilogue, epilogue_unsupported's.
   std::optional<std::string> unsupported_reason(const KernelConfig& config, const Problem& problem,
                                                 const std::string& arch) const;
-  // The kernels in a config's cubin; launches refer to them by index, the first is the main
-  // one (its resources are the ones pruned on).
-  virtual std::vector<std::string> entries(const KernelConfig& config) const = 0;
+  // The kernels in a config's cubin built for `types`; launches refer to them by index, the
+  // first is the main one (its resources are the ones pruned on).
+  virtual std::vector<std::string> entries(const KernelConfig& config,
+                                           const GemmTypes& types) const = 0;
+  // The entries of the config's build for types whose entries are the f32 build's (every
+  // family's but gemm_tma_wgmma's FP8 builds, which add the pack of MN-major operands).
+  std::vector<std::string> entries(const KernelConfig& config) const {
+    return entries(config, GemmTypes{});
+  }
   // The launches that compute `problem`, in order; call only when unsupported_reason is nullopt.
   // `sm_count`: the GPU's multiprocessors, for a family that balances its last wave over them (a
   // stream tail, common/stream_tail.h); 0 where no GPU is known, which plans every tile whole.

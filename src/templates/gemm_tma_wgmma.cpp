@@ -1,8 +1,9 @@
 // Host side of gemm_tma_wgmma (kernel_templates/gemm_tma_wgmma.cuh,
 // configs/spaces/gemm_tma_wgmma.yaml): Hopper's warpgroup tensor cores fed by tensor copies
 // (TMA) in a warp-specialized, persistent kernel, built for sm_90a and stored as sm_90's. f16 /
-// bf16 (C in the input type or f32) in any layout, tf32 and FP8 (e4m3 / e5m2, C bf16, f16 or
-// f32, scaled per tensor) with both operands K-major. The plan
+// bf16 (C in the input type or f32) in any layout, tf32 with both operands K-major, and FP8
+// (e4m3 / e5m2, C bf16, f16 or f32, scaled per tensor) in any layout, its operands stored
+// MN-major packed K-major into the workspace by a first launch. The plan
 // launches one block per SM at most (each walks work units) and names the tensor maps of A and
 // B, which the launch encodes for the call's pointers (a cluster's CLUSTER blocks along M share
 // B's tiles, its CLUSTER_N blocks along N share A's); SPLIT_K > 1 adds the reduction launch.
@@ -44,18 +45,30 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
       return fmt::format(
           "{} maps A and B as tensors: M, N and K must be at least 1 (have {}x{}x{})", name(),
           problem.m, problem.n, problem.k);
-    if (problem.align_a % 16 != 0 || problem.align_b % 16 != 0)
+    // FP8 operands stored MN-major are packed first, from any alignment.
+    const bool direct_a = !packs_a(problem), direct_b = !packs_b(problem);
+    if ((direct_a && problem.align_a % 16 != 0) || (direct_b && problem.align_b % 16 != 0))
       return fmt::format(
           "{} reads A and B with tensor copies, which need 16-byte aligned pointers and leading "
           "dimensions (have {} and {} bytes; the families that copy through registers serve "
           "the others)",
           name(), problem.align_a, problem.align_b);
-    if ((problem.types.a == DType::f32 || problem.types.fp8()) &&
-        (problem.op_a != Op::N || problem.op_b != Op::T))
+    if (problem.types.a == DType::f32 && (problem.op_a != Op::N || problem.op_b != Op::T))
       return fmt::format(
-          "{} wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout NT); "
+          "tf32 wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout NT); "
           "{}{} needs them packed K-major first",
-          problem.types.fp8() ? "FP8" : "tf32", to_string(problem.op_a), to_string(problem.op_b));
+          to_string(problem.op_a), to_string(problem.op_b));
+    if ((packs_a(problem) || packs_b(problem)) && split_k(config) > 1)
+      return fmt::format(
+          "FP8 in layout {} packs its MN-major operands into the workspace, where split-K keeps "
+          "its partial sums: SPLIT_K must be 1",
+          problem.layout());
+    if (packed_bytes(problem) > kMaxPackWorkspaceBytes)
+      return fmt::format(
+          "FP8 in layout {} packs its MN-major operands: {} MiB of workspace for "
+          "{}x{}x{} (at most {} MiB)",
+          problem.layout(), packed_bytes(problem) >> 20, problem.m, problem.n, problem.k,
+          kMaxPackWorkspaceBytes >> 20);
     if (problem.types.fp8()) {
       const int64_t accumulators =
           config.get("BM") / config.get("CONSUMERS") / 64 * config.get("BN") / 2;
@@ -69,10 +82,13 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     return std::nullopt;
   }
 
-  // The reduction of the split partial sums is entry 1.
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  // The reduction of the split partial sums is entry 1; FP8 builds end with the pack of
+  // MN-major operands.
+  std::vector<std::string> entries(const KernelConfig& config,
+                                   const GemmTypes& types) const override {
     std::vector<std::string> out = {name()};
     if (split_k(config) > 1) out.push_back(name() + "_reduce");
+    if (types.fp8()) out.push_back(name() + "_pack");
     return out;
   }
 
@@ -89,6 +105,18 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     // Persistent: one block per SM walks the units (every unit its own cluster where no GPU is
     // known, which computes the same).
     const int64_t clusters = sm_count > 0 ? std::min<int64_t>(units, sm_count / cluster) : units;
+    const PackedLayout packed_a = packed_layout(problem.m, problem.k, 1, 16, 1);
+    const PackedLayout packed_b = packed_layout(problem.n, problem.k, 1, 16, 1);
+    if (packs_a(problem) || packs_b(problem)) {  // the pack entry's blocks: 64 x 64 bytes
+      KernelLaunch pack;
+      pack.entry = int(entries(config, problem.types).size()) - 1;
+      pack.grid[0] = unsigned(ceil_div(packed_a.ld, 64));
+      pack.grid[1] = unsigned(ceil_div(std::max(problem.m, problem.n), 64));
+      pack.grid[2] = 2;
+      pack.block[0] = 256;
+      plan.add(pack);
+      plan.workspace_bytes = packed_bytes(problem);
+    }
     KernelLaunch main;
     main.grid[0] = unsigned(clusters * cluster);
     main.persistent = true;
@@ -98,10 +126,13 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     plan.add(main);
     // The blocks sharing a K-major operand each copy their share of its rows (MN-major ones:
     // whole boxes of 64 columns).
-    plan.map_a =
-        operand_map(problem, problem.op_a == Op::N, problem.m, problem.lda, t.m / cluster_n);
+    plan.map_a = packs_a(problem) ? packed_map(problem, problem.m, packed_a, 0, t.m / cluster_n)
+                                  : operand_map(problem, problem.op_a == Op::N, problem.m,
+                                                problem.lda, t.m / cluster_n);
     plan.map_b =
-        operand_map(problem, problem.op_b == Op::T, problem.n, problem.ldb, t.n / cluster_m);
+        packs_b(problem)
+            ? packed_map(problem, problem.n, packed_b, packed_a.bytes, t.n / cluster_m)
+            : operand_map(problem, problem.op_b == Op::T, problem.n, problem.ldb, t.n / cluster_m);
     if (config.get_or("TMA_STORE", 0) == 1 && t.split_k == 1) plan.map_c = staged_c_map(problem);
     if (t.split_k > 1) add_split_k_reduce(&plan, problem, t.split_k, kReduceEntry, true);
     return plan;
@@ -134,6 +165,34 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     v.outer = p.m;
     v.box_inner = int(wgmma_family::kRowBytes / e);
     v.box_outer = int(kChunkRows);
+    return v;
+  }
+
+  // FP8 wgmma reads K-major operands only: A stored [k][m] (op T) or B stored [k][n] (op N)
+  // is packed K-major into the workspace first (the pack entry, common/pack_layout.h).
+  static bool packs_a(const Problem& p) { return p.types.fp8() && p.op_a == Op::T; }
+  static bool packs_b(const Problem& p) { return p.types.fp8() && p.op_b == Op::N; }
+
+  // The workspace the packed operands take: A's rows first (its space kept when only B is
+  // packed, as the pack entry places B after it), then B's.
+  static size_t packed_bytes(const Problem& p) {
+    if (!packs_a(p) && !packs_b(p)) return 0;
+    const int64_t a = packed_layout(p.m, p.k, 1, 16, 1).bytes;
+    return size_t(a + (packs_b(p) ? packed_layout(p.n, p.k, 1, 16, 1).bytes : 0));
+  }
+
+  // A packed FP8 operand in the workspace at `offset`: `rows` rows of K bytes, `packed.ld`
+  // apart, copied as a K-major operand is.
+  static TensorMapView packed_map(const Problem& p, int64_t rows, const PackedLayout& packed,
+                                  int64_t offset, int64_t tile_rows) {
+    TensorMapView v;
+    v.dtype = p.types.a;
+    v.row_bytes = packed.ld;
+    v.inner = p.k;
+    v.outer = rows;
+    v.box_inner = int(wgmma_family::kRowBytes);
+    v.box_outer = int(tile_rows);
+    v.workspace_offset = offset;
     return v;
   }
 

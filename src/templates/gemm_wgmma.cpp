@@ -101,7 +101,7 @@ class GemmWgmma final : public wgmma_family::WgmmaFamily {
   }
 
   // The packs keep entries 1 and 2; split-K's C = beta * C pass is entry 3.
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  std::vector<std::string> entries(const KernelConfig& config, const GemmTypes&) const override {
     std::vector<std::string> out = {name(), name() + "_pack_a", name() + "_pack_b"};
     if (split_k(config) > 1) out.push_back(name() + "_prepare_c");
     return out;

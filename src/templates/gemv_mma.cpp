@@ -50,7 +50,7 @@ class GemvMma final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig&) const override {
+  std::vector<std::string> entries(const KernelConfig&, const GemmTypes&) const override {
     return {name(), name() + "_prepare_c"};
   }
 

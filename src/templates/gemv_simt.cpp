@@ -59,7 +59,7 @@ class GemvSimt final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  std::vector<std::string> entries(const KernelConfig& config, const GemmTypes&) const override {
     if (config.get("SPLIT_MODE") == 1) return {name(), name() + "_reduce"};
     return {name()};
   }

@@ -19,8 +19,8 @@ CompiledKernel build_kernel(const GemmTemplate& family, const KernelConfig& conf
   CompiledKernel out;
   try {
     out = NvrtcCompiler::compile(family.source(), family.defines(config, variant),
-                                 family.entries(config).front(), family.nvrtc_arch(arch),
-                                 config.canonical_name());
+                                 family.entries(config, variant.types).front(),
+                                 family.nvrtc_arch(arch), config.canonical_name());
   } catch (const std::exception& e) {  // a template's host side refusing the config
     out.error = e.what();
   }

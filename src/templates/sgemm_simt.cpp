@@ -43,7 +43,7 @@ class SgemmSimt final : public GemmTemplate {
     return config.get_or("SPLIT_MODE", 0) == 1 && config.get_or("SPLIT_K", 1) > 1;
   }
 
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  std::vector<std::string> entries(const KernelConfig& config, const GemmTypes&) const override {
     std::vector<std::string> out{name(), name() + "_prepare_c"};
     if (config.get_or("SPLIT_MODE", 0) == 1) out.push_back(name() + "_reduce");
     return out;

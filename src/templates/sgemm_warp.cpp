@@ -56,7 +56,7 @@ class SgemmWarp final : public GemmTemplate {
     return std::nullopt;
   }
 
-  std::vector<std::string> entries(const KernelConfig& config) const override {
+  std::vector<std::string> entries(const KernelConfig& config, const GemmTypes&) const override {
     if (config.get_or("PACK_B", 0) != 0) return {name(), name() + "_prepare_c", name() + "_pack_b"};
     return {name(), name() + "_prepare_c"};
   }

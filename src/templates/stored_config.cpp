@@ -119,7 +119,7 @@ std::optional<std::string> host_side_rejection(const GemmTemplate& family,
   constexpr int kSomeSmCount = 132;  // a GPU's width, so a family's stream-tail plan runs too
   try {
     family.block_resources(config);
-    family.entries(config);
+    family.entries(config, GemmTypes{});
     for (const GemmTypes& types : every_gemm_types()) {
       if (family.types_unsupported(types, arch)) continue;
       for (Op op_a : {Op::N, Op::T})

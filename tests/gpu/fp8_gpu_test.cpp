@@ -2,11 +2,12 @@
 // GEMM of the decoded operands, scales applied, poisoned C): E4M3 and the mixed pairs into
 // bf16, f16 and f32 C, layout NT, tiled, ragged and prime sizes with rows padded to 16 bytes,
 // K up to 28672 (the promoted sums keep the error of one slice), beta 0 and not, split,
-// clustered and tensor-stored configs; other layouts refused. Then the
+// clustered and tensor-stored configs; the other layouts through packed operands. Then the
 // C API: tgemmGemmScaledEx and tgemmGemmEx (unscaled) against an FP64 host reference, the
 // scales read from device memory at run time, a problem tuned to the vendor call served by
 // cuBLASLt's FP8 call with its workspace, and each bad input a status: null scales, scales
-// on non-FP8 types, FP8 with B not K-major (no kernel, no cuBLASLt call). Skips without sm_90.
+// on non-FP8 types, FP8 with A's rows misaligned (no kernel, no cuBLASLt call). Skips without
+// sm_90.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -83,19 +84,22 @@ TEST_F(Fp8KernelGpu, every_pair_and_output_is_correct_on_tiled_ragged_and_prime_
           << kFp8Types[type] << " " << configs()[i].canonical_name();
 }
 
-// FP8 wgmma reads K-major operands only: a problem of another layout is refused (invalid, with
-// the reason) even when handed the NT build, never computed wrong.
-TEST_F(Fp8KernelGpu, layouts_other_than_nt_are_refused) {
-  for (Op a : {Op::N, Op::T})
-    for (Op b : {Op::N, Op::T}) {
-      if (a == Op::N && b == Op::T) continue;
-      const Problem p = fp8_problem(0, a, b, 136, 72, 256, 0.0f);
-      ASSERT_TRUE(testing::mma_evaluator().prepare(p, testing::kMmaQuick, {}, false).ok);
-      const TrialResult r =
-          testing::mma_evaluator().evaluate(configs()[0], kernels().at(0, 0, Op::N, Op::T).cubin);
-      EXPECT_EQ(r.status, TrialStatus::invalid) << p.key();
-      EXPECT_NE(r.error.find("K-major"), std::string::npos) << r.error;
-    }
+// FP8 wgmma reads K-major operands only: in the other layouts the operands stored MN-major are
+// packed K-major into the workspace first; every config but split-K (which keeps its partial
+// sums there) computes them right, on ragged sizes and K from 3 to 4100.
+TEST_F(Fp8KernelGpu, every_other_layout_is_correct_its_mn_major_operands_packed) {
+  using Shape = std::tuple<int64_t, int64_t, int64_t>;
+  const std::vector<Shape> shapes = {{200, 136, 264}, {97, 61, 131}, {1, 7, 3}, {257, 509, 4100}};
+  for (size_t type = 0; type < kFp8Types.size(); ++type)
+    for (const auto& [a, b] :
+         {std::pair{Op::T, Op::N}, std::pair{Op::N, Op::N}, std::pair{Op::T, Op::T}})
+      for (const auto& [m, n, k] : shapes)
+        run_case(type, fp8_problem(type, a, b, m, n, k, 0.5f), -1.5f, 0.5f);
+  expect_no_failures();
+  for (size_t type = 0; type < kFp8Types.size(); ++type)
+    for (size_t i = 0; i < configs().size(); ++i)
+      EXPECT_EQ((ok_runs_[{type, i}]), configs()[i].get("SPLIT_K") == 1 ? 3 * 4 : 0)
+          << kFp8Types[type] << " " << configs()[i].canonical_name();
 }
 
 // ---- The C API --------------------------------------------------------------------------
@@ -191,8 +195,13 @@ TEST_F(Fp8ApiGpu, bad_scales_types_and_layouts_get_a_status) {
   EXPECT_EQ(scaled(TGEMM_R_8F_E4M3, TGEMM_OP_T, &none), TGEMM_STATUS_INVALID_VALUE);
   EXPECT_EQ(scaled(TGEMM_R_16BF, TGEMM_OP_T, &some), TGEMM_STATUS_INVALID_VALUE);
   EXPECT_NE(std::string(tgemmGetLastError()).find("FP8 inputs"), std::string::npos);
-  // B stored k x n (op_b N): no FP8 kernel reads it, and cuBLASLt's FP8 does not either.
-  EXPECT_EQ(scaled(TGEMM_R_8F_E4M3, TGEMM_OP_N, &some), TGEMM_STATUS_NOT_SUPPORTED);
+  // A stored K-major with rows 65 bytes apart: no tensor copy reads it in place (it is not
+  // packed), and cuBLASLt's FP8 needs 16-byte aligned rows too.
+  EXPECT_EQ(
+      tgemmGemmScaledEx(handle_, TGEMM_OP_N, TGEMM_OP_T, 64, 64, 64, &one, buffer.get(),
+                        TGEMM_R_8F_E4M3, 65, buffer.get(), TGEMM_R_8F_E4M3, 64, &zero, buffer.get(),
+                        TGEMM_R_16BF, 64, TGEMM_COMPUTE_32F, &some, nullptr, nullptr),
+      TGEMM_STATUS_NOT_SUPPORTED);
   EXPECT_NE(std::string(tgemmGetLastError()).find("cuBLASLt"), std::string::npos)
       << tgemmGetLastError();
   // FP8 into FP8: not a type tgemm computes.

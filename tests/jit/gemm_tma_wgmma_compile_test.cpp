@@ -132,6 +132,8 @@ TEST(GemmTmaWgmmaCompile, the_fp8_defaults_build_clean) {
     if (d.types.fp8() && seen.insert(d.config.canonical_name()).second) {
       cases.push_back({d.config, gemm_types("e4m3"), Op::N, Op::T});
       cases.push_back({d.config, gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T});
+      if (d.config.get("SPLIT_K") == 1)  // other layouts pack their MN-major operands
+        cases.push_back({d.config, gemm_types("e4m3"), Op::T, Op::N});
     }
   ASSERT_EQ(seen.size(), 4u) << "the fp8 lines of configs/default_kernels.txt";
   const auto problems = unclean_builds(cases);
@@ -145,14 +147,8 @@ TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
   const LaunchPlan plan = family().plan_launch(c, nt, 132);
   EXPECT_EQ(plan.map_a.box_inner, 128) << "128 one-byte elements of K";
   EXPECT_EQ(plan.map_a.row_bytes, 4096);
-  for (Op a : {Op::N, Op::T})
-    for (Op b : {Op::N, Op::T}) {
-      if (a == Op::N && b == Op::T) continue;
-      const Problem p = Problem::packed(gemm_types("e4m3"), a, b, 512, 512, 512);
-      const auto why = family().unsupported_reason(c, p, "sm_90");
-      ASSERT_TRUE(why) << p.key();
-      EXPECT_TRUE(contains(*why, "FP8 wgmma reads K-major")) << *why;
-    }
+  EXPECT_EQ(plan.count, 1) << "NT reads both operands where they are";
+  EXPECT_EQ(plan.workspace_bytes, 0u);
   // Two sets of accumulators: a consumer's 64 x 256, or two m64 tiles of 128, is refused.
   for (const KernelConfig& wide : {tma_config(128, 256, 2, 4), tma_config(256, 128, 2, 4)}) {
     const auto why = family().unsupported_reason(wide, nt, "sm_90");
@@ -162,6 +158,66 @@ TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
   EXPECT_TRUE(family().types_unsupported(gemm_types("e4m3"), "sm_80"));
   EXPECT_TRUE(template_named("gemm_wgmma").types_unsupported(gemm_types("e4m3"), "sm_90"))
       << "only the TMA family has FP8 steps";
+}
+
+// FP8 wgmma reads K-major operands only: in the other layouts a first launch packs each operand
+// stored MN-major K-major into the workspace (rows of K padded to 16 bytes, A first), and the
+// main launch's map of it reads the workspace; an operand stored K-major is read where it is.
+TEST(GemmTmaWgmmaHost, fp8_packs_its_mn_major_operands_into_the_workspace) {
+  const KernelConfig c = tma_config(128, 128, 2, 4);
+  const int64_t m = 300, n = 200, k = 1000, row = 1008;  // K padded to 16 bytes
+  const int64_t a_bytes = (m * row + 255) / 256 * 256, b_bytes = (n * row + 255) / 256 * 256;
+  struct Expect {
+    Op a, b;
+    bool packs_a, packs_b;
+  };
+  for (const Expect e : {Expect{Op::T, Op::T, true, false}, Expect{Op::N, Op::N, false, true},
+                         Expect{Op::T, Op::N, true, true}}) {
+    const Problem p = Problem::packed(gemm_types("e4m3"), e.a, e.b, m, n, k);
+    SCOPED_TRACE(p.key());
+    ASSERT_FALSE(family().unsupported_reason(c, p, "sm_90"));
+    const LaunchPlan plan = family().plan_launch(c, p, 132);
+    ASSERT_EQ(plan.count, 2);
+    const std::vector<std::string> entries = family().entries(c, p.types);
+    EXPECT_EQ(entries[size_t(plan.launches[0].entry)], "gemm_tma_wgmma_pack");
+    EXPECT_EQ(plan.launches[1].entry, 0);
+    EXPECT_EQ(plan.launches[0].grid[2], 2u) << "one layer of blocks per operand";
+    EXPECT_EQ(plan.workspace_bytes, size_t(a_bytes + (e.packs_b ? b_bytes : 0)));
+    EXPECT_EQ(plan.map_a.workspace_offset, e.packs_a ? 0 : -1);
+    EXPECT_EQ(plan.map_b.workspace_offset, e.packs_b ? a_bytes : -1);
+    const TensorMapView& packed = e.packs_a ? plan.map_a : plan.map_b;
+    EXPECT_EQ(packed.row_bytes, row);
+    EXPECT_EQ(packed.inner, k) << "K-major: K is the inner extent";
+    EXPECT_EQ(packed.box_inner, 128);
+  }
+  // Split-K keeps its partial sums in the workspace: not with packed operands.
+  const Problem tn = Problem::packed(gemm_types("e4m3"), Op::T, Op::N, m, n, k);
+  const auto why = family().unsupported_reason(tma_config(128, 128, 2, 4, 1, 4), tn, "sm_90");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "SPLIT_K must be 1")) << *why;
+  // A packed operand may be misaligned; one read in place may not.
+  Problem odd = Problem::packed(gemm_types("e4m3"), Op::T, Op::T, m, n, k);
+  odd.align_a = 1;
+  EXPECT_FALSE(family().unsupported_reason(c, odd, "sm_90")) << "A is packed";
+  odd.align_b = 1;
+  EXPECT_TRUE(family().unsupported_reason(c, odd, "sm_90")) << "B is read in place";
+  // The packed copies are bounded as other packs are (1 GiB): 32768 x 32768 x 32768 TN is not.
+  const auto huge = family().unsupported_reason(
+      c, Problem::packed(gemm_types("e4m3"), Op::T, Op::N, 32768, 32768, 32768), "sm_90");
+  ASSERT_TRUE(huge);
+  EXPECT_TRUE(contains(*huge, "MiB of workspace")) << *huge;
+  // Plain builds have no pack entry, nor tf32 a packed layout.
+  EXPECT_EQ(family().entries(c, gemm_types("bf16")).size(), 1u);
+  EXPECT_TRUE(family().unsupported_reason(
+      c, Problem::packed(gemm_types("tf32"), Op::T, Op::N, m, n, k), "sm_90"));
+}
+
+TEST(GemmTmaWgmmaCompile, the_fp8_pack_entry_is_in_fp8_builds_only) {
+  const std::string tn = ptx_of(tma_config(128, 128, 2, 4), gemm_types("e4m3"), Op::T, Op::N);
+  EXPECT_TRUE(contains(tn, ".entry gemm_tma_wgmma_pack"));
+  EXPECT_TRUE(contains(tn, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"));
+  const std::string bf16 = ptx_of(tma_config(128, 128, 2, 4), gemm_types("bf16"), Op::T, Op::N);
+  EXPECT_FALSE(contains(bf16, "gemm_tma_wgmma_pack"));
 }
 
 TEST(GemmTmaWgmmaSpace, refuses_sm_75_and_sm_80_and_f32x3_with_a_readable_reason) {

@@ -114,7 +114,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
       {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
       {"llm_epilogue.yaml", 32, "decode-qkvo-bf16-gelu", "NT", "bf16"},
-      {"fp8.yaml", 18, "square-4096", "NT", "e4m3_out_bf16"},
+      {"fp8.yaml", 21, "square-4096", "NT", "e4m3_out_bf16"},
       {"moe_grouped.yaml", 8, "mixtral-up-decode", "NT", "bf16"},
   };
   size_t files = 0;

@@ -152,7 +152,7 @@ void raw_launch(benchmark::State& state) {
   static const tgemm::GemmTemplate& family = tgemm::template_named(config.template_name);
   static tgemm::CompiledKernel compiled =
       tgemm::build_kernel(family, config, problem, tgemm::query_device(0).arch);
-  static tgemm::GemmKernel kernel(config, compiled.cubin, family.entries(config),
+  static tgemm::GemmKernel kernel(config, compiled.cubin, family.entries(config, problem.types),
                                   tgemm::main_smem_opt_in(family, config, problem));
   const tgemm::LaunchPlan plan =
       family.plan_launch(config, problem, tgemm::query_device(0).sm_count);

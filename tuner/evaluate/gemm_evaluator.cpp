@@ -405,8 +405,9 @@ struct GemmEvaluator::Impl {
       return false;
     }
     try {
-      *kernel = std::make_unique<GemmKernel>(config, cubin, family->entries(config),
-                                             main_smem_opt_in(*family, config, prep->problem));
+      *kernel =
+          std::make_unique<GemmKernel>(config, cubin, family->entries(config, prep->problem.types),
+                                       main_smem_opt_in(*family, config, prep->problem));
     } catch (const Error& e) {
       r->status = classify(TrialStatus::launch_failed);
       r->error = fmt::format("cannot load the kernel: {}", e.what());
