@@ -75,8 +75,8 @@ class GemmTemplate {
   // first is the main one (its resources are the ones pruned on).
   virtual std::vector<std::string> entries(const KernelConfig& config,
                                            const GemmTypes& types) const = 0;
-  // The entries of the config's build for types whose entries are the f32 build's (every
-  // family's but gemm_tma_wgmma's FP8 builds, which add the pack of MN-major operands).
+  // The entries of the config's f32 build: those of every build where a family's entries do
+  // not depend on the types (a family may add entries for some types, as a pack pre-pass).
   std::vector<std::string> entries(const KernelConfig& config) const {
     return entries(config, GemmTypes{});
   }

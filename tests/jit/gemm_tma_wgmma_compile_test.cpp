@@ -165,14 +165,19 @@ TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
 // main launch's map of it reads the workspace; an operand stored K-major is read where it is.
 TEST(GemmTmaWgmmaHost, fp8_packs_its_mn_major_operands_into_the_workspace) {
   const KernelConfig c = tma_config(128, 128, 2, 4);
-  const int64_t m = 300, n = 200, k = 1000, row = 1008;  // K padded to 16 bytes
+  // K of 1000 in TN (both operands packed: rows padded to 1008 bytes), of 1008 where one
+  // operand is read in place (its rows must be 16-byte aligned).
+  const int64_t m = 300, n = 200, row = 1008;
   const int64_t a_bytes = (m * row + 255) / 256 * 256, b_bytes = (n * row + 255) / 256 * 256;
   struct Expect {
     Op a, b;
     bool packs_a, packs_b;
+    int64_t k;
   };
-  for (const Expect e : {Expect{Op::T, Op::T, true, false}, Expect{Op::N, Op::N, false, true},
-                         Expect{Op::T, Op::N, true, true}}) {
+  for (const Expect e :
+       {Expect{Op::T, Op::T, true, false, 1008}, Expect{Op::N, Op::N, false, true, 1008},
+        Expect{Op::T, Op::N, true, true, 1000}}) {
+    const int64_t k = e.k;
     const Problem p = Problem::packed(gemm_types("e4m3"), e.a, e.b, m, n, k);
     SCOPED_TRACE(p.key());
     ASSERT_FALSE(family().unsupported_reason(c, p, "sm_90"));
@@ -191,12 +196,13 @@ TEST(GemmTmaWgmmaHost, fp8_packs_its_mn_major_operands_into_the_workspace) {
     EXPECT_EQ(packed.box_inner, 128);
   }
   // Split-K keeps its partial sums in the workspace: not with packed operands.
+  const int64_t k = 1000;
   const Problem tn = Problem::packed(gemm_types("e4m3"), Op::T, Op::N, m, n, k);
   const auto why = family().unsupported_reason(tma_config(128, 128, 2, 4, 1, 4), tn, "sm_90");
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "SPLIT_K must be 1")) << *why;
   // A packed operand may be misaligned; one read in place may not.
-  Problem odd = Problem::packed(gemm_types("e4m3"), Op::T, Op::T, m, n, k);
+  Problem odd = Problem::packed(gemm_types("e4m3"), Op::T, Op::T, m, n, 1008);
   odd.align_a = 1;
   EXPECT_FALSE(family().unsupported_reason(c, odd, "sm_90")) << "A is packed";
   odd.align_b = 1;

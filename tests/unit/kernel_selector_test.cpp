@@ -691,19 +691,20 @@ TEST(KernelSelector, other_types_get_defaults_then_cublas) {
             Selection::fallback_default);
 }
 
-// FP8 untuned: on sm_90 the shipped fp8 lines serve NT (each FP8 pair and output); another
-// layout, or an arch without FP8 kernels, goes to the vendor path (cuBLASLt's FP8 call, or a
-// NOT_SUPPORTED status where it has none).
-TEST(DefaultKernels, fp8_is_served_by_the_tma_family_on_sm_90_only_in_nt) {
+// FP8 untuned: on sm_90 the shipped fp8 lines serve every layout (each FP8 pair and output; NN,
+// TN and TT through packed operands); an arch without FP8 kernels goes to the vendor path
+// (cuBLASLt's FP8 call, or a NOT_SUPPORTED status where it has none).
+TEST(DefaultKernels, fp8_is_served_by_the_tma_family_on_sm_90_only) {
   KernelSelector hopper({}, shipped_default_kernels(), "sm_90", 132);
-  for (const char* types : {"e4m3", "e5m2_e4m3"}) {
-    const auto nt =
-        hopper.choose(Problem::packed(gemm_types(types, "f32"), Op::N, Op::T, 4096, 4096, 4096));
-    EXPECT_EQ(nt.path, Selection::fallback_default) << types;
-    EXPECT_EQ(nt.config.template_name, "gemm_tma_wgmma") << types;
-  }
-  EXPECT_EQ(hopper.choose(Problem::packed(gemm_types("e4m3"), Op::N, Op::N, 4096, 4096, 4096)).path,
-            Selection::cublas);
+  for (const char* types : {"e4m3", "e5m2_e4m3"})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T}) {
+        const auto chosen =
+            hopper.choose(Problem::packed(gemm_types(types, "f32"), a, b, 4096, 4096, 4096));
+        EXPECT_EQ(chosen.path, Selection::fallback_default)
+            << types << to_string(a) << to_string(b);
+        EXPECT_EQ(chosen.config.template_name, "gemm_tma_wgmma") << types;
+      }
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
   EXPECT_EQ(ampere.choose(Problem::packed(gemm_types("e4m3"), Op::N, Op::T, 4096, 4096, 4096)).path,
             Selection::cublas);
