@@ -125,9 +125,11 @@ tgemmStatus_t tgemmSgemm(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOpera
  * inputs with compute 32F and C of the input type or f32; FP8 inputs (A and B each E4M3 or
  * E5M2) with compute 32F and C bf16, f16 or f32, unscaled (tgemmGemmScaledEx takes scales).
  * alpha and beta point to floats. Other combinations return TGEMM_STATUS_TYPE_NOT_SUPPORTED.
- * FP8 runs on Hopper (sm_90) with both operands K-major (row-major A with op_a N, B with op_b
- * T) and A and B 16-byte aligned (pointers and leading dimensions); other FP8 problems are
- * served by cuBLASLt where it computes them, else return TGEMM_STATUS_NOT_SUPPORTED. */
+ * FP8 runs on Hopper (sm_90) in every layout: an operand stored K-major (A with op_a N, B with
+ * op_b T) is read in place and must be 16-byte aligned (pointer and leading dimension); one
+ * stored MN-major is first copied K-major into the handle's workspace, from any alignment.
+ * Other FP8 problems are served by cuBLASLt where it computes them, else return
+ * TGEMM_STATUS_NOT_SUPPORTED. */
 tgemmStatus_t tgemmGemmEx(tgemmHandle_t handle, tgemmOperation_t op_a, tgemmOperation_t op_b, int m,
                           int n, int k, const void* alpha, const void* A, tgemmDataType_t Atype,
                           int lda, const void* B, tgemmDataType_t Btype, int ldb, const void* beta,
