@@ -99,7 +99,10 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
       align_a_(p.align_b),
       align_b_(p.align_a),
       align_c_(p.align_c),
-      align_d_(ldd > 0 ? element_bytes(p.types.c) : p.align_c) {
+      // D apart from C has an alignment the key does not hold (its element's at least); D
+      // that is C has C's. Asking for less than the call has costs cuBLASLt its fast
+      // algorithms (FP8 at 8192^3 has none for a 2-byte D).
+      align_d_(p.epilogue.separate_d ? element_bytes(p.types.c) : p.align_c) {
   try {
     check(cublasLtMatmulDescCreate(&desc_, compute_, CUDA_R_32F), "cublasLtMatmulDescCreate");
     // cuBLAS's A is our B (N x K stored, or K x N when transposed), its B is our A.

@@ -1,6 +1,7 @@
 #include "src/dispatch/dispatcher.h"
 
 #include <cstdlib>
+#include <string_view>
 
 #include "src/core/error.h"
 #include "src/core/library_log.h"
@@ -37,6 +38,18 @@ void check_launch(const KernelConfig& config, cudaError_t err) {
     throw ExecutionError(
         fmt::format("launching {} failed: {}", config.canonical_name(), cudaGetErrorString(err)));
 }
+
+// Our grouped kernels serve a grouped call only where TGEMM_GROUPED_KERNELS=1: their GPU suite
+// (GroupedGemmGpu, which sets it) has not yet passed on a GPU, and a call must never risk the
+// caller's process; cuBLAS's grouped call serves every other.
+bool grouped_kernels_on() {
+  static const bool on = [] {
+    const char* env = std::getenv("TGEMM_GROUPED_KERNELS");
+    return env && std::string_view(env) == "1";
+  }();
+  return on;
+}
+
 }  // namespace
 
 struct Dispatcher::DeviceState {
@@ -334,7 +347,8 @@ Selection Dispatcher::selection(const GemmCall& call) {
 ServedBy Dispatcher::served_by(const GroupedGemmCall& call) {
   const GroupedProblem grouped = grouped_problem(call);
   if (grouped.empty) return {Selection::exact, std::nullopt, call.types};  // nothing is launched
-  if (!grouped.one_layout) return {Selection::cublas, std::nullopt, call.types};
+  if (!grouped.one_layout || !grouped_kernels_on())
+    return {Selection::cublas, std::nullopt, call.types};
   const Resolved r = lookup(current_device(), grouped.problem);
   ServedBy out{r.path, std::nullopt, call.types};
   if (r.kernel) out.kernel = r.kernel->config();
@@ -366,9 +380,9 @@ void Dispatcher::gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream) 
   const GroupedProblem grouped = grouped_problem(call);
   if (grouped.empty) return;
   const int device = current_device();
-  if (!grouped.one_layout) {
-    library_log().debug("tgemm: a grouped call of {} groups in several layouts runs cuBLAS",
-                        call.groups.size());
+  if (!grouped.one_layout || !grouped_kernels_on()) {
+    library_log().debug("tgemm: a grouped call of {} groups runs cuBLAS ({})", call.groups.size(),
+                        grouped.one_layout ? "grouped kernels are off" : "several layouts");
     cublas_grouped(device, call, stream);
     return;
   }

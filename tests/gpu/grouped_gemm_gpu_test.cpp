@@ -9,6 +9,7 @@
 #include <tgemm/tgemm_c.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,9 @@ class GroupedGemmGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    // Our grouped kernels serve only where asked for (Dispatcher: grouped_kernels_on), read
+    // once per process: before the suite's first grouped call.
+    setenv("TGEMM_GROUPED_KERNELS", "1", 1);
     arch_ = arch_number(query_device(0).arch);
   }
   int arch_ = 0;
