@@ -11,9 +11,7 @@
 #include "src/core/arch_limits.h"
 #include "src/core/error.h"
 #include "src/core/library_log.h"
-#include "src/core/occupancy.h"
 #include "src/core/vendor_call.h"
-#include "src/model/performance_model.h"
 #include "src/templates/stored_config.h"
 #include "src/templates/template_registry.h"
 
@@ -57,16 +55,6 @@ bool launchable(const KernelConfig& config, const Problem& problem, const std::s
   return family && !family->unsupported_reason(config, problem, arch);
 }
 
-// How many of the problem's operands a layout stores alike (0, 1 or 2): the nearer layout when
-// the problem's own has no record.
-int operands_alike(Op op_a, Op op_b, const Problem& problem) {
-  return int(op_a == problem.op_a) + int(op_b == problem.op_b);
-}
-
-TileShape tile_of(const KernelConfig& config, const Problem& problem) {
-  return template_named(config.template_name).describe(config, problem).tile;
-}
-
 // The parameter of a tiled family that cuts K into slices, one block each (tile_from_block_params).
 const std::string kSplitK = "SPLIT_K";
 
@@ -95,11 +83,6 @@ double distance(const Problem& a, const Problem& b, double alignment_penalty) {
          (same_pointers ? 0 : alignment_penalty) + (same_epilogue ? 0 : alignment_penalty);
 }
 
-// A config's family and parameters, as one key.
-std::string config_id(const KernelConfig& config) {
-  return config.template_name + " " + config.params_text();
-}
-
 }  // namespace
 
 // Evidence from a farther shape is less certain: its carried times pay for the distance, so a
@@ -108,16 +91,6 @@ double carried_distance_factor(const Problem& there, const Problem& here,
                                const SelectorParameters& params) {
   return 1 + params.far_penalty * std::sqrt(distance(there, here, params.alignment_penalty));
 }
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
-}  // namespace
 
 bool can_run(const KernelConfig& config, const Problem& problem, const std::string& arch) {
   if (!launchable(config, problem, arch)) return false;
@@ -134,8 +107,8 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
       defaults_(std::move(defaults)),
       arch_(std::move(arch)),
       sm_count_(sm_count),
-      ceilings_(std::move(ceilings)),
-      params_(params) {
+      params_(params),
+      estimates_(arch_, sm_count, std::move(ceilings), params) {
   // Records are input: a config its family's space refuses here is never trusted.
   std::map<std::string, bool> usable;
   const auto refused = [&](const KernelConfig& config) {
@@ -177,165 +150,13 @@ KernelSelector::KernelSelector(std::vector<BestEntry> tuned, std::vector<Default
     if (ours) note_split_depth(e.config);
     problem_of[e.problem.key()] = &e.problem;
   }
-  fit_model_scale(problem_of);
-}
-
-// Per config, the median of measured / predicted over the problems where it ran within
-// good_there of the fastest on this GPU: how far the model's absolute times are off for it
-// here (including what the model cannot tell apart, e.g. a streaming kernel's vector width).
-// A config's transposed twin (KernelDescription::transposed) gets the same ratio on the
-// transposed layout, where it runs the same loop: a line with records only as its twin would
-// otherwise go unscaled.
-void KernelSelector::fit_model_scale(const std::map<std::string, const Problem*>& problem_of) {
-  const auto flip = [](Op op) { return op == Op::N ? Op::T : Op::N; };
-  for (const auto& [key, list] : measured_) {
-    auto problem = problem_of.find(key);
-    if (problem == problem_of.end()) continue;
-    double fastest = std::numeric_limits<double>::infinity();
-    for (const Measurement& m : list) fastest = std::min(fastest, m.time_us);
-    for (const Measurement& m : list) {
-      if (m.time_us > params_.good_there * fastest) continue;
-      const double model = model_us(m.config, *problem->second);
-      if (!std::isfinite(model) || model <= 0) continue;
-      const Problem& p = *problem->second;
-      const KernelDescription d = template_named(m.config.template_name).describe(m.config, p);
-      // The twin reads the same stored operands the same way, so it runs the same loop.
-      model_scale_[config_id(m.config)].push_back({p.op_a, p.op_b, d.code_path, m.time_us / model});
-      if (d.transposed)
-        model_scale_[config_id(*d.transposed)].push_back(
-            {flip(p.op_b), flip(p.op_a), d.code_path, m.time_us / model});
-    }
-  }
-}
-
-// The median measured / predicted of a config over its records on the loop it runs here whose
-// layouts share the most operands with the problem's: a layout change alters the copy loops
-// (a pack that pays off only for a transposed B), which records of other layouts hide. Records
-// of another loop (KernelDescription::code_path) are no evidence at all.
-std::optional<double> KernelSelector::scale_for(const KernelConfig& config,
-                                                const Problem& problem) const {
-  auto it = model_scale_.find(config_id(config));
-  if (it == model_scale_.end()) return std::nullopt;
-  const std::string path = template_named(config.template_name).describe(config, problem).code_path;
-  const auto shared = [&](const LayoutRatio& r) { return operands_alike(r.op_a, r.op_b, problem); };
-  int most = -1;
-  for (const LayoutRatio& r : it->second)
-    if (r.path == path) most = std::max(most, shared(r));
-  if (most < 0) return std::nullopt;
-  std::vector<double> ratios;
-  for (const LayoutRatio& r : it->second)
-    if (r.path == path && shared(r) == most) ratios.push_back(r.ratio);
-  return median(std::move(ratios));
+  estimates_.fit_model_scale(measured_, problem_of);
 }
 
 // A build that failed (spilled) for the problem's variant says more than records of the same
 // config in other variants.
 bool KernelSelector::failed_build(const KernelConfig& config, const Problem& problem) const {
   return failed_builds_.count(config_id(config) + " " + build_variant(problem).key()) > 0;
-}
-
-namespace {
-
-// Blocks a config's main kernel launches for a problem (split-K slices included), from the
-// family's own launch plan: a family may cut K by the problem's size (the GEMV family's
-// slices). Call only for a config that can run the problem.
-int64_t launched_blocks(const KernelConfig& config, const Problem& problem, int sm_count) {
-  const LaunchPlan plan =
-      template_named(config.template_name).plan_launch(config, problem, sm_count);
-  for (const KernelLaunch& l : plan)
-    if (l.entry == 0) return int64_t(l.grid[0]) * l.grid[1] * l.grid[2];
-  const TileShape t = tile_of(config, problem);
-  return ((problem.m + t.m - 1) / t.m) * ((problem.n + t.n - 1) / t.n) * t.split_k;
-}
-
-// Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
-double tile_fill(const KernelConfig& config, const Problem& problem) {
-  const TileShape t = tile_of(config, problem);
-  const int64_t bm = t.m, bn = t.n;
-  const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
-  const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
-  return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
-}
-
-}  // namespace
-
-double KernelSelector::model_us(const KernelConfig& config, const Problem& problem) const {
-  ModelContext ctx;
-  ctx.family = find_template(config.template_name);
-  if (!ctx.family) return std::numeric_limits<double>::infinity();
-  ctx.limits = arch_limits(arch_);
-  ctx.sm_count = sm_count_ > 0 ? sm_count_ : default_sm_count(arch_);
-  ctx.roofs = roofs_from(ceilings_, arch_, problem.types);
-  ctx.params = params_.model;
-  return PerformanceModel(std::move(ctx)).predict_us(config, problem);
-}
-
-// Blocks of a streaming config that fit on the GPU at once, from the registers its family
-// expects the build to take (KernelDescription::estimated_registers); without one, no limit.
-int64_t KernelSelector::resident_capacity(int registers, const BlockResources& res) const {
-  if (registers <= 0) return std::numeric_limits<int64_t>::max();
-  const Occupancy occ =
-      occupancy(arch_limits(arch_), res.threads, registers, res.dynamic_smem_bytes);
-  return std::max<int64_t>(1, int64_t(std::max(1, sm_count_)) * occ.blocks_per_sm);
-}
-
-// The time a streaming grid of `blocks` takes per byte against one whose blocks all fit at
-// once: a last partial wave of a fraction x of the resident blocks costs sqrt(x) of a wave
-// (its blocks start as the first wave's finish, on a lighter-loaded memory system, so less
-// than a whole wave, more than its share; docs/selector.md gives the replay behind the root).
-double KernelSelector::stream_tail_factor(int64_t blocks, int64_t resident) {
-  if (blocks <= resident) return 1;
-  const double waves = double(blocks) / double(resident);
-  const double whole = std::floor(waves);
-  return (whole + std::sqrt(waves - whole)) / waves;
-}
-
-// Tile work a config does on a problem, in whole waves of resident blocks, each block's K
-// slice lengthened by the steps it spends outside its loop (ModelParameters::fixed_steps), which
-// a split-K kernel carried to a shorter K pays for more of its time.
-double KernelSelector::padded_work(const KernelConfig& config, const Problem& problem) const {
-  // A streaming family's work is the bytes it reads; its K slices are grid blocks already
-  // (launched_blocks), not loop steps. The bytes stream at the rate its warps in flight reach
-  // (a GEMV tuned for a long side keeps few warps per SM on a short one), up to
-  // stream_warps_per_sm; the warps counted are those resident at once, and blocks past them
-  // form a last partial wave (stream_tail_factor).
-  const GemmTemplate* family = find_template(config.template_name);
-  const std::optional<KernelDescription> d =
-      family ? std::optional(family->describe(config, problem)) : std::nullopt;
-  if (d && d->bandwidth_bound) {
-    const BlockResources res = family->block_resources(config);
-    const int64_t warps = (res.threads + 31) / 32;
-    const int64_t blocks = launched_blocks(config, problem, sm_count_);
-    const int sms = std::max(1, sm_count_);
-    const int64_t resident = std::min(blocks, resident_capacity(d->estimated_registers, res));
-    const double per_sm = double(resident * warps) / double(sms);
-    const double rate = std::min(1.0, per_sm / params_.stream_warps_per_sm);
-    return PerformanceModel::unique_bytes(problem) * stream_tail_factor(blocks, resident) /
-           std::max(rate, 1e-3);
-  }
-  const TileShape t = d ? d->tile : tile_of(config, problem);
-  const int64_t resident = std::max<int64_t>(1, sm_count_) * t.blocks_per_sm;
-  const BlockGroups groups =
-      PerformanceModel::block_groups(t, problem, launched_blocks(config, problem, sm_count_));
-  double steps = 0;  // of the busiest block slot: each group's waves of its blocks' K slices
-  for (const BlockGroup& g : {groups.whole, groups.tail})
-    if (g.blocks > 0)
-      steps += double(PerformanceModel::waves(g.blocks, resident)) *
-               (double(g.k_tiles) + params_.model.fixed_steps);
-  return double(t.m * t.n) * steps * double(t.k);
-}
-
-double KernelSelector::carried_us(const KernelConfig& config, double us_there, const Problem& there,
-                                  const Problem& here) const {
-  const double model_here = model_us(config, here), model_there = model_us(config, there);
-  if (!std::isfinite(model_here) || !std::isfinite(model_there) || model_there <= 0)
-    return std::numeric_limits<double>::infinity();
-  const double by_model = us_there * model_here / model_there;
-  const double by_work = us_there * padded_work(config, here) / padded_work(config, there);
-  // Each misjudges what the other sees (the model: vector widths and the family's habits; the
-  // work ratio: memory against compute); their geometric mean replays best of the three
-  // (docs/selector.md).
-  return std::sqrt(by_model * by_work);
 }
 
 void KernelSelector::note_split_depth(const KernelConfig& config) {
@@ -353,18 +174,6 @@ std::vector<KernelConfig> KernelSelector::split_siblings(const KernelConfig& con
     out.push_back(std::move(sibling));
   }
   return out;
-}
-
-// Carried like carried_us (the geometric mean of the model's and the padded work's ratio), from
-// the config to its sibling on the same problem: both ratios see the waves and each slice's
-// length, and the model the partial sums' traffic too.
-double KernelSelector::resplit_us(const KernelConfig& config, double us,
-                                  const KernelConfig& sibling, const Problem& here) const {
-  const double model = model_us(config, here), model_sibling = model_us(sibling, here);
-  if (!std::isfinite(model) || !std::isfinite(model_sibling) || model <= 0)
-    return std::numeric_limits<double>::infinity();
-  const double work_ratio = padded_work(sibling, here) / padded_work(config, here);
-  return us * std::sqrt(model_sibling / model * work_ratio);
 }
 
 std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem) const {
@@ -418,7 +227,7 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
 // offers its split siblings (the other SPLIT_K depths its family ran with here; resplit_us): a
 // neighbour tuned for a shorter K split less deeply than this K wants. The defaults
 // never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
-// alone, scaled by their own model_scale_ where they ran well elsewhere on this GPU (a family's
+// alone, scaled by their own scale_for where they ran well elsewhere on this GPU (a family's
 // scale alone let unmeasured lines win on paper). The fastest wins.
 KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem) const {
   Prediction best;
@@ -438,7 +247,7 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
       if (!can_run(m.config, problem, arch_) || m.time_us > params_.good_there * fastest_there ||
           failed_build(m.config, problem))
         continue;
-      const double us = carried_us(m.config, m.time_us, e->problem, problem) * far;
+      const double us = estimates_.carried_us(m.config, m.time_us, e->problem, problem) * far;
       if (us < best.us) best = {m.config, m.template_hash, e->problem.key(), us};
       offer_split_siblings(m.config, us, &e->problem, problem, seen, best);
     }
@@ -446,9 +255,9 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
   for (const DefaultKernel& d : defaults_) {
     if ((d.arch != arch_ && d.arch != "*") || d.types != problem.types) continue;
     if (seen.count(config_id(d.config))) continue;
-    const std::optional<double> scale = scale_for(d.config, problem);
+    const std::optional<double> scale = estimates_.scale_for(d.config, problem);
     if (!scale || !can_run(d.config, problem, arch_) || failed_build(d.config, problem)) continue;
-    const double us = model_us(d.config, problem) * *scale;
+    const double us = estimates_.model_us(d.config, problem) * *scale;
     if (us < best.us) best = {d.config, "", "", us};
     offer_split_siblings(d.config, us, nullptr, problem, seen, best);
   }
@@ -468,7 +277,8 @@ void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
       continue;
     const bool deeper = sibling.get(kSplitK) > config.get(kSplitK);
     if (there && ((problem.k > there->k && !deeper) || (problem.k < there->k && deeper))) continue;
-    const double sibling_us = params_.unmeasured_margin * resplit_us(config, us, sibling, problem);
+    const double sibling_us =
+        params_.unmeasured_margin * estimates_.resplit_us(config, us, sibling, problem);
     if (sibling_us < best.us)
       best = {std::move(sibling), "", there ? there->key() : "", sibling_us};
   }
@@ -555,6 +365,19 @@ std::optional<KernelChoice> KernelSelector::faster_3xtf32(const Problem& problem
                       "the opted-in 3xTF32 math: the tuned f32x3 kernel measured faster than the "
                       "tuned f32 one"};
 }
+
+namespace {
+
+// Share of a config's padded output tiles that the problem's M x N fills (1: no waste).
+double tile_fill(const KernelConfig& config, const Problem& problem) {
+  const TileShape t = tile_of(config, problem);
+  const int64_t bm = t.m, bn = t.n;
+  const int64_t padded_m = (problem.m + bm - 1) / bm * bm;  // whole tiles
+  const int64_t padded_n = (problem.n + bn - 1) / bn * bn;
+  return double(problem.m) / double(padded_m) * double(problem.n) / double(padded_n);
+}
+
+}  // namespace
 
 // Among the defaults of this arch (else of any) that can run the problem and launch a block
 // per SM at least (full_wave of them): the first, in table order, that fills good_fill of its

@@ -14,13 +14,11 @@
 #include "src/core/kernel_config.h"
 #include "src/core/problem.h"
 #include "src/core/tuning_records.h"
+#include "src/dispatch/time_estimates.h"
 #include "src/model/heuristic_parameters.h"
 #include "tgemm/tgemm.h"
 
 namespace tgemm {
-
-class GemmTemplate;
-struct BlockResources;
 
 struct DefaultKernel {
   std::string arch;  // "sm_90" or "*"
@@ -74,11 +72,7 @@ class KernelSelector {
                                             Problem* f32x3_problem = nullptr) const;
 
  private:
-  struct Measurement {
-    KernelConfig config;
-    std::string template_hash;
-    double time_us;
-  };
+  using Measurement = TimeEstimates::Measurement;
   struct Prediction {
     std::optional<KernelConfig> config;
     std::string template_hash, from;  // empty for a default never measured nearby
@@ -92,25 +86,10 @@ class KernelSelector {
   KernelChoice choose_exact(const BestEntry& e, const Problem& problem) const;
   KernelChoice choice_of(const Prediction& p) const;
   const KernelConfig* choose_default(const Problem& problem) const;
-  void fit_model_scale(const std::map<std::string, const Problem*>& problem_of);
-  // The performance model's time for a config on a problem here (infinity: cannot run).
-  double model_us(const KernelConfig& config, const Problem& problem) const;
-  // Tile work a config does on a problem, in whole waves of resident blocks (K steps plus the
-  // model's fixed steps per block).
-  double padded_work(const KernelConfig& config, const Problem& problem) const;
-  int64_t resident_capacity(int registers, const BlockResources& res) const;
-  static double stream_tail_factor(int64_t blocks, int64_t resident);
-  // A time measured on `there` carried to `here` by the ratios of the two shapes' model
-  // times and padded work.
-  double carried_us(const KernelConfig& config, double us_there, const Problem& there,
-                    const Problem& here) const;
   void note_split_depth(const KernelConfig& config);
   // The config with each other split-K depth above 1 its family was measured with here
-  // (resplit_us); none for a config that does not split.
+  // (TimeEstimates::resplit_us); none for a config that does not split.
   std::vector<KernelConfig> split_siblings(const KernelConfig& config) const;
-  // A time predicted here for `config` carried to its split sibling by the same two ratios.
-  double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,
-                    const Problem& here) const;
   // Each split sibling of `config` (predicted `us` here) not in `seen`, that beats `best` by
   // unmeasured_margin, replaces it. `there`: the tuned shape `config` was measured on (nullptr
   // for a default line): its siblings split deeper only for a longer K here, less deep only
@@ -123,22 +102,11 @@ class KernelSelector {
   std::vector<DefaultKernel> defaults_;
   std::string arch_;
   int sm_count_;
-  std::vector<DeviceCeiling> ceilings_;
   SelectorParameters params_;
+  TimeEstimates estimates_;  // fitted to measured_ once it is filled
   std::map<std::string, std::vector<Measurement>> measured_;  // by problem key
   // Per problem key, the families of every trial recorded on it, failures included.
   std::map<std::string, std::set<std::string>> tried_families_;
-  // A config's measured / predicted here on one tuned problem, with that problem's layout and
-  // the family's loop for it (KernelDescription::code_path).
-  struct LayoutRatio {
-    Op op_a, op_b;
-    std::string path;
-    double ratio;
-  };
-  // Measured / predicted here for a config on the problem's layout (scale_for), by config
-  // (family and parameters).
-  std::optional<double> scale_for(const KernelConfig& config, const Problem& problem) const;
-  std::map<std::string, std::vector<LayoutRatio>> model_scale_;
   // Whether the config's build for the problem's variant (layout and types: one cubin serves
   // every size) spilled or failed to compile on a tuned problem here: never served untuned.
   bool failed_build(const KernelConfig& config, const Problem& problem) const;
