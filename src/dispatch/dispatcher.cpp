@@ -50,6 +50,12 @@ bool grouped_kernels_on() {
   return on;
 }
 
+// Whether cuBLAS's grouped call serves `grouped` whatever is tuned: groups of several layouts
+// (one launch holds one), or our grouped kernels off.
+bool cublas_serves(const GroupedProblem& grouped) {
+  return !grouped.one_layout || !grouped_kernels_on();
+}
+
 }  // namespace
 
 struct Dispatcher::DeviceState {
@@ -347,8 +353,7 @@ Selection Dispatcher::selection(const GemmCall& call) {
 ServedBy Dispatcher::served_by(const GroupedGemmCall& call) {
   const GroupedProblem grouped = grouped_problem(call);
   if (grouped.empty) return {Selection::exact, std::nullopt, call.types};  // nothing is launched
-  if (!grouped.one_layout || !grouped_kernels_on())
-    return {Selection::cublas, std::nullopt, call.types};
+  if (cublas_serves(grouped)) return {Selection::cublas, std::nullopt, call.types};
   const Resolved r = lookup(current_device(), grouped.problem);
   ServedBy out{r.path, std::nullopt, call.types};
   if (r.kernel) out.kernel = r.kernel->config();
@@ -380,7 +385,7 @@ void Dispatcher::gemm_grouped(const GroupedGemmCall& call, cudaStream_t stream) 
   const GroupedProblem grouped = grouped_problem(call);
   if (grouped.empty) return;
   const int device = current_device();
-  if (!grouped.one_layout || !grouped_kernels_on()) {
+  if (cublas_serves(grouped)) {
     library_log().debug("tgemm: a grouped call of {} groups runs cuBLAS ({})", call.groups.size(),
                         grouped.one_layout ? "grouped kernels are off" : "several layouts");
     cublas_grouped(device, call, stream);
