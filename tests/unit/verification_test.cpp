@@ -181,6 +181,16 @@ TEST(Verification, honours_the_leading_dimension) {
   EXPECT_TRUE(check_result(c.data(), ref.data(), 3, 2, 5, 1e-6).ok);
 }
 
+TEST(Verification, a_c_without_elements_passes_with_null_pointers) {
+  // A grouped call's member with no rows or no columns: nothing to read, nothing to fail.
+  const std::vector<float> c = {1, 2};
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{0, 64}, {64, 0}, {0, 0}}) {
+    const ResultCheck check = check_result<double>(c.data(), nullptr, m, n, 64, 1e-6);
+    EXPECT_TRUE(check.ok) << check.error;
+    EXPECT_EQ(check.rel_error, 0);
+  }
+}
+
 TEST(Verification, finds_writes_outside_the_matrix) {
   // m = 3, n = 2, ldc = 4, C starts at element 1, 3 guard elements after the last row.
   const int64_t offset = 1, m = 3, n = 2, ldc = 4, elements = offset + m * ldc + 3;
