@@ -13,6 +13,7 @@
 
 #include "src/core/arch_limits.h"
 #include "src/core/device_info.h"
+#include "src/core/vendor_call.h"
 #include "src/cuda/cublas_gemm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/device_buffer.h"
@@ -65,6 +66,22 @@ TEST(BatchedEvaluatorGpu, a_batch_is_verified_on_every_member_and_timed_against_
       family, f.config, Problem::packed(GemmTypes{}, Op::N, Op::T, 1, 1, 1), query_device(0).arch);
   ASSERT_TRUE(single.ok) << single.error;
   EXPECT_EQ(evaluator.evaluate(f.config, single.cubin).status, TrialStatus::wrong_result);
+}
+
+// With the vendor calls as contenders, a batch's is cuBLAS's batched call itself (cuBLASLt's
+// descriptors describe no batch), verified and timed: a tuned batch can be served by it.
+TEST(BatchedEvaluatorGpu, cublas_batched_call_is_a_batchs_vendor_contender) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  GemmEvaluator evaluator(0);
+  const Problem p = Problem::packed_batch(parse_gemm_types("bf16"), Op::N, Op::T, 128, 128, 64, 8);
+  const CublasTiming cublas =
+      evaluator.prepare(p, TimingOptions{0, 3, 3, 10.0, 0.5}, GemmScalars{1.0f, 0.0f}, true, true);
+  ASSERT_TRUE(cublas.ok) << cublas.error;
+  ASSERT_EQ(cublas.vendor_trials.size(), 1u);
+  const TrialResult& contender = cublas.vendor_trials[0];
+  EXPECT_EQ(contender.config, cublas_default_call());
+  EXPECT_EQ(contender.status, TrialStatus::ok) << contender.error;
+  EXPECT_GT(contender.time_median_us, 0);
 }
 
 // A strided batch of `batch` members in device memory, with its cuBLAS reference (pedantic FP32

@@ -40,8 +40,9 @@ class VendorCalls {
 
   // cuBLAS's call for `p`, timed by `timer` into `out` (the yardstick of every ratio), and with
   // time_vendor the vendor calls as contenders into out->vendor_trials: that call and
-  // cuBLASLt's top heuristic algorithms, each verified once by `verify`, then timed interleaved
-  // in one loop. Throws Error when cuBLAS's call cannot run or be timed.
+  // cuBLASLt's top heuristic algorithms (a batch without an epilogue: that call alone), each
+  // verified once by `verify`, then timed interleaved in one loop. Throws Error when cuBLAS's call
+  // cannot run or be timed.
   void time(const PreparedProblem& p, bool time_vendor, const RunVerifier& verify,
             InterleavedTimer* timer, CublasTiming* out);
 
