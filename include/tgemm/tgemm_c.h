@@ -184,9 +184,9 @@ tgemmStatus_t tgemmGemmBatchedEx(tgemmHandle_t handle, tgemmOperation_t op_a, tg
  * whose sizes change from step to step share a few choices; one launch computes the tiles of up
  * to 64 groups that share lda and ldb (more take one launch per such run). The library never
  * reads the pointers on the host, so it assumes no alignment beyond one element for A and B.
- * Our grouped kernels run only where the environment sets TGEMM_GROUPED_KERNELS=1 (they have
- * not yet passed their GPU tests); by default, as where no kernel serves the bucket and for
- * groups of different layouts, cuBLAS's
+ * Our grouped kernels run only where the environment sets TGEMM_GROUPED_KERNELS=1 (untuned,
+ * they are slower than cuBLAS's grouped call); by default, as where no kernel serves the bucket
+ * and for groups of different layouts, cuBLAS's
  * cublasGemmGroupedBatchedEx runs the call (one cublasGemmBatchedEx per group for types its
  * grouped call refuses); TGEMM_STATUS_NOT_SUPPORTED with the cuBLAS fallback off.
  *

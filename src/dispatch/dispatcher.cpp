@@ -39,9 +39,10 @@ void check_launch(const KernelConfig& config, cudaError_t err) {
         fmt::format("launching {} failed: {}", config.canonical_name(), cudaGetErrorString(err)));
 }
 
-// Our grouped kernels serve a grouped call only where TGEMM_GROUPED_KERNELS=1: their GPU suite
-// (GroupedGemmGpu, which sets it) has not yet passed on a GPU, and a call must never risk the
-// caller's process; cuBLAS's grouped call serves every other.
+// Our grouped kernels serve a grouped call only where TGEMM_GROUPED_KERNELS=1: they are correct
+// (GroupedGemmGpu, which sets it), but tgemm-tune does not tune grouped shapes and the shipped
+// defaults run at about a third of cuBLAS's grouped call (configs/shapes/moe_grouped.yaml), so
+// by default that call serves every grouped call.
 bool grouped_kernels_on() {
   static const bool on = [] {
     const char* env = std::getenv("TGEMM_GROUPED_KERNELS");
