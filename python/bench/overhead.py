@@ -110,11 +110,18 @@ def per_call(db):
 
 
 def pieces(a, b, out, stream):
-    """Host cost of each step of tgemm.matmul's cached path, apart: where its time goes. The
-    last row makes the library call with a null handle, so it measures the binding alone."""
+    """Host cost of each step of tgemm.matmul's cached path, apart: where its time goes (the
+    first rows: each torch read plan_key makes of an operand, as a lambda's call). The last row
+    makes the library call with a null handle, so it measures the binding alone."""
     fast = tgemm._library.fast_gemm()
     key = _arrays.plan_key(a, b, out, None)[0]
     steps = {
+        "an empty lambda (every row's floor)": lambda: None,
+        "a.shape": lambda: a.shape,  # the reads plan_key makes of each operand
+        "a.stride()": lambda: a.stride(),
+        "a.dtype": lambda: a.dtype,
+        "a.get_device()": lambda: a.get_device(),
+        "a.data_ptr()": lambda: a.data_ptr(),
         "plan_key of a, b and out": lambda: _arrays.plan_key(a, b, out, None),
         "the plan cache's lookup": lambda: tgemm._matmul._plans.get(key),
         "launch_target (stream, device)": lambda: _arrays.launch_target(a),
