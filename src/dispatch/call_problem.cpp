@@ -132,4 +132,23 @@ Problem prepared_problem(const PrepareRequest& request, bool* empty) {
   return p;
 }
 
+GemmCall with_epilogue(GemmCall call, const EpilogueArgs& args) {
+  if (args.bias && args.bias_along == BiasAlong::none)
+    invalid("a bias pointer is given but the bias runs along neither M nor N (no bias)");
+  if (args.bias_type != DType::f32 && args.bias_type != call.types.c)
+    invalid("the bias type {} is neither C's type ({}) nor f32", to_string(args.bias_type),
+            to_string(call.types.c));
+  Epilogue& e = call.epilogue;
+  e.activation = args.activation;
+  e.bias = args.bias_along;
+  e.bias_f32 = args.bias_along != BiasAlong::none && args.bias_type != call.types.c;
+  e.aux = args.aux != nullptr;
+  call.bias = args.bias;
+  call.d = args.d;
+  call.ldd = args.ldd;
+  call.aux = args.aux;
+  call.ldaux = args.ldaux;
+  return call;
+}
+
 }  // namespace tgemm

@@ -370,4 +370,18 @@ void Handle::set_workspace(void* workspace, size_t bytes) {
 
 size_t Handle::workspace_size() { return live("workspace_size").needed_workspace_bytes(); }
 
+const char* to_string(Selection selection) {
+  switch (selection) {
+    case Selection::exact:
+      return "exact";
+    case Selection::nearest:
+      return "nearest";
+    case Selection::fallback_default:
+      return "default";
+    case Selection::cublas:
+      return "cublas";
+  }
+  return "?";
+}
+
 }  // namespace tgemm
