@@ -555,7 +555,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
 // launch, whose tensor maps read them there (common/pack_layout.h: rows of K bytes padded to
 // 16, A at the start, B after it). Tiles of 64 x 64 bytes through shared memory, read and
 // written along contiguous bytes; blockIdx.z 0 packs A, 1 packs B, and the blocks of an operand
-// stored K-major (or past its edge) return at once.
+// stored K-major (or past its edge) return at once. A whole tile of a 16-byte aligned operand
+// moves 16 bytes per access (a byte-wise copy runs at a fraction of the memory's bandwidth);
+// edge tiles and other alignments go byte by byte.
 extern "C" __global__ void __launch_bounds__(256) gemm_tma_wgmma_pack(const tgemm::GemmParams p) {
   const bool is_b = blockIdx.z == 1;
   if (is_b ? STORED_K_MAJOR_B : STORED_K_MAJOR_A) return;
@@ -566,7 +568,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tma_wgmma_pack(const tgem
   if (k0 >= to.ld || r0 >= rows) return;
   const unsigned char* src = static_cast<const unsigned char*>(is_b ? p.b : p.a);
   unsigned char* dst = static_cast<unsigned char*>(p.workspace) + (is_b ? a_packed.bytes : 0);
-  __shared__ unsigned char tile[64][64 + 4];
+  // Rows 16-byte multiples: the whole-tile copy reads [row][k] 16-byte pieces of it.
+  __shared__ alignas(16) unsigned char tile[64][64 + 16];
+  if (k0 + 64 <= k && r0 + 64 <= rows && ld % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(src) % 16 == 0) {
+    // In: thread t reads 16 bytes of k row t / 4 and scatters them transposed ([row][k]);
+    // out: it writes 16 bytes of packed row t / 4 (workspace rows are 16-byte multiples).
+    const int kk = threadIdx.x / 4, r = threadIdx.x % 4 * 16;
+    const uint4 v = *reinterpret_cast<const uint4*>(src + (k0 + kk) * ld + r0 + r);
+    const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int b = 0; b < 16; ++b) tile[r + b][kk] = (unsigned char)(words[b / 4] >> (8 * (b % 4)));
+    __syncthreads();
+    const int row = threadIdx.x / 4, piece = threadIdx.x % 4 * 16;
+    *reinterpret_cast<uint4*>(dst + (r0 + row) * to.ld + k0 + piece) =
+        *reinterpret_cast<const uint4*>(&tile[row][piece]);
+    return;
+  }
   for (int i = threadIdx.x; i < 64 * 64; i += 256) {
     const int kk = i / 64, r = i % 64;
     tile[kk][r] = k0 + kk < k && r0 + r < rows ? src[(k0 + kk) * ld + r0 + r] : 0;
