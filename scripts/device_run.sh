@@ -50,6 +50,10 @@
 #                                      is warm, runs the model in a third of it and compares
 #   compilescale:<set>:<budget>        NVRTC throughput, compile-only for sm_80 into fresh files:
 #                                      one job, 16 jobs in one process, 4 processes of 4 jobs
+#   sanitize:<tool>:<filter>           compute-sanitizer --tool <tool> (memcheck, racecheck,
+#                                      synccheck, initcheck) on the GPU tests the gtest filter names
+#                                      (the rest of the stage, as with tests): the tests' results,
+#                                      the first findings and the error summary
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
@@ -223,6 +227,12 @@ for stage in "$@"; do
       echo "4 processes x 4 jobs: $((($(date +%s%N) - start) / 1000000)) ms wall" |
         tee -a "$OUT/compilescale.log"
       rm -f /tmp/tgemm/cs*.db ;;
+    sanitize)
+      filter=${stage#sanitize:"$a1":}
+      compute-sanitizer --tool "$a1" "$B/tests/tgemm_gpu_tests" --gtest_filter="$filter" 2>&1 |
+        tee "$OUT/sanitize_$a1.log" |
+        grep -E "^\[  (PASSED|FAILED) |ERROR SUMMARY|^========= [A-Z][a-z]+ .*(read|write|race|hazard|barrier)" |
+        head -40 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
