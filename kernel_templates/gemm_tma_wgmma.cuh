@@ -4,8 +4,8 @@
 // Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major), f32 computed
 // as tf32, or FP8 (A and B each e4m3 or e5m2, C bf16, f16 or f32, the product scaled by the
 // per-tensor scales of EpilogueParams); tf32 and FP8 read both operands K-major (A stored
-// [m][k], B stored [n][k]): tf32 takes layout NT only, FP8 any layout, an operand stored
-// MN-major copied K-major into the workspace first (gemm_tma_wgmma_pack).
+// [m][k], B stored [n][k]), in any layout: an operand stored MN-major is copied K-major into
+// the workspace first (gemm_tma_wgmma_pack).
 // A block is one producer warpgroup and CONSUMERS consumer warpgroups. One thread of the
 // producer walks the block's work and issues tensor copies of A's and B's K slices (one
 // 128-byte swizzle row deep: BK = 64 16-bit or 32 f32 elements) into a STAGES-deep ring of
@@ -40,8 +40,9 @@
 #include "common/tensor_store.cuh"
 #include "common/tma_params.h"
 #include "common/wgmma.cuh"
-#if TGEMM_FP8
-#include "common/pack_layout.h"  // where gemm_tma_wgmma_pack puts MN-major operands
+#if TGEMM_FP8 || TGEMM_TYPE_A == 0
+#include "common/pack_layout.h"     // where gemm_tma_wgmma_pack puts MN-major operands
+#include "common/pack_operand.cuh"  // the transposing copy of 4-byte elements
 #endif
 
 // ---- Tunables ---------------------------------------------------------------------
@@ -83,10 +84,12 @@
 #define MT (WG_ROWS / 64)                // m64 wgmma tiles per consumer warpgroup
 #define STORED_K_MAJOR_A (TGEMM_OP_A == 0)  // A stored [m][k]
 #define STORED_K_MAJOR_B (TGEMM_OP_B == 1)  // B stored [n][k]
-// How the main loop reads A and B: as stored, but FP8 always K-major (its wgmma reads nothing
-// else), an operand stored MN-major being packed K-major first (gemm_tma_wgmma_pack).
-#define K_MAJOR_A (STORED_K_MAJOR_A || TGEMM_FP8)
-#define K_MAJOR_B (STORED_K_MAJOR_B || TGEMM_FP8)
+// How the main loop reads A and B: as stored, but FP8 and tf32 always K-major (their wgmmas
+// read nothing else), an operand stored MN-major being packed K-major first
+// (gemm_tma_wgmma_pack).
+#define READS_K_MAJOR_ONLY (TGEMM_FP8 || TGEMM_TYPE_A == 0)
+#define K_MAJOR_A (STORED_K_MAJOR_A || READS_K_MAJOR_ONLY)
+#define K_MAJOR_B (STORED_K_MAJOR_B || READS_K_MAJOR_ONLY)
 #define A_TILE_BYTES (BM * ROW_BYTES)
 #define B_TILE_BYTES (BN * ROW_BYTES)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)  // what one slot's copies deliver
@@ -99,8 +102,9 @@
 // take the rest of the SM's 64 K (their f32 accumulators); one consumer needs no split.
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
-// FP8 slices' sums promoted while the next slice's wgmmas run (see consume).
-#define PIPELINED_PROMOTION (TGEMM_FP8 && CONSUMERS > 1)
+// FP8 slices' sums promoted while the next slice's wgmmas run (see consume): two consumers,
+// whose three sets of accumulators fit their registers.
+#define PIPELINED_PROMOTION (TGEMM_FP8 && CONSUMERS > 1 && MT * BN / 2 <= 64)
 #define CLUSTER_SIZE (CLUSTER * CLUSTER_N)  // rank = row + CLUSTER * column of the cluster's tiles
 // A slot is written by the blocks that share this block's A (its cluster row) or B (its
 // column), itself included, and each of their consumer warps releases it once: the empty
@@ -115,15 +119,13 @@ static_assert(TGEMM_TYPE_A == 0 || TGEMM_COMPUTE == 0,
               "16-bit and FP8 inputs accumulate in f32 (compute type f32)");
 static_assert(TGEMM_FP8 ? TGEMM_TYPE_C <= 2 : (TGEMM_TYPE_C == TGEMM_TYPE_A || TGEMM_TYPE_C == 0),
               "C must be the input type or f32 (FP8: bf16, f16 or f32)");
-static_assert(TGEMM_TYPE_A != 0 || (K_MAJOR_A && K_MAJOR_B),
-              "tf32 wgmma reads K-major operands only: A stored [m][k], B stored [n][k]");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0, "each consumer's rows must be whole m64 tiles");
 static_assert(BM <= 256, "a tensor copy's box is at most 256 rows");
 static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN is the wgmma N");
 static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill");
-static_assert(!TGEMM_FP8 || MT * BN / 2 <= 64,
-              "FP8 keeps two sets of accumulators (the slice's and the f32 sums): 64 at most");
+static_assert(!TGEMM_FP8 || MT * BN / 2 <= 96,
+              "FP8 keeps two sets of accumulators (the slice's and the f32 sums): 96 at most");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
@@ -380,8 +382,9 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
   // cuBLASLt's default FP8 accuracy), which holds the error to one slice's. With two consumer
   // warpgroups (PIPELINED_PROMOTION) slices alternate between two sets (acc, acc_odd): one
   // slice's sum is added while the next one's wgmmas run, so the tensor cores do not wait for
-  // the additions. One consumer has no registers for a third set (ptxas would serialize its
-  // wgmmas): it adds each slice's sum once the slice's wgmmas have retired.
+  // the additions. One consumer, or a consumer's 64 x 192, has no registers for a third set
+  // (ptxas would serialize its wgmmas): it adds each slice's sum once the slice's wgmmas have
+  // retired, while the other consumer's wgmmas keep the tensor cores busy.
 #if PIPELINED_PROMOTION
   float acc_odd[MT][BN / 2];
 #endif
@@ -550,20 +553,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) __cluster_dims__(CLUSTE
   if (CLUSTER_SIZE > 1) tgemm::cluster_sync();
 }
 
-#if TGEMM_FP8
-// FP8 operands stored MN-major ([k][rows]) copied K-major into the workspace before the main
-// launch, whose tensor maps read them there (common/pack_layout.h: rows of K bytes padded to
-// 16, A at the start, B after it). Tiles of 64 x 64 bytes through shared memory, read and
-// written along contiguous bytes; blockIdx.z 0 packs A, 1 packs B, and the blocks of an operand
-// stored K-major (or past its edge) return at once. A whole tile of a 16-byte aligned operand
-// moves 16 bytes per access (a byte-wise copy runs at a fraction of the memory's bandwidth);
+#if READS_K_MAJOR_ONLY
+namespace tgemm_tma_wgmma {
+struct KeepWord {  // tf32's pack copies f32 as it is: the wgmma reads tf32 of it, as unpacked
+  __device__ unsigned operator()(unsigned w) const { return w; }
+};
+}  // namespace tgemm_tma_wgmma
+
+// Operands stored MN-major ([k][rows]) copied K-major into the workspace before the main
+// launch, whose tensor maps read them there (common/pack_layout.h: rows of K elements padded
+// to 16 bytes, A at the start, B after it). blockIdx.z 0 packs A, 1 packs B, and the blocks of
+// an operand stored K-major (or past its edge) return at once. tf32: tiles of 32 x 32
+// elements, 32 x 8 threads (common/pack_operand.cuh). FP8: tiles of 64 x 64 bytes, 256
+// threads, read and written along contiguous bytes; a whole tile of a 16-byte aligned operand
+// moves 16 bytes per access (a byte-wise copy runs at a fraction of the memory's bandwidth),
 // edge tiles and other alignments go byte by byte.
 extern "C" __global__ void __launch_bounds__(256) gemm_tma_wgmma_pack(const tgemm::GemmParams p) {
   const bool is_b = blockIdx.z == 1;
   if (is_b ? STORED_K_MAJOR_B : STORED_K_MAJOR_A) return;
   const long long rows = is_b ? p.n : p.m, k = p.k, ld = is_b ? p.ldb : p.lda;
-  const tgemm::PackedLayout a_packed = tgemm::packed_layout(p.m, p.k, 1, 16, 1);
-  const tgemm::PackedLayout to = is_b ? tgemm::packed_layout(p.n, p.k, 1, 16, 1) : a_packed;
+  const tgemm::PackedLayout a_packed =
+      tgemm::packed_layout(p.m, p.k, 1, 16 / ELEM_BYTES, ELEM_BYTES);
+  const tgemm::PackedLayout to =
+      is_b ? tgemm::packed_layout(p.n, p.k, 1, 16 / ELEM_BYTES, ELEM_BYTES) : a_packed;
+#if !TGEMM_FP8
+  tgemm::pack_operand_transposed32(is_b ? p.b : p.a, ld, k, rows,
+                                   static_cast<char*>(p.workspace) + (is_b ? a_packed.bytes : 0),
+                                   to, tgemm_tma_wgmma::KeepWord{});
+#else
   const long long k0 = blockIdx.x * 64ll, r0 = blockIdx.y * 64ll;
   if (k0 >= to.ld || r0 >= rows) return;
   const unsigned char* src = static_cast<const unsigned char*>(is_b ? p.b : p.a);
@@ -594,6 +611,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tma_wgmma_pack(const tgem
     const int r = i / 64, kk = i % 64;
     if (r0 + r < rows && k0 + kk < to.ld) dst[(r0 + r) * to.ld + k0 + kk] = tile[kk][r];
   }
+#endif
 }
 #endif
 

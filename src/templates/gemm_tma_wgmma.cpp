@@ -1,9 +1,9 @@
 // Host side of gemm_tma_wgmma (kernel_templates/gemm_tma_wgmma.cuh,
 // configs/spaces/gemm_tma_wgmma.yaml): Hopper's warpgroup tensor cores fed by tensor copies
 // (TMA) in a warp-specialized, persistent kernel, built for sm_90a and stored as sm_90's. f16 /
-// bf16 (C in the input type or f32) in any layout, tf32 with both operands K-major, and FP8
-// (e4m3 / e5m2, C bf16, f16 or f32, scaled per tensor) in any layout, its operands stored
-// MN-major packed K-major into the workspace by a first launch. The plan
+// bf16 (C in the input type or f32), tf32, and FP8 (e4m3 / e5m2, C bf16, f16 or f32, scaled
+// per tensor), each in any layout: tf32 and FP8 operands stored MN-major are packed K-major
+// into the workspace by a first launch. The plan
 // launches one block per SM at most (each walks work units) and names the tensor maps of A and
 // B, which the launch encodes for the call's pointers (a cluster's CLUSTER blocks along M share
 // B's tiles, its CLUSTER_N blocks along N share A's); SPLIT_K > 1 adds the reduction launch.
@@ -21,7 +21,7 @@ namespace {
 
 constexpr int64_t kChunkRows = 64;  // rows of C per staged chunk (TMA_STORE)
 // The kernel's FP8 static_assert: two sets of accumulators per thread fit its registers.
-constexpr int64_t kFp8MaxAccumulators = 64;
+constexpr int64_t kFp8MaxAccumulators = 96;
 
 class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
  public:
@@ -45,7 +45,7 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
       return fmt::format(
           "{} maps A and B as tensors: M, N and K must be at least 1 (have {}x{}x{})", name(),
           problem.m, problem.n, problem.k);
-    // FP8 operands stored MN-major are packed first, from any alignment.
+    // tf32 and FP8 operands stored MN-major are packed first, from any alignment.
     const bool direct_a = !packs_a(problem), direct_b = !packs_b(problem);
     if ((direct_a && problem.align_a % 16 != 0) || (direct_b && problem.align_b % 16 != 0))
       return fmt::format(
@@ -53,42 +53,37 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
           "dimensions (have {} and {} bytes; the families that copy through registers serve "
           "the others)",
           name(), problem.align_a, problem.align_b);
-    if (problem.types.a == DType::f32 && (problem.op_a != Op::N || problem.op_b != Op::T))
-      return fmt::format(
-          "tf32 wgmma reads K-major operands only (A stored [m][k], B stored [n][k]: layout NT); "
-          "{}{} needs them packed K-major first",
-          to_string(problem.op_a), to_string(problem.op_b));
     if ((packs_a(problem) || packs_b(problem)) && split_k(config) > 1)
       return fmt::format(
-          "FP8 in layout {} packs its MN-major operands into the workspace, where split-K keeps "
+          "{} in layout {} packs its MN-major operands into the workspace, where split-K keeps "
           "its partial sums: SPLIT_K must be 1",
-          problem.layout());
+          problem.types.name(), problem.layout());
     if (packed_bytes(problem) > kMaxPackWorkspaceBytes)
       return fmt::format(
-          "FP8 in layout {} packs its MN-major operands: {} MiB of workspace for "
+          "{} in layout {} packs its MN-major operands: {} MiB of workspace for "
           "{}x{}x{} (at most {} MiB)",
-          problem.layout(), packed_bytes(problem) >> 20, problem.m, problem.n, problem.k,
-          kMaxPackWorkspaceBytes >> 20);
+          problem.types.name(), problem.layout(), packed_bytes(problem) >> 20, problem.m, problem.n,
+          problem.k, kMaxPackWorkspaceBytes >> 20);
     if (problem.types.fp8()) {
       const int64_t accumulators =
           config.get("BM") / config.get("CONSUMERS") / 64 * config.get("BN") / 2;
       if (accumulators > kFp8MaxAccumulators)
         return fmt::format(
             "FP8 keeps each slice's sum and the f32 sums apart (promotion): {} accumulators per "
-            "thread, twice, spill (at most {}: a consumer's 64 x 128)",
+            "thread, twice, spill (at most {}: a consumer's 64 x 192)",
             accumulators, kFp8MaxAccumulators);
     }
     if (split_k(config) > 1) return split_k_workspace_unsupported(problem, split_k(config));
     return std::nullopt;
   }
 
-  // The reduction of the split partial sums is entry 1; FP8 builds end with the pack of
-  // MN-major operands.
+  // The reduction of the split partial sums is entry 1; tf32 and FP8 builds end with the pack
+  // of MN-major operands.
   std::vector<std::string> entries(const KernelConfig& config,
                                    const GemmTypes& types) const override {
     std::vector<std::string> out = {name()};
     if (split_k(config) > 1) out.push_back(name() + "_reduce");
-    if (types.fp8()) out.push_back(name() + "_pack");
+    if (reads_k_major_only(types)) out.push_back(name() + "_pack");
     return out;
   }
 
@@ -105,15 +100,18 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     // Persistent: one block per SM walks the units (every unit its own cluster where no GPU is
     // known, which computes the same).
     const int64_t clusters = sm_count > 0 ? std::min<int64_t>(units, sm_count / cluster) : units;
-    const PackedLayout packed_a = packed_layout(problem.m, problem.k, 1, 16, 1);
-    const PackedLayout packed_b = packed_layout(problem.n, problem.k, 1, 16, 1);
-    if (packs_a(problem) || packs_b(problem)) {  // the pack entry's blocks: 64 x 64 bytes
+    const PackedLayout packed_a = packed_operand(problem, problem.m);
+    const PackedLayout packed_b = packed_operand(problem, problem.n);
+    if (packs_a(problem) || packs_b(problem)) {
+      // The pack entry's tiles: FP8 64 x 64 bytes (256 threads), tf32 32 x 32 elements (32 x 8).
+      const int64_t tile = problem.types.fp8() ? 64 : 32;
       KernelLaunch pack;
       pack.entry = int(entries(config, problem.types).size()) - 1;
-      pack.grid[0] = unsigned(ceil_div(packed_a.ld, 64));
-      pack.grid[1] = unsigned(ceil_div(std::max(problem.m, problem.n), 64));
+      pack.grid[0] = unsigned(ceil_div(packed_a.ld, tile));
+      pack.grid[1] = unsigned(ceil_div(std::max(problem.m, problem.n), tile));
       pack.grid[2] = 2;
-      pack.block[0] = 256;
+      pack.block[0] = problem.types.fp8() ? 256 : 32;
+      pack.block[1] = problem.types.fp8() ? 1 : 8;
       plan.add(pack);
       plan.workspace_bytes = packed_bytes(problem);
     }
@@ -168,29 +166,38 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     return v;
   }
 
-  // FP8 wgmma reads K-major operands only: A stored [k][m] (op T) or B stored [k][n] (op N)
-  // is packed K-major into the workspace first (the pack entry, common/pack_layout.h).
-  static bool packs_a(const Problem& p) { return p.types.fp8() && p.op_a == Op::T; }
-  static bool packs_b(const Problem& p) { return p.types.fp8() && p.op_b == Op::N; }
+  // tf32 and FP8 wgmmas read K-major operands only: A stored [k][m] (op T) or B stored [k][n]
+  // (op N) is packed K-major into the workspace first (the pack entry, common/pack_layout.h).
+  static bool reads_k_major_only(const GemmTypes& t) {
+    return t.fp8() || t.compute == ComputeType::tf32;
+  }
+  static bool packs_a(const Problem& p) { return reads_k_major_only(p.types) && p.op_a == Op::T; }
+  static bool packs_b(const Problem& p) { return reads_k_major_only(p.types) && p.op_b == Op::N; }
+  // An operand of `rows` rows packed K-major: rows of K elements padded to 16 bytes.
+  static PackedLayout packed_operand(const Problem& p, int64_t rows) {
+    const int e = element_bytes(p.types.a);
+    return packed_layout(rows, p.k, 1, 16 / e, e);
+  }
 
   // The workspace the packed operands take: A's rows first (its space kept when only B is
   // packed, as the pack entry places B after it), then B's.
   static size_t packed_bytes(const Problem& p) {
     if (!packs_a(p) && !packs_b(p)) return 0;
-    const int64_t a = packed_layout(p.m, p.k, 1, 16, 1).bytes;
-    return size_t(a + (packs_b(p) ? packed_layout(p.n, p.k, 1, 16, 1).bytes : 0));
+    const int64_t a = packed_operand(p, p.m).bytes;
+    return size_t(a + (packs_b(p) ? packed_operand(p, p.n).bytes : 0));
   }
 
-  // A packed FP8 operand in the workspace at `offset`: `rows` rows of K bytes, `packed.ld`
+  // A packed operand in the workspace at `offset`: `rows` rows of K elements, `packed.ld`
   // apart, copied as a K-major operand is.
   static TensorMapView packed_map(const Problem& p, int64_t rows, const PackedLayout& packed,
                                   int64_t offset, int64_t tile_rows) {
+    const int e = element_bytes(p.types.a);
     TensorMapView v;
     v.dtype = p.types.a;
-    v.row_bytes = packed.ld;
+    v.row_bytes = packed.ld * e;
     v.inner = p.k;
     v.outer = rows;
-    v.box_inner = int(wgmma_family::kRowBytes);
+    v.box_inner = int(wgmma_family::kRowBytes / e);
     v.box_outer = int(tile_rows);
     v.workspace_offset = offset;
     return v;

@@ -42,6 +42,7 @@ const std::vector<KernelConfig>& configs() {
       tma_config(128, 128, 2, 4, 8, 1, 2),        // a cluster of two sharing B
       tma_config(128, 128, 2, 4, 1, 1, 2, 2),     // four blocks sharing A and B
       tma_config(128, 128, 2, 4, 8, 1, 2, 1, 1),  // C by tensor stores (beta 0)
+      tma_config(128, 192, 2, 4, 8, 1, 2, 1, 1),  // the widest: slices promoted unpipelined
   };
   return c;
 }

@@ -1,5 +1,6 @@
 // gemm_tma_wgmma on an sm_90 GPU, through the evaluator (cuBLAS FP32 reference, FP64 for small
-// problems, poisoned C): f16, bf16 (C in the input type or f32) in the four layouts, tf32 NT;
+// problems, poisoned C): f16, bf16 (C in the input type or f32) and tf32 in the four layouts
+// (tf32's MN-major operands packed K-major first, so not with split-K);
 // tiled, ragged and odd or prime M, N, K with rows padded to 16 bytes; beta != 0; one and two
 // consumer warpgroups, every BN, 2..8 stages; persistent grids with more units than blocks;
 // SPLIT_K with ragged K and ranges past K's end, into every C type; clusters of two blocks
@@ -7,7 +8,7 @@
 // block's tile outside C); C through shared memory by tensor stores where beta is 0 and its rows
 // are whole 16 bytes (ragged edges clipped by the copy engine), directly otherwise (N = 61, 7
 // and 509 of 16-bit C check that no store reaches a row's padding). Misaligned operands are refused
-// (invalid), as are tf32 layouts other than NT. Skips without an sm_90 GPU.
+// (invalid). Skips without an sm_90 GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -97,8 +98,9 @@ TEST_F(GemmTmaWgmmaGpu, every_type_and_layout_is_correct_on_tiled_ragged_and_pri
     for (size_t i = 0; i < configs().size(); ++i)
       EXPECT_EQ((ok_runs_[{type, i}]), 4 * 8 * 2)
           << kTypes[type] << " " << configs()[i].canonical_name();
-  for (size_t i = 0; i < configs().size(); ++i)  // tf32: NT only
-    EXPECT_EQ((ok_runs_[{kTf32, i}]), 8 * 2) << "tf32 " << configs()[i].canonical_name();
+  for (size_t i = 0; i < configs().size(); ++i)  // tf32: NT, and the packed layouts unsplit
+    EXPECT_EQ((ok_runs_[{kTf32, i}]), (configs()[i].get("SPLIT_K") == 1 ? 4 : 1) * 8 * 2)
+        << "tf32 " << configs()[i].canonical_name();
 }
 
 // Operands one element off 16 bytes, or rows of length + 1: tensor maps cannot express them,

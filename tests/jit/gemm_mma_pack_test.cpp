@@ -177,9 +177,9 @@ TEST(GemmMmaPack, space_repeats_the_pack_constraint_with_its_reason) {
 
 // Untuned, a misaligned problem gets a PACK default of its type (f32x3: PACK=2, B transposed),
 // an aligned one does not, except tf32, whose pack rounds to tf32 once (faster than the
-// loop's cvt on the H200); on sm_90 gemm_wgmma takes every type (the 16-bit ones misaligned
-// through its own PACK=1; tf32 and f32x3, always packed), except aligned 16-bit inputs, which
-// gemm_tma_wgmma reads in place (f16 -> f32 included).
+// loop's cvt on the H200); on sm_90 gemm_wgmma takes every misaligned type (the 16-bit ones
+// through its own PACK=1; tf32 and f32x3, always packed) and aligned f32x3, while
+// gemm_tma_wgmma takes aligned 16-bit inputs (f16 -> f32 included) and tf32 (B packed in NN).
 TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_without) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   KernelSelector ampere({}, shipped_default_kernels(), "sm_80", 108);
@@ -196,11 +196,10 @@ TEST(GemmMmaPack, defaults_serve_misaligned_problems_with_pack_and_aligned_ones_
     }
     const KernelChoice big = ampere.choose(misaligned(type, 5124, 9124, 2560));
     EXPECT_NE(big.config.get_or("PACK", 0), 0) << big.config.canonical_name();
-    // Aligned on sm_90: the TMA family for 16-bit inputs; on sm_80 gemm_mma's, PACK=1 for
-    // tf32 alone.
+    // Aligned on sm_90: the TMA family but for f32x3; on sm_80 gemm_mma's, PACK=1 for tf32
+    // alone.
     const Problem square = Problem::packed(parse_gemm_types(type), Op::N, Op::N, 4096, 4096, 4096);
-    const bool tma = std::string(type) == "f16" || std::string(type) == "bf16" ||
-                     std::string(type) == "f16_out_f32";
+    const bool tma = std::string(type) != "f32x3";
     EXPECT_EQ(s.choose(square).config.template_name, tma ? "gemm_tma_wgmma" : sm_90_family);
     const KernelChoice aligned = ampere.choose(square);
     ASSERT_EQ(aligned.config.template_name, "gemm_mma");

@@ -1,7 +1,8 @@
 // gemm_tma_wgmma without a GPU: its shipped defaults and a sample of its legal space compile for
 // sm_90 (as sm_90a) without spills in every type and layout it computes; the PTX holds the
 // tensor copies, the mbarrier ring, wgmma and the register split; the space and the host side
-// refuse other archs, f32x3, misaligned operands and tf32 layouts other than NT with a reason;
+// refuse other archs, f32x3 and misaligned operands with a reason; tf32 and FP8 pack their
+// MN-major operands;
 // the plan is persistent (at most one block per SM), names the tensor maps the launch encodes,
 // and adds the split reduction with its workspace.
 #include <fmt/format.h>
@@ -149,7 +150,9 @@ TEST(GemmTmaWgmmaHost, fp8_reads_k_major_operands_in_128_byte_boxes) {
   EXPECT_EQ(plan.map_a.row_bytes, 4096);
   EXPECT_EQ(plan.count, 1) << "NT reads both operands where they are";
   EXPECT_EQ(plan.workspace_bytes, 0u);
-  // Two sets of accumulators: a consumer's 64 x 256, or two m64 tiles of 128, is refused.
+  // Two sets of accumulators: a consumer's 64 x 192 fits, its 64 x 256 or two m64 tiles of 128
+  // do not.
+  EXPECT_FALSE(family().unsupported_reason(tma_config(128, 192, 2, 4), nt, "sm_90"));
   for (const KernelConfig& wide : {tma_config(128, 256, 2, 4), tma_config(256, 128, 2, 4)}) {
     const auto why = family().unsupported_reason(wide, nt, "sm_90");
     ASSERT_TRUE(why) << wide.canonical_name();
@@ -212,16 +215,46 @@ TEST(GemmTmaWgmmaHost, fp8_packs_its_mn_major_operands_into_the_workspace) {
       c, Problem::packed(gemm_types("e4m3"), Op::T, Op::N, 32768, 32768, 32768), "sm_90");
   ASSERT_TRUE(huge);
   EXPECT_TRUE(contains(*huge, "MiB of workspace")) << *huge;
-  // Plain builds have no pack entry, nor tf32 a packed layout.
+  // 16-bit builds read MN-major operands as they are: no pack entry.
   EXPECT_EQ(family().entries(c, gemm_types("bf16")).size(), 1u);
-  EXPECT_TRUE(family().unsupported_reason(
-      c, Problem::packed(gemm_types("tf32"), Op::T, Op::N, m, n, k), "sm_90"));
 }
 
-TEST(GemmTmaWgmmaCompile, the_fp8_pack_entry_is_in_fp8_builds_only) {
+// tf32 wgmma reads K-major operands only too: its MN-major operands are packed as FP8's, in
+// 32 x 32 tiles of 4-byte elements (rows of K padded to 16 bytes: 4 elements).
+TEST(GemmTmaWgmmaHost, tf32_packs_its_mn_major_operands_into_the_workspace) {
+  const KernelConfig c = tma_config(128, 128, 2, 4);
+  const int64_t m = 300, n = 200, k = 1001, ld = 1004;  // packed rows: 1004 elements
+  const int64_t a_bytes = (m * ld * 4 + 255) / 256 * 256;
+  const Problem tn = Problem::packed(gemm_types("tf32"), Op::T, Op::N, m, n, k);
+  ASSERT_FALSE(family().unsupported_reason(c, tn, "sm_90"));
+  const LaunchPlan plan = family().plan_launch(c, tn, 132);
+  ASSERT_EQ(plan.count, 2);
+  const std::vector<std::string> entries = family().entries(c, tn.types);
+  EXPECT_EQ(entries[size_t(plan.launches[0].entry)], "gemm_tma_wgmma_pack");
+  const KernelLaunch& pack = plan.launches[0];
+  EXPECT_EQ(pack.block[0] * pack.block[1], 256u);
+  EXPECT_EQ(pack.grid[0], unsigned((ld + 31) / 32)) << "K's packed columns, 32 a tile";
+  EXPECT_EQ(pack.grid[1], unsigned((m + 31) / 32)) << "the longer operand's rows";
+  EXPECT_EQ(plan.workspace_bytes, size_t(a_bytes + (n * ld * 4 + 255) / 256 * 256));
+  EXPECT_EQ(plan.map_a.workspace_offset, 0);
+  EXPECT_EQ(plan.map_b.workspace_offset, a_bytes);
+  EXPECT_EQ(plan.map_a.row_bytes, ld * 4);
+  EXPECT_EQ(plan.map_a.inner, k);
+  EXPECT_EQ(plan.map_a.box_inner, 32) << "one 128-byte row of K: 32 f32";
+  // NT reads both where they are.
+  const LaunchPlan nt =
+      family().plan_launch(c, Problem::packed(gemm_types("tf32"), Op::N, Op::T, m, n, 1004), 132);
+  EXPECT_EQ(nt.count, 1);
+  EXPECT_EQ(nt.workspace_bytes, 0u);
+}
+
+TEST(GemmTmaWgmmaCompile, the_pack_entry_is_in_tf32_and_fp8_builds_only) {
   const std::string tn = ptx_of(tma_config(128, 128, 2, 4), gemm_types("e4m3"), Op::T, Op::N);
   EXPECT_TRUE(contains(tn, ".entry gemm_tma_wgmma_pack"));
   EXPECT_TRUE(contains(tn, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"));
+  const std::string tf32 = ptx_of(tma_config(128, 128, 2, 4), gemm_types("tf32"), Op::N, Op::N);
+  EXPECT_TRUE(contains(tf32, ".entry gemm_tma_wgmma_pack"));
+  EXPECT_TRUE(contains(tf32, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
   const std::string bf16 = ptx_of(tma_config(128, 128, 2, 4), gemm_types("bf16"), Op::T, Op::N);
   EXPECT_FALSE(contains(bf16, "gemm_tma_wgmma_pack"));
 }
@@ -270,7 +303,7 @@ TEST(GemmTmaWgmmaSpace, refuses_clusters_past_two_a_side_and_staged_split_config
   EXPECT_FALSE(space.rejection(tma_config(128, 128, 2, 4, 8, 1, 2, 2, 1), sm90));
 }
 
-TEST(GemmTmaWgmmaHost, refuses_misaligned_operands_tf32_outside_nt_and_empty_sizes) {
+TEST(GemmTmaWgmmaHost, refuses_misaligned_operands_and_empty_sizes) {
   const KernelConfig c = tma_config(128, 256, 2, 4);
   Problem p = Problem::packed(gemm_types("f16"), Op::N, Op::N, 4096, 4096, 4096);
   EXPECT_FALSE(family().unsupported_reason(c, p, "sm_90"));
@@ -281,10 +314,9 @@ TEST(GemmTmaWgmmaHost, refuses_misaligned_operands_tf32_outside_nt_and_empty_siz
   EXPECT_TRUE(contains(*why, "have 16 and 8")) << *why;
   const Problem nt = Problem::packed(gemm_types("tf32"), Op::N, Op::T, 512, 512, 512);
   EXPECT_FALSE(family().unsupported_reason(c, nt, "sm_90"));
-  const Problem nn = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 512, 512, 512);
-  const auto tf32 = family().unsupported_reason(c, nn, "sm_90");
-  ASSERT_TRUE(tf32);
-  EXPECT_TRUE(contains(*tf32, "K-major")) << *tf32;
+  Problem nn = Problem::packed(gemm_types("tf32"), Op::N, Op::N, 512, 512, 512);
+  nn.align_b = 4;
+  EXPECT_FALSE(family().unsupported_reason(c, nn, "sm_90")) << "B is packed from any alignment";
   const Problem empty = Problem::packed(gemm_types("f16"), Op::N, Op::T, 64, 64, 0);
   const auto k0 = family().unsupported_reason(c, empty, "sm_90");
   ASSERT_TRUE(k0);

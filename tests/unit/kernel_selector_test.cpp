@@ -757,9 +757,8 @@ TEST(DefaultKernels, are_sized_to_fill_the_gpu) {
   EXPECT_EQ(unsized_pick(1000, 1000, 1000).get("BM"), 128);
 }
 
-// sm_90's aligned 16-bit problems go to the TMA-fed family (small ones to its split-K line);
-// misaligned ones to gemm_wgmma's PACK=1 lines. tf32 NN stays on gemm_wgmma: TMA's k-major
-// tf32 lines serve only NT.
+// sm_90's aligned 16-bit and tf32 problems go to the TMA-fed family (small ones to its split-K
+// line; tf32 NN with B packed K-major first); misaligned ones to gemm_wgmma's PACK=1 lines.
 TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
   KernelSelector s({}, shipped_default_kernels(), "sm_90", 132);
   auto pick = [&](DType t, int64_t m, int64_t n, int64_t k) {
@@ -768,7 +767,7 @@ TEST(DefaultKernels, wgmma_lines_serve_aligned_tensor_problems_on_sm_90) {
   };
   EXPECT_EQ(pick(DType::f16, 4096, 4096, 4096).template_name, "gemm_tma_wgmma");
   EXPECT_EQ(pick(DType::bf16, 8192, 8192, 8192).template_name, "gemm_tma_wgmma");
-  EXPECT_EQ(pick(DType::f32, 4096, 4096, 4096).template_name, "gemm_wgmma");  // tf32
+  EXPECT_EQ(pick(DType::f32, 4096, 4096, 4096).template_name, "gemm_tma_wgmma");  // tf32
   // 1024^3: 64 128x128 tiles, too few for 132 SMs; four k-slices of the split-K line fill it.
   // 512^3: its 16 tiles in four slices launch 64 blocks, as many as the wgmma 64x64 line's;
   // the earlier line wins the tie.
@@ -863,7 +862,8 @@ TEST(DefaultKernels, untuned_deep_k_tf32_and_f32x3_problems_split_k) {
     EXPECT_EQ(deep.get("BN"), 64);
     EXPECT_EQ(pick(hopper, 128, 256, 65536).get("SPLIT_K"), 16);  // 8 tiles: 32 blocks split 4
     const KernelConfig square = pick(hopper, 4096, 4096, 4096);
-    EXPECT_EQ(square.template_name, "gemm_wgmma");
+    // tf32 on the TMA family (B packed K-major); f32x3 on gemm_wgmma, the one that splits it.
+    EXPECT_EQ(square.template_name, std::string(types) == "tf32" ? "gemm_tma_wgmma" : "gemm_wgmma");
     EXPECT_EQ(square.get("SPLIT_K"), 1);
     EXPECT_EQ(pick(ampere, 128, 128, 65536).get("SPLIT_K"), 64);
   }
