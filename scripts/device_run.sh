@@ -54,6 +54,12 @@
 #                                      synccheck, initcheck) on the GPU tests the gtest filter names
 #                                      (the rest of the stage, as with tests): the tests' results,
 #                                      the first findings and the error summary
+#   ncu:<set>:<db>:<name>[:<regex>]    Nsight Compute's full set on one launch (past 20) of the
+#                                      kernels <regex> names (default: ours, ^gemm_; e.g.
+#                                      'nvjet|xmma|cutlass' for the vendor's) while tgemm-bench
+#                                      runs <set> on <db> (a new name: the defaults): the report
+#                                      <name>.ncu-rep, its details and per-instruction samples
+#                                      (<name>_details.txt, <name>_sass.csv)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
@@ -233,6 +239,16 @@ for stage in "$@"; do
         tee "$OUT/sanitize_$a1.log" |
         grep -E "^\[  (PASSED|FAILED) |ERROR SUMMARY|^========= [A-Z][a-z]+ .*(read|write|race|hazard|barrier)" |
         head -40 ;;
+    ncu)
+      ncu=$(which ncu 2>/dev/null || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+      "$ncu" --set full --clock-control none -k "regex:${a4:-^gemm_}" --launch-skip 20 \
+        --launch-count 1 -f -o "$OUT/$a3" "$B/tuner/tgemm-bench" \
+        --db "$(db "$a2")" --shapes "$(shapes "$a1")" --max-ms 200 >"$OUT/ncu_$a3.log" 2>&1
+      "$ncu" -i "$OUT/$a3.ncu-rep" --page details --print-details all >"$OUT/${a3}_details.txt" 2>&1
+      "$ncu" -i "$OUT/$a3.ncu-rep" --page source --print-source sass --csv \
+        >"$OUT/${a3}_sass.csv" 2>&1
+      grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|L2 Cache Throughput|Registers Per" \
+        "$OUT/${a3}_details.txt" | head -12 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
