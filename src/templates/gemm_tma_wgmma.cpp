@@ -103,16 +103,7 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
     const PackedLayout packed_a = packed_operand(problem, problem.m);
     const PackedLayout packed_b = packed_operand(problem, problem.n);
     if (packs_a(problem) || packs_b(problem)) {
-      // The pack entry's tiles: FP8 64 x 64 bytes (256 threads), tf32 32 x 32 elements (32 x 8).
-      const int64_t tile = problem.types.fp8() ? 64 : 32;
-      KernelLaunch pack;
-      pack.entry = int(entries(config, problem.types).size()) - 1;
-      pack.grid[0] = unsigned(ceil_div(packed_a.ld, tile));
-      pack.grid[1] = unsigned(ceil_div(std::max(problem.m, problem.n), tile));
-      pack.grid[2] = 2;
-      pack.block[0] = problem.types.fp8() ? 256 : 32;
-      pack.block[1] = problem.types.fp8() ? 1 : 8;
-      plan.add(pack);
+      plan.add(pack_launch(problem, int(entries(config, problem.types).size()) - 1, packed_a.ld));
       plan.workspace_bytes = packed_bytes(problem);
     }
     KernelLaunch main;
@@ -173,6 +164,20 @@ class GemmTmaWgmma final : public wgmma_family::WgmmaFamily {
   }
   static bool packs_a(const Problem& p) { return reads_k_major_only(p.types) && p.op_a == Op::T; }
   static bool packs_b(const Problem& p) { return reads_k_major_only(p.types) && p.op_b == Op::N; }
+  // The pack entry's launch: a layer of tiles per operand (A's and B's packed rows are `ld`
+  // elements long), FP8 in 64 x 64 bytes by 256 threads, tf32 in 32 x 32 elements by 32 x 8.
+  static KernelLaunch pack_launch(const Problem& p, int entry, int64_t ld) {
+    const bool fp8 = p.types.fp8();
+    const int64_t tile = fp8 ? 64 : 32;
+    KernelLaunch pack;
+    pack.entry = entry;
+    pack.grid[0] = unsigned(ceil_div(ld, tile));
+    pack.grid[1] = unsigned(ceil_div(std::max(p.m, p.n), tile));
+    pack.grid[2] = 2;
+    pack.block[0] = fp8 ? 256 : 32;
+    pack.block[1] = fp8 ? 1 : 8;
+    return pack;
+  }
   // An operand of `rows` rows packed K-major: rows of K elements padded to 16 bytes.
   static PackedLayout packed_operand(const Problem& p, int64_t rows) {
     const int e = element_bytes(p.types.a);
