@@ -3,9 +3,10 @@
 //   C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C
 // Inputs f16 / bf16 (C in the input type or f32, either operand K- or MN-major), f32 computed
 // as tf32, or FP8 (A and B each e4m3 or e5m2, C bf16, f16 or f32, the product scaled by the
-// per-tensor scales of EpilogueParams); tf32 and FP8 read both operands K-major (A stored
-// [m][k], B stored [n][k]), in any layout: an operand stored MN-major is copied K-major into
-// the workspace first (gemm_tma_wgmma_pack).
+// per-tensor scales of EpilogueParams, or in a TGEMM_ROWWISE_SCALES build by its scale_a's m
+// values, one per row of C, and scale_b's n, one per column: cuBLASLt's outer-vector scales);
+// tf32 and FP8 read both operands K-major (A stored [m][k], B stored [n][k]), in any layout: an
+// operand stored MN-major is copied K-major into the workspace first (gemm_tma_wgmma_pack).
 // A block is one producer warpgroup and CONSUMERS consumer warpgroups. One thread of the
 // producer walks the block's work and issues tensor copies of A's and B's K slices (one
 // 128-byte swizzle row deep: BK = 64 16-bit or 32 f32 elements) into a STAGES-deep ring of
@@ -73,6 +74,9 @@
 #ifndef TMA_STORE
 #define TMA_STORE 0  // 1: C through shared memory by tensor stores where it can (beta 0, aligned)
 #endif
+#ifndef TGEMM_ROWWISE_SCALES
+#define TGEMM_ROWWISE_SCALES 0  // FP8's scales per row of A and column of B (Epilogue's build)
+#endif
 
 // ---- Derived constants --------------------------------------------------------------
 #define ELEM_BYTES (TGEMM_TYPE_A == 0 ? 4 : TGEMM_FP8 ? 1 : 2)  // bytes of one A or B element
@@ -127,6 +131,7 @@ static_assert(MT * BN / 2 <= 128, "more than 128 accumulators per thread spill")
 static_assert(!TGEMM_FP8 || MT * BN / 2 <= 96,
               "FP8 keeps two sets of accumulators (the slice's and the f32 sums): 96 at most");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
+static_assert(!TGEMM_ROWWISE_SCALES || TGEMM_FP8, "rowwise scales scale FP8 inputs");
 static_assert(SWIZZLE >= 1, "SWIZZLE must be at least 1");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be at least 1");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "one or two cluster blocks along M");
@@ -275,6 +280,25 @@ __device__ __forceinline__ void produce(const tgemm::TmaGemmParams& p, unsigned 
   }
 }
 
+// A rowwise build's scales (A's of row r, B's of columns col and col + 1) into a pair of sums,
+// applied as the pair leaves so that no scale is held across the tile; nothing in other builds,
+// whose per-tensor scales are in the sums already. Null pointers are scales of 1.
+__device__ __forceinline__ void scale_pair(const tgemm::TmaGemmParams& p, int r, int col, float& v0,
+                                           float& v1) {
+#if TGEMM_ROWWISE_SCALES
+  const tgemm::EpilogueParams& e = p.epilogue;
+  if (e.scale_a && r < p.gemm.m) {
+    const float s = __ldg(e.scale_a + r);
+    v0 *= s;
+    v1 *= s;
+  }
+  if (e.scale_b) {
+    if (col < p.gemm.n) v0 *= __ldg(e.scale_b + col);
+    if (col + 1 < p.gemm.n) v1 *= __ldg(e.scale_b + col + 1);
+  }
+#endif
+}
+
 // One consumer warpgroup's rows of a unit's tile, to C (or, split, to the workspace).
 __device__ __forceinline__ void store_tile(const tgemm::TmaGemmParams& p, const Unit& w, int wg,
                                            float (&acc)[MT][BN / 2]) {
@@ -288,8 +312,9 @@ __device__ __forceinline__ void store_tile(const tgemm::TmaGemmParams& p, const 
       const int col = w.n0 + j * 8 + 2 * t;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // rows g and g + 8
-        const float v0 = acc[mt][4 * j + 2 * h], v1 = acc[mt][4 * j + 2 * h + 1];
+        float v0 = acc[mt][4 * j + 2 * h], v1 = acc[mt][4 * j + 2 * h + 1];
         const int r = row + 8 * h;
+        scale_pair(p, r, col, v0, v1);
         if (SPLIT_K == 1) {
 #if TGEMM_EPILOGUE
           tgemm::store_output_pair(p.gemm, p.epilogue, r, col, v0, v1);
@@ -339,10 +364,11 @@ __device__ __forceinline__ void store_tile_by_copy(const tgemm::TmaGemmParams& p
         for (int h = 0; h < 2; ++h) {  // rows g and g + 8 of the warp's 16 (both = g mod 8)
           const int j = c0 / 8 + jj, row = warp * 16 + g + 8 * h;
           const int byte = (jj * 8 + 2 * t) * C_BYTES;  // in the row's 128 bytes
+          float v0 = p.gemm.alpha * acc[mt][4 * j + 2 * h],
+                v1 = p.gemm.alpha * acc[mt][4 * j + 2 * h + 1];
+          scale_pair(p, w.m0 + wg * WG_ROWS + mt * 64 + row, w.n0 + j * 8 + 2 * t, v0, v1);
           stage_pair(static_cast<tgemm::ElementC*>(nullptr),
-                     chunk + row * ROW_BYTES + ((byte / 16) ^ g) * 16 + byte % 16,
-                     p.gemm.alpha * acc[mt][4 * j + 2 * h],
-                     p.gemm.alpha * acc[mt][4 * j + 2 * h + 1]);
+                     chunk + row * ROW_BYTES + ((byte / 16) ^ g) * 16 + byte % 16, v0, v1);
         }
       tgemm::fence_shared_for_copies();
       if (issuer) tgemm::tensor_stores_read();  // the other buffer's store has read it
@@ -416,9 +442,9 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
         if (writers & (1u << r)) tgemm::mbarrier_arrive_in(empty + 8 * slot, r);
     }
   };
-#if TGEMM_FP8
+#if TGEMM_FP8 && !TGEMM_ROWWISE_SCALES
   // Every product carries both per-tensor scales (a null one is 1): applied to the sums before
-  // they leave.
+  // they leave (a rowwise build's by scale_pair).
   const float scale = (p.epilogue.scale_a ? *p.epilogue.scale_a : 1.0f) *
                       (p.epilogue.scale_b ? *p.epilogue.scale_b : 1.0f);
 #endif
@@ -490,7 +516,7 @@ __device__ __forceinline__ void consume(const tgemm::TmaGemmParams& p, unsigned 
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) result[mt][i] = 0.0f;
     }
-#if TGEMM_FP8
+#if TGEMM_FP8 && !TGEMM_ROWWISE_SCALES
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll

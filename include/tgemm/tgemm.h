@@ -119,6 +119,13 @@ class Handle {
   void gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
                 const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta, TC* c,
                 int ldc, cudaStream_t stream = nullptr);
+  // The same with the scales' mode (tgemmScaleMode_t): rowwise, scale_a holds m floats (one per
+  // row of C) and scale_b n (one per column), neither null.
+  enum class ScaleMode { tensor, rowwise };
+  template <typename TA, typename TB, typename TC>
+  void gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
+                const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta, TC* c,
+                int ldc, ScaleMode mode, cudaStream_t stream = nullptr);
 
   // batch_count GEMMs of one shape, as cublasGemmStridedBatchedEx (tgemmGemmStridedBatchedEx's
   // rules): member i at a + i * stride_a, b + i * stride_b, c + i * stride_c (elements).

@@ -259,12 +259,21 @@ tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
                                   tgemmDataType_t Ctype, int ldc, tgemmComputeType_t computeType,
                                   const tgemmEpilogue_t* epilogue, cudaStream_t stream);
 
-/* FP8 inputs' per-tensor scales, as cublasLt's CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
- * _B_SCALE_POINTER: each points to one float in device memory, read by the kernel when it runs
- * (so a graph replays with the values current then). */
+/* How tgemmScales_t's pointers scale the product, as cublasLt's CUBLASLT_MATMUL_DESC_A_SCALE_MODE
+ * and _B_SCALE_MODE (both take one mode here):
+ *   TGEMM_SCALE_TENSOR  one float each (CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+ *   TGEMM_SCALE_ROWWISE scaleA m floats, one per row of C, and scaleB n floats, one per column:
+ *                       C[i][j] = scaleA[i] * scaleB[j] * alpha * (op(A) op(B))[i][j] + beta *
+ *                       C[i][j] (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F; a single GEMM). */
+typedef enum { TGEMM_SCALE_TENSOR = 0, TGEMM_SCALE_ROWWISE = 1 } tgemmScaleMode_t;
+
+/* FP8 inputs' scales, as cublasLt's CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
+ * _B_SCALE_POINTER: floats in device memory, read by the kernel when it runs (so a graph replays
+ * with the values current then); `mode` says how many (zero-initialized: one per tensor). */
 typedef struct {
   const float* scaleA;
   const float* scaleB;
+  tgemmScaleMode_t mode;
 } tgemmScales_t;
 
 /* tgemmGemmEx of FP8 inputs with their scales, and optionally a fused epilogue (NULL: none):

@@ -45,6 +45,7 @@ std::string Epilogue::name() const {
   if (bias_f32) out += ".bf32";
   if (aux) out += ".aux";
   if (separate_d) out += ".d";
+  if (rowwise_scales) out += ".rowwise";
   return out;
 }
 
@@ -55,10 +56,12 @@ Epilogue Epilogue::build() const {
 }
 
 std::vector<std::string> Epilogue::defines() const {
-  if (!any()) return {};
-  std::vector<std::string> out = {"-DTGEMM_EPILOGUE=1",
-                                  fmt::format("-DTGEMM_ACTIVATION={}", int(activation)),
-                                  fmt::format("-DTGEMM_BIAS={}", int(bias))};
+  std::vector<std::string> out;
+  if (rowwise_scales) out.push_back("-DTGEMM_ROWWISE_SCALES=1");
+  if (!fused()) return out;
+  out.push_back("-DTGEMM_EPILOGUE=1");
+  out.push_back(fmt::format("-DTGEMM_ACTIVATION={}", int(activation)));
+  out.push_back(fmt::format("-DTGEMM_BIAS={}", int(bias)));
   if (bias_f32) out.push_back("-DTGEMM_BIAS_TYPE=0");  // else C's type, the header's default
   if (aux) out.push_back("-DTGEMM_AUX=1");
   return out;
@@ -70,6 +73,8 @@ std::string Epilogue::invalid_reason(const GemmTypes& types) const {
     return "an f32 bias is C's type for an f32 C: it is not asked for apart";
   if (aux && activation == Activation::none)
     return "aux keeps the values before the activation: it needs an activation (relu, gelu, ...)";
+  if (rowwise_scales && !types.fp8())
+    return "rowwise scales scale FP8 inputs (A and B e4m3 or e5m2), not " + types.name();
   return "";
 }
 
@@ -92,7 +97,8 @@ Epilogue parse_epilogue_name(std::string_view name) {
   for (auto [flag, set] : {std::pair<const char*, bool*>{".m", nullptr},
                            {".bf32", &e.bias_f32},
                            {".aux", &e.aux},
-                           {".d", &e.separate_d}}) {
+                           {".d", &e.separate_d},
+                           {".rowwise", &e.rowwise_scales}}) {
     const std::string_view f = flag;
     if (!flags.starts_with(f) || (flags.size() > f.size() && flags[f.size()] != '.')) continue;
     if (set)
@@ -103,7 +109,8 @@ Epilogue parse_epilogue_name(std::string_view name) {
       fail("epilogue '{}': .m (a bias along M) without a bias", name);
     flags.remove_prefix(f.size());
   }
-  if (!flags.empty()) fail("epilogue '{}': unknown part '{}' (.m, .bf32, .aux, .d)", name, flags);
+  if (!flags.empty())
+    fail("epilogue '{}': unknown part '{}' (.m, .bf32, .aux, .d, .rowwise)", name, flags);
   if (!e.any()) fail("epilogue '{}' is a plain GEMM's, which is named ''", name);
   return e;
 }

@@ -123,7 +123,13 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Problem& p, int64_t ldd)
     // FP8 keeps cuBLASLt's default accumulation, which promotes the tensor cores' partial
     // sums to f32 as our FP8 kernels do (CUBLASLT_MATMUL_DESC_FAST_ACCUM stays 0).
     scales_ = p.types.fp8();
-    if (p.epilogue.any()) {
+    if (p.epilogue.rowwise_scales) {
+      // Our A's m values are cuBLAS's B's (its N), our B's n its A's: one mode for both.
+      const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer);
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer);
+    }
+    if (p.epilogue.fused()) {
       const std::optional<cublasLtEpilogue_t> epilogue = lt_epilogue(p.epilogue);
       if (!epilogue) fail("cuBLASLt has no epilogue like {}", p.epilogue.name());
       set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, *epilogue);

@@ -224,8 +224,13 @@ tgemm::GemmCall with_scales(tgemm::GemmCall call, const tgemmScales_t* scales) {
     throw tgemm::InvalidValueError(
         "scales, scales->scaleA and scales->scaleB must not be null (tgemmGemmEx computes FP8 "
         "unscaled)");
+  if (scales->mode != TGEMM_SCALE_TENSOR && scales->mode != TGEMM_SCALE_ROWWISE)
+    throw tgemm::InvalidValueError(
+        fmt::format("scales->mode = {} is neither TGEMM_SCALE_TENSOR nor TGEMM_SCALE_ROWWISE",
+                    int(scales->mode)));
   call.scale_a = scales->scaleA;
   call.scale_b = scales->scaleB;
+  call.epilogue.rowwise_scales = scales->mode == TGEMM_SCALE_ROWWISE;
   return call;
 }
 

@@ -48,7 +48,7 @@ void epilogue_of(const GemmCall& call, bool empty, Problem* p) {
   if (!e.any()) return;
   if (call.batch != 1 || call.batch_pointers)
     throw NotSupportedError(fmt::format(
-        "epilogue {} on a batch: an epilogue applies to one GEMM (batchCount 1)", e.kind()));
+        "epilogue {} on a batch: an epilogue applies to one GEMM (batchCount 1)", e.name()));
   if (e.separate_d && call.ldd < std::max(1, call.n))
     invalid("ldd = {} is smaller than the row length of D ({})", call.ldd, call.n);
   if (e.aux && call.ldaux < std::max(1, call.n))
@@ -57,6 +57,8 @@ void epilogue_of(const GemmCall& call, bool empty, Problem* p) {
   if (e.bias != BiasAlong::none && !call.bias)
     invalid("epilogue {} adds a bias, but the bias pointer is null", e.kind());
   if (e.aux && !call.aux) invalid("epilogue {} keeps aux, but the aux pointer is null", e.name());
+  if (e.rowwise_scales && (!call.scale_a || !call.scale_b))
+    invalid("rowwise scales need both scale pointers (m and n floats), and one is null");
 }
 
 // The call's sizes, types and leading dimensions, then its batch and epilogue (no alignment).

@@ -147,7 +147,7 @@ Dispatcher::CallKey Dispatcher::make_key(int device, const Problem& p) const {
           uint8_t(p.epilogue.activation),
           uint8_t(p.epilogue.bias),
           uint8_t(int(p.epilogue.bias_f32) | int(p.epilogue.aux) << 1 |
-                  int(p.epilogue.separate_d) << 2)};
+                  int(p.epilogue.separate_d) << 2 | int(p.epilogue.rowwise_scales) << 3)};
 }
 
 // Tuned times that no longer hold (another template source, NVRTC or driver) are not served:

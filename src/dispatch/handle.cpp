@@ -165,6 +165,14 @@ template <typename TA, typename TB, typename TC>
 void Handle::gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
                       const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta,
                       TC* c, int ldc, cudaStream_t stream) {
+  gemm_fp8(op_a, op_b, m, n, k, alpha, a, lda, scale_a, b, ldb, scale_b, beta, c, ldc,
+           ScaleMode::tensor, stream);
+}
+
+template <typename TA, typename TB, typename TC>
+void Handle::gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, const TA* a, int lda,
+                      const float* scale_a, const TB* b, int ldb, const float* scale_b, float beta,
+                      TC* c, int ldc, ScaleMode mode, cudaStream_t stream) {
   GemmTypes types;
   types.a = dtype_of<TA>();
   types.b = dtype_of<TB>();
@@ -172,14 +180,18 @@ void Handle::gemm_fp8(char op_a, char op_b, int m, int n, int k, float alpha, co
   GemmCall call = make_call(types, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   call.scale_a = scale_a;
   call.scale_b = scale_b;
+  call.epilogue.rowwise_scales = mode == ScaleMode::rowwise;
   live("gemm_fp8").gemm(call, stream);
 }
 
-// Every pair of FP8 inputs into each C type.
+// Every pair of FP8 inputs into each C type, with and without a scale mode.
 #define TGEMM_GEMM_FP8(TA, TB, TC)                                                              \
   template void Handle::gemm_fp8<TA, TB, TC>(char, char, int, int, int, float, const TA*, int,  \
                                              const float*, const TB*, int, const float*, float, \
-                                             TC*, int, cudaStream_t);
+                                             TC*, int, cudaStream_t);                           \
+  template void Handle::gemm_fp8<TA, TB, TC>(char, char, int, int, int, float, const TA*, int,  \
+                                             const float*, const TB*, int, const float*, float, \
+                                             TC*, int, ScaleMode, cudaStream_t);
 #define TGEMM_GEMM_FP8_INTO(TC)                    \
   TGEMM_GEMM_FP8(__nv_fp8_e4m3, __nv_fp8_e4m3, TC) \
   TGEMM_GEMM_FP8(__nv_fp8_e4m3, __nv_fp8_e5m2, TC) \

@@ -39,7 +39,7 @@ std::optional<std::string> GemmTemplate::unsupported_reason(const KernelConfig& 
     return fmt::format("config of '{}', not {}", config.template_name, name());
   if (auto why = types_unsupported(problem.types, arch)) return why;
   if (auto why = config_unsupported(config, problem, arch)) return why;
-  if (problem.epilogue.any())
+  if (problem.epilogue.fused())
     if (auto why = epilogue_unsupported(config, problem)) return why;
   if (!problem.batched()) return std::nullopt;
   if (auto why = problem.batch_form() == BatchForm::grouped ? grouped_unsupported(config, problem)

@@ -20,6 +20,7 @@ struct HopperCase {
   KernelConfig config;
   GemmTypes types;
   Op a, b;
+  Epilogue epilogue{};
 };
 
 // One message per case of `family` that did not build clean for sm_90.
@@ -33,17 +34,19 @@ inline std::vector<std::string> unclean_hopper_builds(const GemmTemplate& family
   auto work = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
       const HopperCase& c = cases[i];
-      const std::string what = fmt::format("{} {} {}{}", c.config.canonical_name(), c.types.name(),
-                                           to_string(c.a), to_string(c.b));
-      const CompiledKernel k =
-          build_kernel(family, c.config, Problem::packed(c.types, c.a, c.b, 1, 1, 1), "sm_90");
+      const std::string what =
+          fmt::format("{} {} {}{} {}", c.config.canonical_name(), c.types.name(), to_string(c.a),
+                      to_string(c.b), c.epilogue.name());
+      Problem problem = Problem::packed(c.types, c.a, c.b, 1, 1, 1);
+      problem.epilogue = c.epilogue;
+      const CompiledKernel k = build_kernel(family, c.config, problem, "sm_90");
       if (!k.ok)
         problems[i] = what + ": " + k.error;
       else if (!k.resources.found || k.resources.spill_store_bytes != 0 ||
                k.resources.spill_load_bytes != 0)
         problems[i] = what + " spills or has no resource report:\n" + k.log;
-      else if (auto why = resource_violation(k, family.block_resources(c.config),
-                                             arch_limits("sm_90")))
+      else if (auto why =
+                   resource_violation(k, family.block_resources(c.config), arch_limits("sm_90")))
         problems[i] = what + ": " + *why;
       else if (has(k.log, "serialized"))  // ptxas had to wait out each wgmma
         problems[i] = what + ": wgmma serialized:\n" + k.log;

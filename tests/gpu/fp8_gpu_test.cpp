@@ -132,18 +132,35 @@ class Fp8ApiGpu : public ::testing::Test {
     }
   }
 
+  enum class Scales { none, tensor, rowwise };
+
   // C = scale_a scale_b alpha A B^T + beta C (A m x k, B n x k, E4M3; C bf16) through
-  // tgemmGemmScaledEx (or tgemmGemmEx with `scales` null), against FP64 on the host.
-  void expect_correct(int m, int n, int k, float scale_a, float scale_b, bool scaled) {
-    SCOPED_TRACE(fmt::format("{}x{}x{} scales {} {} scaled {}", m, n, k, scale_a, scale_b, scaled));
+  // tgemmGemmScaledEx (or tgemmGemmEx for Scales::none), against FP64 on the host. The scales
+  // are one each (`scale_a`, `scale_b`), or rowwise: m and n values around them.
+  void expect_correct(int m, int n, int k, float scale_a, float scale_b, Scales mode) {
+    SCOPED_TRACE(
+        fmt::format("{}x{}x{} scales {} {} mode {}", m, n, k, scale_a, scale_b, int(mode)));
     std::mt19937 rng(uint32_t(m * 131 + n * 7 + k));
     const auto a = random_values(DType::e4m3, size_t(m) * k, rng);
     const auto b = random_values(DType::e4m3, size_t(n) * k, rng);
     const auto c0 = random_values(DType::bf16, size_t(m) * n, rng);
     DeviceBuffer da = upload(DType::e4m3, a), db = upload(DType::e4m3, b);
     DeviceBuffer dc = upload(DType::bf16, c0);
-    DeviceBuffer scales = upload(DType::f32, {scale_a, scale_b});
-    const tgemmScales_t s = {scales.get<float>(), scales.get<float>() + 1};
+    const bool rowwise = mode == Scales::rowwise;
+    std::vector<float> row_scales(size_t(rowwise ? m : 1), scale_a);
+    std::vector<float> col_scales(size_t(rowwise ? n : 1), scale_b);
+    std::uniform_real_distribution<float> spread(0.5f, 1.5f);  // each row and column its own
+    if (rowwise)
+      for (auto* v : {&row_scales, &col_scales})
+        for (float& x : *v) x *= spread(rng);
+    std::vector<float> both = row_scales;  // B's scales start 16 bytes aligned, as cuBLASLt's
+    both.resize((both.size() + 3) / 4 * 4, 0.0f);
+    const size_t b_at = both.size();
+    both.insert(both.end(), col_scales.begin(), col_scales.end());
+    DeviceBuffer scales = upload(DType::f32, both);
+    const tgemmScales_t s = {scales.get<float>(), scales.get<float>() + b_at,
+                             rowwise ? TGEMM_SCALE_ROWWISE : TGEMM_SCALE_TENSOR};
+    const bool scaled = mode != Scales::none;
     const float alpha = 0.5f, beta = 0.25f;
     const tgemmStatus_t st =
         scaled
@@ -158,10 +175,12 @@ class Fp8ApiGpu : public ::testing::Test {
     std::vector<unsigned char> bytes(dc.bytes());
     TGEMM_CUDA_CHECK(cudaMemcpy(bytes.data(), dc.get(), bytes.size(), cudaMemcpyDeviceToHost));
     const std::vector<float> c = from_bytes(DType::bf16, bytes);
-    const double scale = scaled ? double(scale_a) * scale_b : 1.0;
     std::vector<double> ref(c.size());
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
+        const double scale = !scaled ? 1.0
+                                     : double(row_scales[rowwise ? size_t(i) : 0]) *
+                                           col_scales[rowwise ? size_t(j) : 0];
         double sum = 0;
         for (int l = 0; l < k; ++l) sum += double(a[size_t(i) * k + l]) * b[size_t(j) * k + l];
         ref[size_t(i) * n + j] = scale * alpha * sum + beta * double(c0[size_t(i) * n + j]);
@@ -176,16 +195,25 @@ class Fp8ApiGpu : public ::testing::Test {
 };
 
 TEST_F(Fp8ApiGpu, scaled_and_unscaled_calls_match_the_fp64_reference) {
-  expect_correct(256, 256, 512, 1.75f, 0.5f, true);
-  expect_correct(100, 300, 272, 3.0f, 1.25f, true);  // ragged tiles, K of two slices and a part
-  expect_correct(256, 256, 512, 1.75f, 0.5f, false);
+  expect_correct(256, 256, 512, 1.75f, 0.5f, Scales::tensor);
+  // Ragged tiles, K of two slices and a part.
+  expect_correct(100, 300, 272, 3.0f, 1.25f, Scales::tensor);
+  expect_correct(256, 256, 512, 1.75f, 0.5f, Scales::none);
+}
+
+// Each row of C scaled by A's value for it and each column by B's (cuBLASLt's outer vectors):
+// a kernel that applied one row's or column's scale to another fails the FP64 check.
+TEST_F(Fp8ApiGpu, rowwise_scales_match_the_fp64_reference) {
+  expect_correct(256, 384, 512, 1.75f, 0.5f, Scales::rowwise);
+  expect_correct(100, 300, 272, 3.0f, 1.25f, Scales::rowwise);   // ragged tiles: guarded loads
+  expect_correct(1000, 1000, 512, 1.0f, 1.0f, Scales::rowwise);  // K-major, aligned: TMA family
 }
 
 TEST_F(Fp8ApiGpu, bad_scales_types_and_layouts_get_a_status) {
   const float one = 1, zero = 0;
   DeviceBuffer buffer(1 << 16);
-  const tgemmScales_t none = {nullptr, nullptr};
-  const tgemmScales_t some = {buffer.get<float>(), buffer.get<float>()};
+  const tgemmScales_t none = {nullptr, nullptr, TGEMM_SCALE_TENSOR};
+  const tgemmScales_t some = {buffer.get<float>(), buffer.get<float>(), TGEMM_SCALE_TENSOR};
   const auto scaled = [&](tgemmDataType_t in, tgemmOperation_t op_b, const tgemmScales_t* s) {
     return tgemmGemmScaledEx(handle_, TGEMM_OP_N, op_b, 64, 64, 64, &one, buffer.get(), in, 64,
                              buffer.get(), in, 64, &zero, buffer.get(), TGEMM_R_16BF, 64,

@@ -133,8 +133,11 @@ TEST(GemmTmaWgmmaCompile, the_fp8_defaults_build_clean) {
     if (d.types.fp8() && seen.insert(d.config.canonical_name()).second) {
       cases.push_back({d.config, gemm_types("e4m3"), Op::N, Op::T});
       cases.push_back({d.config, gemm_types("e5m2_e4m3", "f32"), Op::N, Op::T});
-      if (d.config.get("SPLIT_K") == 1)  // other layouts pack their MN-major operands
-        cases.push_back({d.config, gemm_types("e4m3"), Op::T, Op::N});
+      if (d.config.get("SPLIT_K") != 1) continue;
+      cases.push_back({d.config, gemm_types("e4m3"), Op::T, Op::N});  // packs MN-major operands
+      Epilogue rowwise;  // a build of its own, scaling each pair of sums as it leaves
+      rowwise.rowwise_scales = true;
+      cases.push_back({d.config, gemm_types("e4m3"), Op::N, Op::T, rowwise});
     }
   ASSERT_EQ(seen.size(), 4u) << "the fp8 lines of configs/default_kernels.txt";
   const auto problems = unclean_builds(cases);

@@ -33,20 +33,26 @@ class CApiScaled : public ::testing::Test {
 TEST_F(CApiScaled, null_scales_or_a_null_scale_pointer_are_invalid) {
   EXPECT_EQ(call(TGEMM_R_8F_E4M3, TGEMM_R_16BF, nullptr), TGEMM_STATUS_INVALID_VALUE);
   EXPECT_LAST_ERROR_HAS("scales, scales->scaleA and scales->scaleB must not be null");
-  const tgemmScales_t half = {fake_, nullptr};
+  const tgemmScales_t half = {fake_, nullptr, TGEMM_SCALE_TENSOR};
   EXPECT_EQ(call(TGEMM_R_8F_E5M2, TGEMM_R_32F, &half), TGEMM_STATUS_INVALID_VALUE);
   EXPECT_LAST_ERROR_HAS("must not be null");
 }
 
+TEST_F(CApiScaled, an_unknown_scale_mode_is_invalid) {
+  const tgemmScales_t scales = {fake_, fake_, tgemmScaleMode_t(2)};
+  EXPECT_EQ(call(TGEMM_R_8F_E4M3, TGEMM_R_16BF, &scales), TGEMM_STATUS_INVALID_VALUE);
+  EXPECT_LAST_ERROR_HAS("scales->mode = 2 is neither TGEMM_SCALE_TENSOR nor TGEMM_SCALE_ROWWISE");
+}
+
 TEST_F(CApiScaled, scales_on_types_that_are_not_fp8_are_invalid) {
-  const tgemmScales_t scales = {fake_, fake_};
+  const tgemmScales_t scales = {fake_, fake_, TGEMM_SCALE_TENSOR};
   EXPECT_EQ(call(TGEMM_R_16BF, TGEMM_R_16BF, &scales), TGEMM_STATUS_INVALID_VALUE);
   EXPECT_LAST_ERROR_HAS("scales apply to FP8 inputs");
   EXPECT_LAST_ERROR_HAS("not bf16");
 }
 
 TEST_F(CApiScaled, fp8_into_fp8_and_unknown_type_codes_are_refused) {
-  const tgemmScales_t scales = {fake_, fake_};
+  const tgemmScales_t scales = {fake_, fake_, TGEMM_SCALE_TENSOR};
   EXPECT_EQ(call(TGEMM_R_8F_E4M3, TGEMM_R_8F_E4M3, &scales), TGEMM_STATUS_TYPE_NOT_SUPPORTED);
   EXPECT_LAST_ERROR_HAS("C of an FP8 GEMM is bf16, f16 or f32");
   EXPECT_EQ(call(tgemmDataType_t(5), TGEMM_R_16BF, &scales), TGEMM_STATUS_INVALID_VALUE);
@@ -54,7 +60,7 @@ TEST_F(CApiScaled, fp8_into_fp8_and_unknown_type_codes_are_refused) {
 }
 
 TEST_F(CApiScaled, a_null_handle_is_not_initialized) {
-  const tgemmScales_t scales = {fake_, fake_};
+  const tgemmScales_t scales = {fake_, fake_, TGEMM_SCALE_TENSOR};
   EXPECT_EQ(tgemmGemmScaledEx(nullptr, TGEMM_OP_N, TGEMM_OP_T, 16, 16, 16, &one_, fake_,
                               TGEMM_R_8F_E4M3, 16, fake_, TGEMM_R_8F_E4M3, 16, &zero_, fake_,
                               TGEMM_R_16BF, 16, TGEMM_COMPUTE_32F, &scales, nullptr, nullptr),

@@ -74,6 +74,29 @@ TEST(EpilogueNames, the_name_carries_every_choice_and_round_trips) {
   EXPECT_EQ(parse_epilogue_name(""), Epilogue{});
 }
 
+// FP8's rowwise scales are keyed (another problem, served by cuBLASLt with another scale mode)
+// and built apart (TGEMM_ROWWISE_SCALES), so the per-tensor builds keep their code.
+TEST(EpilogueNames, rowwise_scales_are_keyed_and_refused_for_types_that_are_not_fp8) {
+  Epilogue rowwise;
+  rowwise.rowwise_scales = true;
+  EXPECT_TRUE(rowwise.any());
+  EXPECT_FALSE(rowwise.fused());
+  EXPECT_EQ(rowwise.name(), "none.rowwise");
+  EXPECT_EQ(parse_epilogue_name("none.rowwise"), rowwise);
+  Epilogue both = bias_gelu();
+  both.rowwise_scales = true;
+  EXPECT_EQ(both.name(), "bias_gelu.rowwise");
+  EXPECT_EQ(parse_epilogue_name(both.name()), both);
+  EXPECT_EQ(both.build(), both);
+  EXPECT_EQ(rowwise.defines(), std::vector<std::string>{"-DTGEMM_ROWWISE_SCALES=1"});
+  EXPECT_EQ(both.defines().size(), bias_gelu().defines().size() + 1);
+  EXPECT_EQ(rowwise.invalid_reason(parse_gemm_types("e4m3")), "");
+  EXPECT_HAS(rowwise.invalid_reason(parse_gemm_types("bf16")), "rowwise scales scale FP8 inputs");
+  const Problem fp8 = Problem::packed(parse_gemm_types("e4m3"), Op::N, Op::T, 64, 64, 64);
+  EXPECT_EQ(with_epilogue(fp8, rowwise).functional_key(), fp8.functional_key() + "_enone.rowwise");
+  EXPECT_NE(build_variant(with_epilogue(fp8, rowwise)).key(), build_variant(fp8).key());
+}
+
 TEST(EpilogueNames, rejects_unknown_kinds_and_parts_naming_them) {
   EXPECT_HAS(error_of([] { parse_epilogue_kind("gelu_bias"); }), "unknown epilogue 'gelu_bias'");
   EXPECT_HAS(error_of([] { parse_epilogue_kind("gelu_bias"); }), "bias_gelu");  // the list
@@ -82,6 +105,7 @@ TEST(EpilogueNames, rejects_unknown_kinds_and_parts_naming_them) {
   EXPECT_HAS(error_of([] { parse_epilogue_name("relu.m"); }), ".m (a bias along M) without");
   EXPECT_HAS(error_of([] { parse_epilogue_name("relu.aux.aux"); }), "unknown part '.aux'");
   EXPECT_HAS(error_of([] { parse_epilogue_name("none"); }), "plain GEMM's");
+  EXPECT_HAS(error_of([] { parse_epilogue_name("relu.rowwise.d"); }), "unknown part '.d'");
 }
 
 TEST(EpilogueProblem, a_plain_gemm_keeps_its_key_and_an_epilogue_ends_it) {

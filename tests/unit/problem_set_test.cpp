@@ -114,7 +114,7 @@ TEST(ProblemSet, loads_every_example_shape_file) {
       {"hopper.yaml", 13, "l3-8b-qkv", "NT", "bf16"},
       {"attention_batched.yaml", 42, "qk-f16-64x128", "NT", "f16"},
       {"llm_epilogue.yaml", 32, "decode-qkvo-bf16-gelu", "NT", "bf16"},
-      {"fp8.yaml", 21, "square-4096", "NT", "e4m3_out_bf16"},
+      {"fp8.yaml", 24, "square-4096", "NT", "e4m3_out_bf16"},
       {"moe_grouped.yaml", 8, "mixtral-up-decode", "NT", "bf16"},
   };
   size_t files = 0;
@@ -505,6 +505,27 @@ TEST(ProblemSet, reads_epilogues_from_defaults_and_shapes_naming_unnamed_ones) {
   EXPECT_EQ(problems[2].problem.epilogue.name(), "gelu.aux.d");
   EXPECT_FALSE(problems[3].problem.epilogue.any());
   EXPECT_EQ(problems[3].name, "16x4096x4096");
+}
+
+TEST(ProblemSet, reads_rowwise_scales_of_fp8_shapes) {
+  ShapeFile file(
+      "defaults: {dtype: e4m3, layout: NT, scales: rowwise}\n"
+      "shapes:\n"
+      "  - {m: 64, n: 4096, k: 4096}\n"
+      "  - {m: 64, n: 4096, k: 4096, scales: tensor}\n"
+      "  - {m: 64, n: 4096, k: 4096, epilogue: bias}\n");
+  const auto problems = load_problem_set(file.path());
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0].problem.epilogue.name(), "none.rowwise");
+  EXPECT_FALSE(problems[1].problem.epilogue.any());
+  EXPECT_EQ(problems[2].problem.epilogue.name(), "bias.rowwise");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, dtype: e4m3, scales: column}\n"),
+             ":2: scales must be tensor (one per operand) or rowwise");
+  EXPECT_HAS(load_error("shapes:\n  - {m: 1, n: 2, k: 3, dtype: bf16, scales: rowwise}\n"),
+             "rowwise scales scale FP8 inputs");
+  EXPECT_HAS(load_error("defaults: {dtype: e4m3, scales: rowwise}\n"
+                        "shapes:\n  - {groups: [{m: 8, n: 8, k: 16}]}\n"),
+             "a grouped shape takes no epilogue or rowwise scales");
 }
 
 TEST(ProblemSet, rejects_bad_epilogues_naming_the_line) {

@@ -381,14 +381,15 @@ int run_bench(const BenchOptions& opt) {
     call.stride_b = p.stride_b;
     call.stride_c = p.stride_c;
     ShapePeers peers;
-    if (p.epilogue.any()) {
+    if (p.epilogue.fused()) {
       peers.epilogue = std::make_unique<EpiloguePeers>(p, info.arch, rng);
       peers.epilogue->attach(&call);
     }
     if (p.types.fp8()) {  // scales in [1.5, 2), as the tuner's
-      std::uniform_real_distribution<float> scale(1.5f, 2.0f);
-      peers.fp8 =
-          std::make_unique<Fp8Peers>(p, a_values, b_values, scale(rng), scale(rng), stream.get());
+      std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+      auto [scale_a, scale_b] = Fp8Peers::random_scales(p, [&] { return uniform(rng); });
+      peers.fp8 = std::make_unique<Fp8Peers>(p, a_values, b_values, std::move(scale_a),
+                                             std::move(scale_b), stream.get());
       peers.fp8->attach(&call);
     }
     // The untuned dispatcher of this shape: --db with the shape forgotten.

@@ -180,7 +180,7 @@ void GemmEvaluator::Impl::prepare(const Problem& problem, const TimingOptions& t
   if (problem.types.fp8()) prep->prepare_fp8(inputs, vendor->lt());
   reference = std::make_unique<GemmReference>(*prep, inputs, vendor->cublas());
   out->sgemm_rel_error = reference->sgemm_error();
-  if (problem.epilogue.any()) {
+  if (problem.epilogue.fused()) {
     prep->prepare_epilogue(info.arch);
     reference->apply_epilogue(*prep, info.arch);
   }

@@ -111,7 +111,7 @@ void GemmReference::fp64_host_reference(const PreparedProblem& p, const HostInpu
   const int64_t M = q.m, N = q.n, K = q.k;
   const std::vector<double> op_a = dense_op(p.a(), inputs.a, q.op_a, M, K);
   const std::vector<double> op_b = dense_op(p.b(), inputs.b, q.op_b, K, N);
-  const double alpha = double(p.scalars().alpha) * (p.fp8() ? p.fp8()->scale() : 1.0);
+  const double alpha = p.scalars().alpha;
   const float beta = p.scalars().beta;
   ref64_.assign(size_t(M * c.ld), 0.0);
   for (int64_t i = 0; i < M; ++i) {
@@ -123,7 +123,8 @@ void GemmReference::fp64_host_reference(const PreparedProblem& p, const HostInpu
     }
     for (int64_t j = 0; j < N; ++j) {
       const double c0 = beta != 0.0f ? inputs.c0[size_t(c.offset + i * c.ld + j)] : 0;
-      row[j] = alpha * row[j] + double(beta) * c0;
+      const double scale = p.fp8() ? p.fp8()->scale_at(i, j) : 1.0;
+      row[j] = alpha * scale * row[j] + double(beta) * c0;
     }
   }
   check_fp32_against_fp64(p, "host");

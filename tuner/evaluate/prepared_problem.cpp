@@ -94,9 +94,9 @@ void PreparedProblem::prepare_fp8(const HostInputs& inputs, cublasLtHandle_t lt)
   const auto from_first = [](const GuardedMatrix& op, const std::vector<float>& image) {
     return std::vector<float>(image.begin() + op.offset, image.end());
   };
+  auto [scale_a, scale_b] = Fp8Peers::random_scales(problem_, [this] { return rng_.uniform(); });
   fp8_ = std::make_unique<Fp8Peers>(problem_, from_first(a_, inputs.a), from_first(b_, inputs.b),
-                                    1.75f + 0.25f * rng_.uniform(), 1.75f + 0.25f * rng_.uniform(),
-                                    stream_);
+                                    std::move(scale_a), std::move(scale_b), stream_);
   std::string why;  // where cuBLASLt has no FP8 call, cuBLAS's 16-bit GEMM is the peer
   fp8_->prepare_lt(lt, call(c_), stream_, &why);
 }

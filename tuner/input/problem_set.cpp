@@ -24,16 +24,18 @@ namespace {
 // more elements than that.
 constexpr int64_t kMaxElements = int64_t(1) << 31;
 
-// A shape's epilogue as written (`epilogue`, `bias_along`, `bias_type`, `aux`, `separate_d`),
-// the defaults' first: resolved per shape, since the bias type is read against C's.
+// A shape's epilogue as written (`epilogue`, `bias_along`, `bias_type`, `aux`, `separate_d`,
+// FP8's `scales`), the defaults' first: resolved per shape, since the bias type is read against
+// C's.
 struct EpilogueFields {
   std::string kind = "none";
   std::string bias_along;  // "" when not given
   std::string bias_type;
   bool aux = false, separate_d = false;
+  std::string scales = "tensor";
 };
-constexpr std::array<std::string_view, 5> kEpilogueKeys = {"epilogue", "bias_along", "bias_type",
-                                                           "aux", "separate_d"};
+constexpr std::array<std::string_view, 6> kEpilogueKeys = {"epilogue", "bias_along", "bias_type",
+                                                           "aux",      "separate_d", "scales"};
 
 class ShapeFileReader {
  public:
@@ -153,9 +155,10 @@ class ShapeFileReader {
   NamedProblem read_grouped_shape(const YAML::Node& shape) {
     check_keys(shape, {"groups", "dtype", "out", "layout", "name", "calls"},
                "key in a grouped shape");
-    if (epilogue_.kind != "none")
-      fail("{}:{}: a grouped shape takes no epilogue (the defaults give {})", path_, line_of(shape),
-           epilogue_.kind);
+    if (epilogue_.kind != "none" || epilogue_.scales != "tensor")
+      fail("{}:{}: a grouped shape takes no epilogue or rowwise scales (the defaults give {})",
+           path_, line_of(shape),
+           epilogue_.kind != "none" ? epilogue_.kind : "scales: " + epilogue_.scales);
     GemmTypes types = types_;
     if (shape["dtype"] || shape["out"])
       types = read_types(shape, shape["dtype"] ? scalar(shape["dtype"], "dtype") : dtype_,
@@ -284,6 +287,7 @@ class ShapeFileReader {
     if (map["bias_type"]) fields->bias_type = scalar(map["bias_type"], "bias_type");
     if (map["aux"]) fields->aux = read_flag(map["aux"], "aux");
     if (map["separate_d"]) fields->separate_d = read_flag(map["separate_d"], "separate_d");
+    if (map["scales"]) fields->scales = scalar(map["scales"], "scales");
   }
 
   bool read_flag(const YAML::Node& node, const char* field) {
@@ -320,6 +324,12 @@ class ShapeFileReader {
     }
     e.aux = f.aux;
     e.separate_d = f.separate_d;
+    if (f.scales != "tensor" && f.scales != "rowwise")
+      fail(
+          "{}:{}: scales must be tensor (one per operand) or rowwise (FP8: one per row of A and "
+          "per column of B), got '{}'",
+          path_, line, f.scales);
+    e.rowwise_scales = f.scales == "rowwise";
     return e;
   }
 
