@@ -25,28 +25,30 @@ _tensor_type = None  # torch.Tensor once torch is imported
 
 
 def plan_key(a, b, out, compute):
-    """(the plan cache's key, a's, b's and out's addresses): the key holds everything of the
-    operands a plan depends on but their addresses (shape, strides, dtype, device), and
-    `compute`; None where a or b is not an array. torch tensors are read in one flat tuple, with
-    the cheapest calls torch offers: a cached call's host cost is mostly these reads."""
+    """(the plan cache's key, a's, b's and out's addresses, a's device index where a and b are
+    torch tensors, else None): the key holds everything of the operands a plan depends on but
+    their addresses (shape, strides, dtype, device), and `compute`; None where a or b is not an
+    array. torch tensors are read in one flat tuple, with the cheapest calls torch offers: a
+    cached call's host cost is mostly these reads."""
     global _tensor_type
     if _tensor_type is None:
         torch = _torch()
         _tensor_type = torch.Tensor if torch is not None else None
     tensor = _tensor_type
     if tensor is not None and isinstance(a, tensor) and isinstance(b, tensor):
+        index = a.get_device()
         if out is None:
-            return ((compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
-                     b.dtype, b.get_device()), a.data_ptr(), b.data_ptr(), 0)
+            return ((compute, a.shape, a.stride(), a.dtype, index, b.shape, b.stride(), b.dtype,
+                     b.get_device()), a.data_ptr(), b.data_ptr(), 0, index)
         if isinstance(out, tensor):  # one tuple built at once: the cached call's common case
-            return ((compute, a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(),
-                     b.dtype, b.get_device(), out.shape, out.stride(), out.dtype,
-                     out.get_device()), a.data_ptr(), b.data_ptr(), out.data_ptr())
+            return ((compute, a.shape, a.stride(), a.dtype, index, b.shape, b.stride(), b.dtype,
+                     b.get_device(), out.shape, out.stride(), out.dtype, out.get_device()),
+                    a.data_ptr(), b.data_ptr(), out.data_ptr(), index)
     (sig_a, a_ptr), (sig_b, b_ptr) = signature(a), signature(b)
     sig_out, out_ptr = signature(out) if out is not None else (None, 0)
     if sig_a is None or sig_b is None:
-        return None, 0, 0, 0
-    return (compute, sig_a, sig_b, sig_out), a_ptr, b_ptr, out_ptr
+        return None, 0, 0, 0, None
+    return (compute, sig_a, sig_b, sig_out), a_ptr, b_ptr, out_ptr, None
 
 
 def signature(x):
@@ -131,12 +133,13 @@ def current_stream(x):
 _torch_launch_reads = None  # torch._C's raw current stream and current device, once looked up
 
 
-def launch_target(x):
+def launch_target(x, torch_index=None):
     """(the stream a call on x runs on, whether x's device is already the current one): the
     cheapest reads each framework offers, for a cached plan's calls. A False asks the caller to
-    enter on_device(x)."""
+    enter on_device(x). `torch_index`: x's device index, where x is a torch tensor and its
+    caller has read it."""
     global _torch_launch_reads
-    if is_torch(x):
+    if torch_index is not None or is_torch(x):
         if _torch_launch_reads is None:
             cuda = _torch()._C
             _torch_launch_reads = (getattr(cuda, "_cuda_getCurrentRawStream", None),
@@ -144,7 +147,7 @@ def launch_target(x):
         raw_stream, current_device = _torch_launch_reads
         if raw_stream is None or current_device is None:  # a torch without these internals
             return current_stream(x), False
-        index = x.get_device()
+        index = x.get_device() if torch_index is None else torch_index
         return raw_stream(index), current_device() == index
     return cai_stream(x), False
 

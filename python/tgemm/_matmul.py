@@ -26,7 +26,7 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, c=None, compute=None, copy=Tr
     """
     key = None
     if c is None or beta == 0:
-        key, a_ptr, b_ptr, out_ptr = _arrays.plan_key(a, b, out, compute)
+        key, a_ptr, b_ptr, out_ptr, index = _arrays.plan_key(a, b, out, compute)
         cached = _plans.get(key) if key is not None else None
         if cached is not None:
             plan, swapped, args = cached
@@ -36,7 +36,7 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, c=None, compute=None, copy=Tr
                 out_ptr = _arrays.data_ptr(out)
             if swapped:
                 a_ptr, b_ptr = b_ptr, a_ptr
-            stream, here = _arrays.launch_target(a)
+            stream, here = _arrays.launch_target(a, index)
             if here:
                 _run_cached(plan, args, alpha, beta, stream, db, a_ptr, b_ptr, out_ptr)
             else:
