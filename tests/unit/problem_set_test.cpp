@@ -600,7 +600,7 @@ TEST(ProblemSet, rejects_bad_groups_naming_file_line_and_field) {
              "unknown key in a grouped shape 'epilogue'");
   EXPECT_HAS(
       load_error("defaults: {epilogue: relu}\nshapes:\n  - {groups: [{m: 1, n: 2, k: 3}]}\n"),
-      "a grouped shape takes no epilogue (the defaults give relu)");
+      "a grouped shape takes no epilogue or rowwise scales (the defaults give relu)");
   msg = load_error(
       "shapes:\n  - {groups: [{m: 900, n: 64, k: 64}]}\n  - {groups: [{m: 1000, n: 64, k: 64}]}\n",
       &path);
