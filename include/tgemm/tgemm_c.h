@@ -264,7 +264,9 @@ tgemmStatus_t tgemmGemmEpilogueEx(tgemmHandle_t handle, tgemmOperation_t op_a,
  *   TGEMM_SCALE_TENSOR  one float each (CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
  *   TGEMM_SCALE_ROWWISE scaleA m floats, one per row of C, and scaleB n floats, one per column:
  *                       C[i][j] = scaleA[i] * scaleB[j] * alpha * (op(A) op(B))[i][j] + beta *
- *                       C[i][j] (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F; a single GEMM). */
+ *                       C[i][j] (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F; a single GEMM).
+ * A rowwise problem is keyed apart (tuned with shape files' `scales: rowwise`); tgemmPrepare
+ * takes no mode, so before a capture make one eager call of it, as for an epilogue. */
 typedef enum { TGEMM_SCALE_TENSOR = 0, TGEMM_SCALE_ROWWISE = 1 } tgemmScaleMode_t;
 
 /* FP8 inputs' scales, as cublasLt's CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
