@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/cuda/cublaslt_gemm.h"
+#include "tgemm/tgemm.h"
 #include "tgemm/tgemm_c.h"
 
 namespace {
@@ -83,4 +84,21 @@ TEST(LtScales, only_16_byte_aligned_or_null_scale_pointers_pass) {
   call.scale_a = at((1 << 20) + 8);
   call.scale_b = nullptr;
   EXPECT_FALSE(tgemm::lt_scales_aligned(call));
+}
+
+// The C++ call takes a null scale as 1 per tensor, but rowwise scales need both vectors.
+TEST(CppScaled, rowwise_scales_with_a_null_pointer_throw_naming_it) {
+  tgemm::Handle handle("/nonexistent/dir/tgemm.db");
+  const auto* fake = reinterpret_cast<const __nv_fp8_e4m3*>(uintptr_t(1) << 20);
+  auto* c = reinterpret_cast<__nv_bfloat16*>(uintptr_t(1) << 21);
+  const float* scales = reinterpret_cast<const float*>(uintptr_t(1) << 22);
+  try {
+    handle.gemm_fp8('N', 'T', 16, 16, 16, 1.0f, fake, 16, scales, fake, 16, nullptr, 0.0f, c, 16,
+                    tgemm::Handle::ScaleMode::rowwise);
+    FAIL() << "no error";
+  } catch (const tgemm::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("rowwise scales need both scale pointers"),
+              std::string::npos)
+        << error.what();
+  }
 }
