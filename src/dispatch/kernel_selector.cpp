@@ -228,9 +228,26 @@ std::vector<const BestEntry*> KernelSelector::neighbours(const Problem& problem)
 // neighbour tuned for a shorter K split less deeply than this K wants. The defaults
 // never measured nearby (e.g. a GEMV line too narrow for the neighbours) are predicted by the model
 // alone, scaled by their own scale_for where they ran well elsewhere on this GPU (a family's
-// scale alone let unmeasured lines win on paper). The fastest wins.
+// scale alone let unmeasured lines win on paper). The fastest wins; of equal times, the first
+// gathered.
 KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem) const {
+  const std::vector<Candidate> candidates = candidates_for(problem);
+  const std::vector<double> times = estimates_.times(candidates, problem);
   Prediction best;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (times[i] < best.us) {
+      const Candidate& c = candidates[i];
+      best = {c.config, c.template_hash, c.there ? c.there->key() : "", times[i]};
+    }
+  return best;
+}
+
+// The configs choose_untuned weighs, in the order it weighs them: each neighbour's, then the
+// defaults, each followed by its split siblings.
+std::vector<KernelSelector::Candidate> KernelSelector::candidates_for(
+    const Problem& problem) const {
+  using Source = Candidate::Source;
+  std::vector<Candidate> out;
   const std::vector<const BestEntry*> near = neighbours(problem);
   std::set<std::string> seen;  // family and params of every config measured nearby
   for (const BestEntry* e : near)
@@ -247,40 +264,44 @@ KernelSelector::Prediction KernelSelector::choose_untuned(const Problem& problem
       if (!can_run(m.config, problem, arch_) || m.time_us > params_.good_there * fastest_there ||
           failed_build(m.config, problem))
         continue;
-      const double us = estimates_.carried_us(m.config, m.time_us, e->problem, problem) * far;
-      if (us < best.us) best = {m.config, m.template_hash, e->problem.key(), us};
-      offer_split_siblings(m.config, us, &e->problem, problem, seen, best);
+      out.push_back({Source::carried, m.config, m.template_hash, &e->problem, m.time_us, far});
+      add_split_siblings(problem, seen, out);
     }
   }
   for (const DefaultKernel& d : defaults_) {
     if ((d.arch != arch_ && d.arch != "*") || d.types != problem.types) continue;
-    if (seen.count(config_id(d.config))) continue;
-    const std::optional<double> scale = estimates_.scale_for(d.config, problem);
-    if (!scale || !can_run(d.config, problem, arch_) || failed_build(d.config, problem)) continue;
-    const double us = estimates_.model_us(d.config, problem) * *scale;
-    if (us < best.us) best = {d.config, "", "", us};
-    offer_split_siblings(d.config, us, nullptr, problem, seen, best);
+    if (seen.count(config_id(d.config)) || !can_run(d.config, problem, arch_) ||
+        failed_build(d.config, problem))
+      continue;
+    Candidate c;
+    c.config = d.config;  // Source::model
+    out.push_back(std::move(c));
+    add_split_siblings(problem, seen, out);
   }
-  return best;
+  return out;
 }
 
 // A sibling measured nearby was weighed on its own record there (or left out as slow there).
 // A sibling that goes against the change in K (shallower for a longer K, deeper for a shorter
 // one) is never offered: the model's guess alone cannot outweigh the neighbour's measurement.
-void KernelSelector::offer_split_siblings(const KernelConfig& config, double us,
-                                          const Problem* there, const Problem& problem,
-                                          const std::set<std::string>& seen,
-                                          Prediction& best) const {
+void KernelSelector::add_split_siblings(const Problem& problem, const std::set<std::string>& seen,
+                                        std::vector<Candidate>& out) const {
+  const int parent = int(out.size()) - 1;
+  const KernelConfig config = out.back().config;
+  const Problem* there = out.back().there;
   for (KernelConfig& sibling : split_siblings(config)) {
     if (seen.count(config_id(sibling)) || !can_run(sibling, problem, arch_) ||
         failed_build(sibling, problem))
       continue;
     const bool deeper = sibling.get(kSplitK) > config.get(kSplitK);
     if (there && ((problem.k > there->k && !deeper) || (problem.k < there->k && deeper))) continue;
-    const double sibling_us =
-        params_.unmeasured_margin * estimates_.resplit_us(config, us, sibling, problem);
-    if (sibling_us < best.us)
-      best = {std::move(sibling), "", there ? there->key() : "", sibling_us};
+    Candidate c;
+    c.source = Candidate::Source::resplit;
+    c.config = std::move(sibling);
+    c.there = there;
+    c.factor = params_.unmeasured_margin;
+    c.parent = parent;
+    out.push_back(std::move(c));
   }
 }
 

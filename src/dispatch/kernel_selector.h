@@ -90,13 +90,14 @@ class KernelSelector {
   // The config with each other split-K depth above 1 its family was measured with here
   // (TimeEstimates::resplit_us); none for a config that does not split.
   std::vector<KernelConfig> split_siblings(const KernelConfig& config) const;
-  // Each split sibling of `config` (predicted `us` here) not in `seen`, that beats `best` by
-  // unmeasured_margin, replaces it. `there`: the tuned shape `config` was measured on (nullptr
-  // for a default line): its siblings split deeper only for a longer K here, less deep only
-  // for a shorter one.
-  void offer_split_siblings(const KernelConfig& config, double us, const Problem* there,
-                            const Problem& problem, const std::set<std::string>& seen,
-                            Prediction& best) const;
+  using Candidate = TimeEstimates::Candidate;
+  // What choose_untuned weighs for the problem, in its order (TimeEstimates::times).
+  std::vector<Candidate> candidates_for(const Problem& problem) const;
+  // The split siblings of the last candidate in `out` not in `seen`, appended after it. A
+  // carried one's siblings split deeper only for a longer K here, less deep only for a shorter
+  // one than its tuned shape's.
+  void add_split_siblings(const Problem& problem, const std::set<std::string>& seen,
+                          std::vector<Candidate>& out) const;
 
   std::vector<BestEntry> tuned_;
   std::vector<DefaultKernel> defaults_;

@@ -164,6 +164,33 @@ double TimeEstimates::padded_work(const KernelConfig& config, const Problem& pro
   return double(t.m * t.n) * steps * double(t.k);
 }
 
+std::vector<double> TimeEstimates::times(const std::vector<Candidate>& candidates,
+                                         const Problem& here) const {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<double> out;
+  out.reserve(candidates.size());
+  for (const Candidate& c : candidates) {
+    double us = kNone;
+    switch (c.source) {
+      case Candidate::Source::carried:
+        us = carried_us(c.config, c.us_there, *c.there, here);
+        break;
+      case Candidate::Source::model:
+        if (const std::optional<double> scale = scale_for(c.config, here))
+          us = model_us(c.config, here) * *scale;
+        break;
+      case Candidate::Source::resplit: {
+        const double parent_us = out.at(size_t(c.parent));
+        if (std::isfinite(parent_us))
+          us = resplit_us(candidates[size_t(c.parent)].config, parent_us, c.config, here);
+        break;
+      }
+    }
+    out.push_back(us * c.factor);
+  }
+  return out;
+}
+
 double TimeEstimates::carried_us(const KernelConfig& config, double us_there, const Problem& there,
                                  const Problem& here) const {
   const double model_here = model_us(config, here), model_there = model_us(config, there);

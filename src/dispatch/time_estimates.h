@@ -40,6 +40,22 @@ class TimeEstimates {
     double time_us;
   };
 
+  // A config the kernel selector weighs for a problem, and the evidence its time rests on.
+  struct Candidate {
+    enum class Source {
+      carried,  // measured on the tuned shape `there` (us_there) and carried here
+      model,    // a default line: the model's time here, scaled by its records on this GPU
+      resplit,  // the time of candidate `parent` carried to this config, its split sibling
+    };
+    Source source = Source::model;
+    KernelConfig config;
+    std::string template_hash;       // carried: the measured kernel's (for the chooser)
+    const Problem* there = nullptr;  // carried: the tuned shape; resplit: its parent's, if any
+    double us_there = 0;             // carried: the config's median there
+    double factor = 1;               // what the estimate pays on top (distance, margins)
+    int parent = -1;                 // resplit: the index of an earlier candidate
+  };
+
   // `sm_count`: the GPU's multiprocessors (0: unknown). `ceilings`: its measured roofs for the
   // performance model (empty: the arch's datasheet-like figures).
   TimeEstimates(std::string arch, int sm_count, std::vector<DeviceCeiling> ceilings,
@@ -49,6 +65,13 @@ class TimeEstimates {
   // `problem_of`: the tuned problem of each key (keys without one are left out).
   void fit_model_scale(const std::map<std::string, std::vector<Measurement>>& measured,
                        const std::map<std::string, const Problem*>& problem_of);
+  // Each candidate's time on `here`, in one pass, times its factor: a carried time by the
+  // ratios of the two shapes' model times and padded work (carried_us); a default's model
+  // time by its scale_for (infinity without one); a split sibling's from its parent's
+  // (resplit_us; infinity where the parent has none).
+  std::vector<double> times(const std::vector<Candidate>& candidates, const Problem& here) const;
+
+ private:
   // The performance model's time for a config on a problem here (infinity: cannot run).
   double model_us(const KernelConfig& config, const Problem& problem) const;
   // Measured / predicted here for a config on the problem's layout (nullopt: no record of it
@@ -61,8 +84,6 @@ class TimeEstimates {
   // A time predicted here for `config` carried to its split sibling by the same two ratios.
   double resplit_us(const KernelConfig& config, double us, const KernelConfig& sibling,
                     const Problem& here) const;
-
- private:
   // Tile work a config does on a problem, in whole waves of resident blocks (K steps plus the
   // model's fixed steps per block).
   double padded_work(const KernelConfig& config, const Problem& problem) const;
